@@ -1,0 +1,76 @@
+//! jsongate decides, in one streaming pass and with bounded memory, whether an untrusted JSON
+//! document may reach an AI agent.
+//!
+//! This crate's first layer is a push-fed, zero-copy [`Scanner`]: strict RFC 8259 grammar
+//! plus I-JSON (RFC 7493) rules, duplicate member names rejected after unescaping, and byte,
+//! depth, length and count [`Limits`] enforced at the first byte that crosses them. It emits
+//! [`Event`]s to a [`Sink`] and never builds a tree.
+//!
+//! # Example
+//! ```
+//! use jsongate::{check, ErrorKind, Limits};
+//!
+//! assert!(check(br#"{"approved":false}"#, Limits::new()).is_ok());
+//! let err = check(br#"{"approved":false,"approved":true}"#, Limits::new()).unwrap_err();
+//! assert_eq!(err.kind(), &ErrorKind::DuplicateName);
+//! assert_eq!(err.pointer(), "/approved");
+//!
+//! let deep = "[".repeat(200);
+//! let err = check(deep.as_bytes(), Limits::new().max_depth(64)).unwrap_err();
+//! assert_eq!(err.kind(), &ErrorKind::TooDeep { limit: 64 });
+//! assert_eq!(err.offset(), 64);
+//! ```
+//!
+//! # Strict profile
+//! One top-level value of any type, only whitespace (space, tab, CR, LF) around it; UTF-8
+//! only (no BOM); no comments, trailing commas, `NaN`/`Infinity`, leading zeros, `+1`, `.5`
+//! or `1.`; no unescaped control characters; `\u` escapes must not leave lone surrogates.
+//! Numbers are handed over as exact text of any size (I-JSON's precision advice is left to
+//! the consumer). Noncharacters such as U+FFFF are accepted, as RFC 8259 requires.
+#![deny(unsafe_code)]
+
+mod error;
+mod limits;
+pub mod pointer;
+mod scan;
+
+pub use error::{Error, ErrorKind, Syntax};
+pub use limits::{
+    Limits, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_ITEMS, DEFAULT_MAX_MEMBERS,
+    DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_NUMBER_BYTES, DEFAULT_MAX_STRING_BYTES, UNLIMITED,
+};
+pub use scan::read::READ_CHUNK;
+pub use scan::{Event, Flow, Ignore, Number, NumberError, Outcome, Scanner, Sink};
+
+/// Checks that `input` is one valid JSON document within `limits`.
+///
+/// # Errors
+/// The first violation, with its kind, offset, line, column and pointer.
+pub fn check(input: &[u8], limits: Limits) -> Result<(), Error> {
+    Scanner::new(limits)
+        .scan_slice(input, &mut Ignore)
+        .map(|_| ())
+}
+
+/// Scans `input` as one document, sending every event to `sink`.
+///
+/// # Errors
+/// The first violation, with its kind, offset, line, column and pointer.
+///
+/// # Example
+/// ```
+/// use jsongate::{scan, Event, Flow, Limits};
+/// let mut n = 0;
+/// scan(b"[1,[2,3]]", Limits::new(), &mut |ev: Event<'_>, _| {
+///     if matches!(ev, Event::Number(_)) { n += 1 }
+///     Flow::Continue
+/// }).unwrap();
+/// assert_eq!(n, 3);
+/// ```
+pub fn scan<S: Sink + ?Sized>(
+    input: &[u8],
+    limits: Limits,
+    sink: &mut S,
+) -> Result<Outcome, Error> {
+    Scanner::new(limits).scan_slice(input, sink)
+}

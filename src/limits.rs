@@ -1,0 +1,139 @@
+//! Resource limits enforced by the scanner while it reads.
+//!
+//! This module owns the [`Limits`] value and its documented defaults. It does no checking
+//! itself: the scanner compares against these numbers at the first byte that would cross one.
+//!
+//! | limit | default | what it counts |
+//! |---|---|---|
+//! | [`max_bytes`](Limits::max_bytes) | [`DEFAULT_MAX_BYTES`] (16 MiB) | every input byte, whitespace included |
+//! | [`max_depth`](Limits::max_depth) | [`DEFAULT_MAX_DEPTH`] (128) | open arrays/objects; a top-level scalar is depth 0, `[]` is depth 1 |
+//! | [`max_name_bytes`](Limits::max_name_bytes) | [`DEFAULT_MAX_NAME_BYTES`] (4 KiB) | UTF-8 bytes of one member name, after unescaping |
+//! | [`max_string_bytes`](Limits::max_string_bytes) | [`DEFAULT_MAX_STRING_BYTES`] (4 MiB) | UTF-8 bytes of one string value, after unescaping |
+//! | [`max_number_bytes`](Limits::max_number_bytes) | [`DEFAULT_MAX_NUMBER_BYTES`] (128) | bytes of one number's text |
+//! | [`max_members`](Limits::max_members) | [`DEFAULT_MAX_MEMBERS`] (65,536) | members of one object |
+//! | [`max_items`](Limits::max_items) | [`DEFAULT_MAX_ITEMS`] (1,000,000) | items of one array |
+//!
+//! Every limit can be lifted with [`UNLIMITED`] (or [`Limits::unlimited`] for all of them).
+//! Lifting a limit lifts the bound on the memory it protects, too: with unlimited depth the
+//! nesting stack grows with the input.
+
+/// Value of a limit that never triggers.
+pub const UNLIMITED: u64 = u64::MAX;
+/// Default for [`Limits::max_bytes`]: 16 MiB.
+pub const DEFAULT_MAX_BYTES: u64 = 16 * 1024 * 1024;
+/// Default for [`Limits::max_depth`]: 128 nested arrays/objects.
+pub const DEFAULT_MAX_DEPTH: u64 = 128;
+/// Default for [`Limits::max_name_bytes`]: 4 KiB.
+pub const DEFAULT_MAX_NAME_BYTES: u64 = 4 * 1024;
+/// Default for [`Limits::max_string_bytes`]: 4 MiB.
+pub const DEFAULT_MAX_STRING_BYTES: u64 = 4 * 1024 * 1024;
+/// Default for [`Limits::max_number_bytes`]: 128 bytes of number text.
+pub const DEFAULT_MAX_NUMBER_BYTES: u64 = 128;
+/// Default for [`Limits::max_members`]: 65,536 members per object.
+pub const DEFAULT_MAX_MEMBERS: u64 = 65_536;
+/// Default for [`Limits::max_items`]: 1,000,000 items per array.
+pub const DEFAULT_MAX_ITEMS: u64 = 1_000_000;
+
+/// The limits a scanner enforces. Built with consuming setters:
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, UNLIMITED};
+/// let limits = Limits::new().max_depth(16).max_bytes(UNLIMITED);
+/// assert_eq!(limits.get_max_depth(), 16);
+/// assert_eq!(limits.get_max_bytes(), UNLIMITED);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Limits {
+    pub(crate) bytes: u64,
+    pub(crate) depth: u64,
+    pub(crate) name_bytes: u64,
+    pub(crate) string_bytes: u64,
+    pub(crate) number_bytes: u64,
+    pub(crate) members: u64,
+    pub(crate) items: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+macro_rules! limit_accessors {
+    ($($field:ident, $set:ident, $get:ident, $what:literal;)*) => {$(
+        #[doc = concat!("Sets the maximum ", $what, " ([`UNLIMITED`] lifts it).")]
+        #[must_use]
+        pub const fn $set(mut self, limit: u64) -> Self {
+            self.$field = limit;
+            self
+        }
+        #[doc = concat!("The maximum ", $what, ".")]
+        pub const fn $get(&self) -> u64 {
+            self.$field
+        }
+    )*};
+}
+
+impl Limits {
+    /// The documented defaults (see the module table).
+    pub const fn new() -> Self {
+        Self {
+            bytes: DEFAULT_MAX_BYTES,
+            depth: DEFAULT_MAX_DEPTH,
+            name_bytes: DEFAULT_MAX_NAME_BYTES,
+            string_bytes: DEFAULT_MAX_STRING_BYTES,
+            number_bytes: DEFAULT_MAX_NUMBER_BYTES,
+            members: DEFAULT_MAX_MEMBERS,
+            items: DEFAULT_MAX_ITEMS,
+        }
+    }
+
+    /// Every limit lifted. Duplicate names and the strict grammar are still enforced.
+    pub const fn unlimited() -> Self {
+        Self {
+            bytes: UNLIMITED,
+            depth: UNLIMITED,
+            name_bytes: UNLIMITED,
+            string_bytes: UNLIMITED,
+            number_bytes: UNLIMITED,
+            members: UNLIMITED,
+            items: UNLIMITED,
+        }
+    }
+
+    limit_accessors! {
+        bytes, max_bytes, get_max_bytes, "number of input bytes, whitespace included";
+        depth, max_depth, get_max_depth, "nesting depth (a top-level scalar is depth 0, `[]` depth 1)";
+        name_bytes, max_name_bytes, get_max_name_bytes, "UTF-8 length of a member name after unescaping";
+        string_bytes, max_string_bytes, get_max_string_bytes, "UTF-8 length of a string value after unescaping";
+        number_bytes, max_number_bytes, get_max_number_bytes, "length of a number's text";
+        members, max_members, get_max_members, "number of members in one object";
+        items, max_items, get_max_items, "number of items in one array";
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_documented_constants() {
+        let l = Limits::default();
+        assert_eq!(l.get_max_bytes(), 16 << 20);
+        assert_eq!(l.get_max_depth(), 128);
+        assert_eq!(l.get_max_name_bytes(), 4096);
+        assert_eq!(l.get_max_string_bytes(), 4 << 20);
+        assert_eq!(l.get_max_number_bytes(), 128);
+        assert_eq!(l.get_max_members(), 65_536);
+        assert_eq!(l.get_max_items(), 1_000_000);
+    }
+
+    #[test]
+    fn unlimited_lifts_everything() {
+        let l = Limits::unlimited();
+        assert_eq!(l.get_max_bytes(), UNLIMITED);
+        assert_eq!(l.get_max_items(), UNLIMITED);
+        assert_eq!(Limits::new().max_items(3).get_max_items(), 3);
+    }
+}

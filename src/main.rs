@@ -1,0 +1,187 @@
+//! The `jsongate` command: argument parsing, I/O and exit codes around the library.
+//!
+//! Exit codes: 0 accepted, 1 rejected, 2 usage, configuration or I/O error (message on
+//! stderr). The verdict is exactly one JSON line on stdout.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use jsongate::{ErrorKind, Ignore, Limits, Outcome, Scanner, UNLIMITED};
+
+const USAGE: &str = "\
+jsongate — streaming, bounded-memory JSON gate for untrusted tool output
+
+USAGE:
+    jsongate check [OPTIONS] [FILE | -]
+    jsongate --help | --version
+
+COMMANDS:
+    check    Scan one JSON document (FILE, or standard input when FILE is absent or '-')
+             with the strict profile (RFC 8259 + I-JSON, duplicate names rejected) and the
+             limits below. Reads in 64 KiB chunks with constant memory and stops reading as
+             soon as the verdict is known. Prints one JSON line:
+               {\"valid\":true,\"bytes_read\":N}
+               {\"valid\":false,\"bytes_read\":N,\"error\":{\"kind\":K,\"offset\":N,\"line\":L,
+                \"column\":C,\"pointer\":P,\"message\":M}}
+
+OPTIONS (N is a non-negative integer or 'unlimited'):
+    --max-bytes N          input bytes, whitespace included     [default: 16777216 (16 MiB)]
+    --max-depth N          nesting depth ([] and {} are 1)       [default: 128]
+    --max-name-bytes N     UTF-8 bytes of one member name        [default: 4096]
+    --max-string-bytes N   UTF-8 bytes of one string value       [default: 4194304 (4 MiB)]
+    --max-number-bytes N   bytes of one number's text            [default: 128]
+    --max-members N        members of one object                 [default: 65536]
+    --max-items N          items of one array                    [default: 1000000]
+    -h, --help             print this help
+
+ERROR KINDS:
+    too_large, too_deep, name_too_long, string_too_long, number_too_long, too_many_members,
+    too_many_items, duplicate_name, invalid_utf8, lone_surrogate, syntax
+
+EXIT STATUS:
+    0 accepted, 1 rejected, 2 usage, configuration or I/O error
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("jsongate: {msg}");
+            eprintln!("Try 'jsongate --help'.");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<ExitCode, String> {
+    match args.first().map(String::as_str) {
+        None => Err("missing command".into()),
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("-V" | "--version") => {
+            println!("jsongate {}", env!("CARGO_PKG_VERSION"));
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("check") => check(&args[1..]),
+        Some(other) => Err(format!("unknown command '{other}'")),
+    }
+}
+
+fn parse_limit(flag: &str, value: Option<&String>) -> Result<u64, String> {
+    let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
+    if v == "unlimited" {
+        return Ok(UNLIMITED);
+    }
+    v.parse::<u64>()
+        .map_err(|_| format!("{flag}: '{v}' is not a non-negative integer or 'unlimited'"))
+}
+
+fn check(args: &[String]) -> Result<ExitCode, String> {
+    let mut limits = Limits::new();
+    let mut file: Option<String> = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || inline.clone().or_else(|| it.next().cloned());
+        let v = match flag {
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            "--max-bytes" | "--max-depth" | "--max-name-bytes" | "--max-string-bytes"
+            | "--max-number-bytes" | "--max-members" | "--max-items" => {
+                parse_limit(flag, value().as_ref())?
+            }
+            "-" => {
+                set_file(&mut file, "-")?;
+                continue;
+            }
+            f if f.starts_with('-') => return Err(format!("unknown option '{f}'")),
+            f => {
+                set_file(&mut file, f)?;
+                continue;
+            }
+        };
+        limits = match flag {
+            "--max-bytes" => limits.max_bytes(v),
+            "--max-depth" => limits.max_depth(v),
+            "--max-name-bytes" => limits.max_name_bytes(v),
+            "--max-string-bytes" => limits.max_string_bytes(v),
+            "--max-number-bytes" => limits.max_number_bytes(v),
+            "--max-members" => limits.max_members(v),
+            _ => limits.max_items(v),
+        };
+    }
+
+    let mut scanner = Scanner::new(limits);
+    let result = match file.as_deref() {
+        None | Some("-") => scanner.scan_read(io::stdin().lock(), &mut Ignore),
+        Some(path) => {
+            let f = std::fs::File::open(path).map_err(|e| format!("cannot open '{path}': {e}"))?;
+            scanner.scan_read(f, &mut Ignore)
+        }
+    };
+    let bytes_read = scanner.bytes_read();
+    let (line, code) = match result {
+        Ok(Outcome::Complete | Outcome::Stopped) => (
+            format!("{{\"valid\":true,\"bytes_read\":{bytes_read}}}"),
+            ExitCode::SUCCESS,
+        ),
+        Err(e) => {
+            if let ErrorKind::Io(kind) = e.kind() {
+                return Err(format!("read failed after {bytes_read} bytes: {kind}"));
+            }
+            let mut out = format!(
+                "{{\"valid\":false,\"bytes_read\":{bytes_read},\"error\":{{\"kind\":\"{}\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
+                e.kind().code(),
+                e.offset(),
+                e.line(),
+                e.column()
+            );
+            push_json_string(&mut out, e.pointer());
+            out.push_str(",\"message\":");
+            push_json_string(&mut out, &e.kind().to_string());
+            out.push_str("}}");
+            (out, ExitCode::from(1))
+        }
+    };
+    let mut stdout = io::stdout().lock();
+    // A closed stdout is not worth a panic; the exit code still carries the verdict.
+    let _ = writeln!(stdout, "{line}");
+    let _ = stdout.flush();
+    Ok(code)
+}
+
+fn set_file(file: &mut Option<String>, f: &str) -> Result<(), String> {
+    if file.is_some() {
+        return Err("only one input file may be given".into());
+    }
+    *file = Some(f.to_string());
+    Ok(())
+}
+
+/// Appends `s` as a JSON string literal.
+fn push_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}

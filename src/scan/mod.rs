@@ -1,0 +1,666 @@
+//! The push-fed scanner: strict RFC 8259 + I-JSON tokenizing with limits, as a stream of
+//! [`Event`]s.
+//!
+//! This module owns the grammar state machine, the bounded nesting stack, limit checks and
+//! error positions. It never reads a file or socket (the [`read`] adapters do that), never
+//! recurses, and never builds a tree: each token is handed to a [`Sink`] as soon as it is
+//! complete. Input arrives through [`Scanner::feed`] in chunks that may split any token
+//! anywhere; [`Scanner::finish`] marks the end of input.
+//!
+//! Names and strings that lie whole inside one chunk and contain no escapes are handed out as
+//! slices of the chunk; all others are decoded into a scratch buffer the scanner reuses.
+
+mod names;
+mod number;
+pub mod read;
+mod simd;
+mod string;
+
+use crate::error::{Error, ErrorKind, Syntax};
+use crate::limits::Limits;
+use crate::pointer;
+
+use number::NumState;
+pub use number::{Number, NumberError};
+use string::StrState;
+
+/// One token of the document, in document order.
+///
+/// Text borrows either from the chunk being fed or from the scanner's scratch buffer, so an
+/// event lives only for the duration of the [`Sink::event`] call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event<'a> {
+    /// `{`
+    BeginObject,
+    /// `}`
+    EndObject,
+    /// `[`
+    BeginArray,
+    /// `]`
+    EndArray,
+    /// A member name, unescaped (always followed by the member's value).
+    Name(&'a str),
+    /// A string value, unescaped.
+    String(&'a str),
+    /// A number, as its exact text.
+    Number(Number<'a>),
+    /// `true` or `false`.
+    Bool(bool),
+    /// `null`
+    Null,
+}
+
+/// What a [`Sink`] wants after an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep scanning.
+    Continue,
+    /// Stop now: the scanner reads nothing more (the sink has reached its verdict).
+    Stop,
+}
+
+/// Receives the scanner's events. Returning [`Flow::Stop`] ends the scan at once.
+///
+/// Closures `FnMut(Event<'_>, u64) -> Flow` are sinks; the `u64` is the byte offset where the
+/// token starts.
+pub trait Sink {
+    /// Handles one event that starts at byte `offset`.
+    fn event(&mut self, event: Event<'_>, offset: u64) -> Flow;
+}
+
+impl<F: FnMut(Event<'_>, u64) -> Flow> Sink for F {
+    #[inline]
+    fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
+        self(event, offset)
+    }
+}
+
+/// A sink that ignores every event (for checking well-formedness and limits only).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ignore;
+
+impl Sink for Ignore {
+    #[inline]
+    fn event(&mut self, _: Event<'_>, _: u64) -> Flow {
+        Flow::Continue
+    }
+}
+
+/// How a scan ended without an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The document is one complete, valid JSON value within the limits.
+    Complete,
+    /// The sink returned [`Flow::Stop`]; the rest of the input was not read.
+    Stopped,
+}
+
+/// What the grammar expects next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// A value (where it goes is in the slot).
+    Value(Slot),
+    /// After `{`: a name or `}`.
+    ObjectFirst,
+    /// After `,` in an object: a name.
+    Name,
+    /// After a name: `:`.
+    Colon,
+    /// After a value: `,`, a closing bracket, or (at top level) the end.
+    AfterValue,
+    /// Inside a string split across chunks or containing escapes (details in `str_state`).
+    Str,
+    /// Inside a number split across chunks (its text so far in `scratch`).
+    Num(NumState),
+    /// Inside a literal split across chunks: which one and how many bytes matched.
+    Lit(Literal, u8),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Top,
+    Member,
+    ArrayFirst,
+    ArrayNext,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Literal {
+    True,
+    False,
+    Null,
+}
+
+impl Literal {
+    fn text(self) -> &'static [u8] {
+        match self {
+            Literal::True => b"true",
+            Literal::False => b"false",
+            Literal::Null => b"null",
+        }
+    }
+    fn event(self) -> Event<'static> {
+        match self {
+            Literal::True => Event::Bool(true),
+            Literal::False => Event::Bool(false),
+            Literal::Null => Event::Null,
+        }
+    }
+}
+
+/// One open array or object.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    object: bool,
+    /// Members or items started so far.
+    count: u64,
+    /// Whether the current member/item (the last counted) is still the place we are in; used
+    /// only to build pointers.
+    open: bool,
+}
+
+/// A reusable, push-fed JSON scanner.
+///
+/// # Example
+/// ```
+/// use jsongate::{Event, Flow, Limits, Scanner};
+/// let mut scanner = Scanner::new(Limits::new());
+/// let mut names = Vec::new();
+/// let mut sink = |ev: Event<'_>, _offset: u64| {
+///     if let Event::Name(n) = ev {
+///         names.push(n.to_owned());
+///     }
+///     Flow::Continue
+/// };
+/// scanner.feed(br#"{"id":1,"ti"#, &mut sink).unwrap();
+/// scanner.feed(br#"tle":"x"}"#, &mut sink).unwrap();
+/// scanner.finish(&mut sink).unwrap();
+/// assert_eq!(names, ["id", "title"]);
+/// ```
+pub struct Scanner {
+    limits: Limits,
+    state: State,
+    stack: Vec<Frame>,
+    names: names::Names,
+    /// Decoded text of a token that is split or escaped.
+    scratch: Vec<u8>,
+    str_state: StrState,
+    /// Offset of the next byte to be fed (bytes consumed so far).
+    offset: u64,
+    /// Start offset of the token in progress when it spans chunks.
+    token_start: u64,
+    /// 1-based line of `offset`, and the offset where that line starts.
+    line: u64,
+    line_start: u64,
+    /// Set once the scan has ended: by an error (kept to be returned again) or a stop.
+    failed: Option<Error>,
+    stopped: bool,
+    finished: bool,
+    /// Buffer of the `std::io::Read` adapter, kept for reuse.
+    read_buf: Vec<u8>,
+}
+
+impl Scanner {
+    /// A scanner enforcing `limits`.
+    pub fn new(limits: Limits) -> Self {
+        Scanner {
+            limits,
+            state: State::Value(Slot::Top),
+            stack: Vec::new(),
+            names: names::Names::new(),
+            scratch: Vec::new(),
+            str_state: StrState::default(),
+            offset: 0,
+            token_start: 0,
+            line: 1,
+            line_start: 0,
+            failed: None,
+            stopped: false,
+            finished: false,
+            read_buf: Vec::new(),
+        }
+    }
+
+    /// The limits this scanner enforces.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Prepares the scanner for a new document, keeping its buffers (no allocation).
+    pub fn reset(&mut self) {
+        self.state = State::Value(Slot::Top);
+        self.stack.clear();
+        self.scratch.clear();
+        self.str_state = StrState::default();
+        self.offset = 0;
+        self.token_start = 0;
+        self.line = 1;
+        self.line_start = 0;
+        self.failed = None;
+        self.stopped = false;
+        self.finished = false;
+    }
+
+    /// Number of input bytes consumed so far. After an error, the bytes up to and including
+    /// the byte that decided it; after a stop, up to the end of the token that caused it.
+    pub fn bytes_read(&self) -> u64 {
+        self.offset
+    }
+
+    /// Current nesting depth (0 at top level).
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// Feeds the next chunk of input. Returns [`Flow::Stop`] if the sink stopped the scan
+    /// (the rest of the chunk and all later input are ignored).
+    ///
+    /// # Errors
+    /// The first syntax, encoding, duplicate-name or limit violation; the same error is
+    /// returned again by every later call.
+    pub fn feed<S: Sink + ?Sized>(&mut self, chunk: &[u8], sink: &mut S) -> Result<Flow, Error> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if self.stopped || self.finished {
+            return Ok(Flow::Stop);
+        }
+        let allowed = self.limits.bytes.saturating_sub(self.offset);
+        let over = chunk.len() as u64 > allowed;
+        let take = if over { allowed as usize } else { chunk.len() };
+        let fed_end = self.offset + take as u64;
+        match self.run(&chunk[..take], sink) {
+            Ok(Flow::Stop) => {
+                self.stopped = true;
+                Ok(Flow::Stop)
+            }
+            Ok(Flow::Continue) if over => {
+                let limit = self.limits.bytes;
+                let e = self.error(ErrorKind::TooLarge { limit }, self.offset, None);
+                Err(self.fail(e))
+            }
+            Ok(Flow::Continue) => Ok(Flow::Continue),
+            Err(e) => {
+                // Consumed: everything up to and including the byte that decided the error.
+                self.offset = (e.offset() + 1).min(fed_end);
+                Err(self.fail(e))
+            }
+        }
+    }
+
+    /// Marks the end of input: completes a trailing number and checks that exactly one value
+    /// was read.
+    ///
+    /// # Errors
+    /// [`Syntax::UnexpectedEnd`] (or the number's error) if the document is incomplete; any
+    /// earlier error again.
+    pub fn finish<S: Sink + ?Sized>(&mut self, sink: &mut S) -> Result<Outcome, Error> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if self.stopped {
+            return Ok(Outcome::Stopped);
+        }
+        if self.finished {
+            return Ok(Outcome::Complete);
+        }
+        let at = self.offset;
+        let r = match self.state {
+            State::AfterValue if self.stack.is_empty() => Ok(Outcome::Complete),
+            State::Num(st) if self.stack.is_empty() => {
+                if st.is_terminal() {
+                    match self.emit_scratch_number(sink) {
+                        Flow::Continue => Ok(Outcome::Complete),
+                        Flow::Stop => Ok(Outcome::Stopped),
+                    }
+                } else {
+                    Err(self.error(ErrorKind::Syntax(Syntax::InvalidNumber), at, None))
+                }
+            }
+            State::Value(Slot::Top) if at == 0 => {
+                Err(self.error(ErrorKind::Syntax(Syntax::ExpectedValue), at, None))
+            }
+            _ => Err(self.error(ErrorKind::Syntax(Syntax::UnexpectedEnd), at, None)),
+        };
+        match r {
+            Ok(o) => {
+                self.finished = true;
+                self.stopped = o == Outcome::Stopped;
+                Ok(o)
+            }
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    fn fail(&mut self, e: Error) -> Error {
+        self.failed = Some(e.clone());
+        e
+    }
+
+    /// Builds an error at absolute `offset`, with the pointer of the current position plus
+    /// an optional extra member name.
+    #[cold]
+    fn error(&self, kind: ErrorKind, offset: u64, extra: Option<&[u8]>) -> Error {
+        let mut p = String::new();
+        for (d, f) in self.stack.iter().enumerate() {
+            if !f.open {
+                continue;
+            }
+            if f.object {
+                pointer::push_name(&mut p, &String::from_utf8_lossy(self.names.last(d + 1)));
+            } else {
+                pointer::push_index(&mut p, f.count - 1);
+            }
+        }
+        if let Some(name) = extra {
+            pointer::push_name(&mut p, &String::from_utf8_lossy(name));
+        }
+        let column = offset.saturating_sub(self.line_start) + 1;
+        Error::new(kind, offset, self.line, column, p)
+    }
+
+    #[inline]
+    fn skip_ws(&mut self, buf: &[u8], mut i: usize, base: u64) -> usize {
+        while let Some(&b) = buf.get(i) {
+            match b {
+                b' ' | b'\t' | b'\r' => i += 1,
+                b'\n' => {
+                    i += 1;
+                    self.line += 1;
+                    self.line_start = base + i as u64;
+                }
+                _ => break,
+            }
+        }
+        i
+    }
+
+    /// Counts one more item in the innermost array, enforcing the item limit.
+    #[inline]
+    fn count_item(&mut self, at: u64) -> Result<(), Error> {
+        let limit = self.limits.items;
+        let Some(f) = self.stack.last_mut() else {
+            return Ok(());
+        };
+        if f.count >= limit {
+            f.open = false;
+            return Err(self.error(ErrorKind::TooManyItems { limit }, at, None));
+        }
+        f.count += 1;
+        f.open = true;
+        Ok(())
+    }
+
+    #[inline]
+    fn open(&mut self, object: bool, at: u64) -> Result<(), Error> {
+        let depth = self.stack.len() as u64 + 1;
+        if depth > self.limits.depth {
+            let limit = self.limits.depth;
+            return Err(self.error(ErrorKind::TooDeep { limit }, at, None));
+        }
+        self.stack.push(Frame {
+            object,
+            count: 0,
+            open: false,
+        });
+        if object {
+            self.names.open(self.stack.len());
+        }
+        Ok(())
+    }
+
+    /// The scanning loop over one chunk (already cut to the byte limit).
+    #[allow(clippy::too_many_lines)]
+    fn run<S: Sink + ?Sized>(&mut self, buf: &[u8], sink: &mut S) -> Result<Flow, Error> {
+        let base = self.offset;
+        let len = buf.len();
+        let mut i = 0usize;
+        let mut state = self.state;
+        macro_rules! emit {
+            ($ev:expr, $at:expr, $next:expr) => {{
+                let flow = sink.event($ev, $at);
+                i = $next;
+                if flow == Flow::Stop {
+                    self.state = state;
+                    self.offset = base + i as u64;
+                    return Ok(Flow::Stop);
+                }
+            }};
+        }
+        macro_rules! bail {
+            ($kind:expr, $at:expr) => {{
+                return Err(self.error($kind, base + ($at) as u64, None));
+            }};
+        }
+        loop {
+            match state {
+                State::Value(slot) => {
+                    i = self.skip_ws(buf, i, base);
+                    let Some(&b) = buf.get(i) else { break };
+                    let at = base + i as u64;
+                    if b == b']' && slot == Slot::ArrayFirst {
+                        state = self.close();
+                        emit!(Event::EndArray, at, i + 1);
+                        continue;
+                    }
+                    if matches!(slot, Slot::ArrayFirst | Slot::ArrayNext) {
+                        if b == b']' {
+                            bail!(ErrorKind::Syntax(Syntax::TrailingComma), i);
+                        }
+                        self.count_item(at)?;
+                    }
+                    match b {
+                        b'{' => {
+                            self.open(true, at)?;
+                            state = State::ObjectFirst;
+                            emit!(Event::BeginObject, at, i + 1);
+                        }
+                        b'[' => {
+                            self.open(false, at)?;
+                            state = State::Value(Slot::ArrayFirst);
+                            emit!(Event::BeginArray, at, i + 1);
+                        }
+                        b'"' => {
+                            state = State::AfterValue;
+                            match self.string_start(buf, i, false, sink)? {
+                                (_, None) => {
+                                    state = State::Str;
+                                    break;
+                                }
+                                (next, Some(flow)) => {
+                                    i = next;
+                                    if flow == Flow::Stop {
+                                        self.state = state;
+                                        self.offset = base + i as u64;
+                                        return Ok(Flow::Stop);
+                                    }
+                                }
+                            }
+                        }
+                        b'-' | b'0'..=b'9' => {
+                            state = State::AfterValue;
+                            match self.number_start(buf, i, sink)? {
+                                (_, None, st) => {
+                                    state = State::Num(st);
+                                    break;
+                                }
+                                (next, Some(flow), _) => {
+                                    i = next;
+                                    if flow == Flow::Stop {
+                                        self.state = state;
+                                        self.offset = base + i as u64;
+                                        return Ok(Flow::Stop);
+                                    }
+                                }
+                            }
+                        }
+                        b't' | b'f' | b'n' => {
+                            let lit = match b {
+                                b't' => Literal::True,
+                                b'f' => Literal::False,
+                                _ => Literal::Null,
+                            };
+                            state = State::Lit(lit, 0);
+                            continue;
+                        }
+                        0xEF if at == 0 => bail!(ErrorKind::Syntax(Syntax::ByteOrderMark), i),
+                        b'/' => bail!(ErrorKind::Syntax(Syntax::Comment), i),
+                        b'N' | b'I' => bail!(ErrorKind::Syntax(Syntax::InvalidLiteral), i),
+                        b'+' | b'.' => bail!(ErrorKind::Syntax(Syntax::InvalidNumber), i),
+                        _ => bail!(ErrorKind::Syntax(Syntax::ExpectedValue), i),
+                    }
+                }
+                State::AfterValue => {
+                    i = self.skip_ws(buf, i, base);
+                    let Some(&b) = buf.get(i) else { break };
+                    let at = base + i as u64;
+                    let Some(top) = self.stack.last_mut() else {
+                        if b == b'/' {
+                            bail!(ErrorKind::Syntax(Syntax::Comment), i);
+                        }
+                        bail!(ErrorKind::Syntax(Syntax::TrailingCharacters), i);
+                    };
+                    match (b, top.object) {
+                        (b',', true) => {
+                            top.open = false;
+                            state = State::Name;
+                            i += 1;
+                        }
+                        (b',', false) => {
+                            top.open = false;
+                            state = State::Value(Slot::ArrayNext);
+                            i += 1;
+                        }
+                        (b'}', true) => {
+                            state = self.close();
+                            emit!(Event::EndObject, at, i + 1);
+                        }
+                        (b']', false) => {
+                            state = self.close();
+                            emit!(Event::EndArray, at, i + 1);
+                        }
+                        (b'/', _) => bail!(ErrorKind::Syntax(Syntax::Comment), i),
+                        (_, true) => bail!(ErrorKind::Syntax(Syntax::ExpectedCommaOrObjectEnd), i),
+                        (_, false) => bail!(ErrorKind::Syntax(Syntax::ExpectedCommaOrArrayEnd), i),
+                    }
+                }
+                State::ObjectFirst | State::Name => {
+                    i = self.skip_ws(buf, i, base);
+                    let Some(&b) = buf.get(i) else { break };
+                    let at = base + i as u64;
+                    match b {
+                        b'"' => {
+                            let limit = self.limits.members;
+                            let f = self.stack.last().map_or(0, |f| f.count);
+                            if f >= limit {
+                                bail!(ErrorKind::TooManyMembers { limit }, i);
+                            }
+                            state = State::Colon;
+                            match self.string_start(buf, i, true, sink)? {
+                                (_, None) => {
+                                    state = State::Str;
+                                    break;
+                                }
+                                (next, Some(flow)) => {
+                                    i = next;
+                                    if flow == Flow::Stop {
+                                        self.state = state;
+                                        self.offset = base + i as u64;
+                                        return Ok(Flow::Stop);
+                                    }
+                                }
+                            }
+                        }
+                        b'}' if state == State::ObjectFirst => {
+                            state = self.close();
+                            emit!(Event::EndObject, at, i + 1);
+                        }
+                        b'}' => bail!(ErrorKind::Syntax(Syntax::TrailingComma), i),
+                        b'/' => bail!(ErrorKind::Syntax(Syntax::Comment), i),
+                        _ if state == State::ObjectFirst => {
+                            bail!(ErrorKind::Syntax(Syntax::ExpectedNameOrEnd), i)
+                        }
+                        _ => bail!(ErrorKind::Syntax(Syntax::ExpectedName), i),
+                    }
+                }
+                State::Colon => {
+                    i = self.skip_ws(buf, i, base);
+                    let Some(&b) = buf.get(i) else { break };
+                    if b != b':' {
+                        bail!(ErrorKind::Syntax(Syntax::ExpectedColon), i);
+                    }
+                    i += 1;
+                    state = State::Value(Slot::Member);
+                }
+                State::Str => {
+                    let name = self.str_state.name;
+                    match self.string_continue(buf, i, base, sink)? {
+                        (_, None) => {
+                            break;
+                        }
+                        (next, Some(flow)) => {
+                            i = next;
+                            state = if name {
+                                State::Colon
+                            } else {
+                                State::AfterValue
+                            };
+                            if flow == Flow::Stop {
+                                self.state = state;
+                                self.offset = base + i as u64;
+                                return Ok(Flow::Stop);
+                            }
+                        }
+                    }
+                }
+                State::Num(st) => match self.number_continue(buf, i, base, st, sink)? {
+                    (_, None, st) => {
+                        state = State::Num(st);
+                        break;
+                    }
+                    (next, Some(flow), _) => {
+                        i = next;
+                        state = State::AfterValue;
+                        if flow == Flow::Stop {
+                            self.state = state;
+                            self.offset = base + i as u64;
+                            return Ok(Flow::Stop);
+                        }
+                    }
+                },
+                State::Lit(lit, matched) => {
+                    let text = lit.text();
+                    let mut m = matched as usize;
+                    if m == 0 {
+                        self.token_start = base + i as u64;
+                    }
+                    while m < text.len() {
+                        let Some(&b) = buf.get(i) else { break };
+                        if b != text[m] {
+                            bail!(ErrorKind::Syntax(Syntax::InvalidLiteral), i);
+                        }
+                        m += 1;
+                        i += 1;
+                    }
+                    if m < text.len() {
+                        state = State::Lit(lit, m as u8);
+                        break;
+                    }
+                    state = State::AfterValue;
+                    let at = self.token_start;
+                    emit!(lit.event(), at, i);
+                }
+            }
+        }
+        self.state = state;
+        self.offset = base + len as u64;
+        Ok(Flow::Continue)
+    }
+
+    /// Pops the innermost container and returns the state after it.
+    #[inline]
+    fn close(&mut self) -> State {
+        self.stack.pop();
+        State::AfterValue
+    }
+}

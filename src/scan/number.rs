@@ -1,0 +1,308 @@
+//! Numbers: the RFC 8259 number grammar as a resumable state machine, and the [`Number`]
+//! event payload with checked conversions.
+//!
+//! The scanner never converts a number on the hot path; it hands over the exact text, so
+//! later layers can compare arbitrarily large or precise values exactly.
+
+use std::fmt;
+
+use crate::error::Syntax;
+
+/// The exact text of a JSON number, as it appeared in the input.
+///
+/// # Example
+/// ```
+/// use jsongate::{Number, NumberError};
+/// let n = Number::parse("18446744073709551616").unwrap();
+/// assert_eq!(n.as_u64(), Err(NumberError::OutOfRange));
+/// assert_eq!(Number::parse("-42").unwrap().as_i64(), Ok(-42));
+/// assert_eq!(Number::parse("1.5").unwrap().as_i64(), Err(NumberError::NotAnInteger));
+/// assert!(Number::parse("01").is_none());
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Number<'a>(&'a str);
+
+/// Why a [`Number`] could not be converted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NumberError {
+    /// The text has a fraction or exponent (`1.0`, `1e2`); integer accessors are textual.
+    NotAnInteger,
+    /// The value does not fit the requested type (or is infinite as `f64`).
+    OutOfRange,
+}
+
+impl fmt::Display for NumberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NumberError::NotAnInteger => "number is not an integer",
+            NumberError::OutOfRange => "number out of range",
+        })
+    }
+}
+
+impl std::error::Error for NumberError {}
+
+impl<'a> Number<'a> {
+    /// Checks `text` against the JSON number grammar; `None` if it is not a JSON number.
+    pub fn parse(text: &'a str) -> Option<Self> {
+        let mut st = NumState::Start;
+        for &b in text.as_bytes() {
+            match st.step(b) {
+                Step::Next(n) => st = n,
+                Step::End | Step::Error(_) => return None,
+            }
+        }
+        st.is_terminal().then_some(Number(text))
+    }
+
+    /// The number's text, exactly as in the input.
+    pub fn as_str(&self) -> &'a str {
+        self.0
+    }
+
+    /// Whether the text has neither a fraction nor an exponent.
+    pub fn is_integer(&self) -> bool {
+        !self.0.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
+    }
+
+    /// The value as `i64`.
+    pub fn as_i64(&self) -> Result<i64, NumberError> {
+        if !self.is_integer() {
+            return Err(NumberError::NotAnInteger);
+        }
+        self.0.parse().map_err(|_| NumberError::OutOfRange)
+    }
+
+    /// The value as `u64` (negative values are out of range; `-0` is 0).
+    pub fn as_u64(&self) -> Result<u64, NumberError> {
+        if !self.is_integer() {
+            return Err(NumberError::NotAnInteger);
+        }
+        if self.0 == "-0" {
+            return Ok(0);
+        }
+        self.0.parse().map_err(|_| NumberError::OutOfRange)
+    }
+
+    /// The nearest `f64`; `OutOfRange` when the magnitude overflows to infinity.
+    pub fn as_f64(&self) -> Result<f64, NumberError> {
+        match self.0.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(NumberError::OutOfRange),
+        }
+    }
+}
+
+impl fmt::Debug for Number<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Number({})", self.0)
+    }
+}
+
+impl fmt::Display for Number<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// Where the number grammar stands after the bytes seen so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NumState {
+    Start,
+    Minus,
+    Zero,
+    Int,
+    Dot,
+    Frac,
+    Exp,
+    ExpSign,
+    ExpDigits,
+}
+
+/// Result of feeding one byte to the number grammar.
+pub(crate) enum Step {
+    /// The byte belongs to the number.
+    Next(NumState),
+    /// The byte does not belong to the number, which is complete before it.
+    End,
+    /// The byte makes the number invalid.
+    Error(Syntax),
+}
+
+impl NumState {
+    /// Whether the text so far is a complete number.
+    #[inline]
+    pub(crate) fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            NumState::Zero | NumState::Int | NumState::Frac | NumState::ExpDigits
+        )
+    }
+
+    #[inline]
+    pub(crate) fn step(self, b: u8) -> Step {
+        use NumState::{Dot, Exp, ExpDigits, ExpSign, Frac, Int, Minus, Start, Zero};
+        let digit = b.is_ascii_digit();
+        let next = match self {
+            Start if b == b'-' => Minus,
+            Start | Minus if b == b'0' => Zero,
+            Start | Minus if digit => Int,
+            Start | Minus => return Step::Error(Syntax::InvalidNumber),
+            Zero if digit => return Step::Error(Syntax::LeadingZero),
+            Int if digit => Int,
+            Zero | Int if b == b'.' => Dot,
+            Dot if digit => Frac,
+            Dot => return Step::Error(Syntax::InvalidNumber),
+            Frac if digit => Frac,
+            Zero | Int | Frac if b == b'e' || b == b'E' => Exp,
+            Exp if b == b'+' || b == b'-' => ExpSign,
+            Exp | ExpSign if digit => ExpDigits,
+            Exp | ExpSign => return Step::Error(Syntax::InvalidNumber),
+            ExpDigits if digit => ExpDigits,
+            Zero | Int | Frac | ExpDigits => {
+                // A letter or dot right after a number can never be valid JSON; report it as
+                // part of the number rather than as a stray byte after it.
+                if b.is_ascii_alphabetic() || b == b'.' || b == b'+' || b == b'-' {
+                    return Step::Error(Syntax::InvalidNumber);
+                }
+                return Step::End;
+            }
+        };
+        Step::Next(next)
+    }
+}
+
+impl super::Scanner {
+    /// Scans the number starting at `buf[i]`. Returns the index after it and `Some(flow)`
+    /// once it was delivered, or `None` (with the grammar state) when the chunk ended inside
+    /// it; its text so far is then in the scratch buffer.
+    #[inline]
+    pub(super) fn number_start<S: super::Sink + ?Sized>(
+        &mut self,
+        buf: &[u8],
+        i: usize,
+        sink: &mut S,
+    ) -> Result<(usize, Option<super::Flow>, NumState), crate::Error> {
+        let base = self.offset;
+        let limit = self.limits.number_bytes;
+        let len = buf.len();
+        let wend = if limit < (len - i) as u64 {
+            i + limit as usize + 1
+        } else {
+            len
+        };
+        let mut st = NumState::Start;
+        let mut j = i;
+        while j < wend {
+            match st.step(buf[j]) {
+                Step::Next(n) => {
+                    st = n;
+                    j += 1;
+                }
+                Step::End => {
+                    let text = number_text(&buf[i..j]);
+                    let flow = sink.event(super::Event::Number(Number(text)), base + i as u64);
+                    return Ok((j, Some(flow), st));
+                }
+                Step::Error(s) => {
+                    return Err(self.error(crate::ErrorKind::Syntax(s), base + j as u64, None));
+                }
+            }
+        }
+        if (j - i) as u64 > limit {
+            let kind = crate::ErrorKind::NumberTooLong { limit };
+            return Err(self.error(kind, base + i as u64 + limit, None));
+        }
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&buf[i..j]);
+        self.token_start = base + i as u64;
+        Ok((j, None, st))
+    }
+
+    /// Continues a number split across chunks, from `buf[j]`.
+    pub(super) fn number_continue<S: super::Sink + ?Sized>(
+        &mut self,
+        buf: &[u8],
+        mut j: usize,
+        base: u64,
+        mut st: NumState,
+        sink: &mut S,
+    ) -> Result<(usize, Option<super::Flow>, NumState), crate::Error> {
+        let limit = self.limits.number_bytes;
+        while let Some(&b) = buf.get(j) {
+            match st.step(b) {
+                Step::Next(n) => {
+                    if self.scratch.len() as u64 >= limit {
+                        let kind = crate::ErrorKind::NumberTooLong { limit };
+                        return Err(self.error(kind, base + j as u64, None));
+                    }
+                    self.scratch.push(b);
+                    st = n;
+                    j += 1;
+                }
+                Step::End => return Ok((j, Some(self.emit_scratch_number(sink)), st)),
+                Step::Error(s) => {
+                    return Err(self.error(crate::ErrorKind::Syntax(s), base + j as u64, None));
+                }
+            }
+        }
+        Ok((j, None, st))
+    }
+
+    /// Delivers the complete number held in the scratch buffer.
+    pub(super) fn emit_scratch_number<S: super::Sink + ?Sized>(
+        &mut self,
+        sink: &mut S,
+    ) -> super::Flow {
+        let text = number_text(&self.scratch);
+        sink.event(super::Event::Number(Number(text)), self.token_start)
+    }
+}
+
+/// The text of bytes the number grammar accepted (ASCII digits, signs, `.`, `e`, `E`).
+#[inline]
+fn number_text(bytes: &[u8]) -> &str {
+    // The grammar only admits ASCII bytes, so this never fails; an empty string would only
+    // hide a bug, never produce a wrong number.
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grammar_accepts_and_rejects() {
+        for ok in [
+            "0", "-0", "1", "-1", "10", "1.5", "0.0", "1e5", "1E+5", "1e-05", "-0.0e0",
+        ] {
+            assert!(Number::parse(ok).is_some(), "{ok}");
+        }
+        for bad in [
+            "", "-", "01", "-01", "1.", ".5", "+1", "1e", "1e+", "1.e3", "0x1", "1.5.", "--1",
+        ] {
+            assert!(Number::parse(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn conversions_report_overflow() {
+        let n = |s| Number::parse(s).unwrap();
+        assert_eq!(n("9223372036854775807").as_i64(), Ok(i64::MAX));
+        assert_eq!(
+            n("9223372036854775808").as_i64(),
+            Err(NumberError::OutOfRange)
+        );
+        assert_eq!(n("-9223372036854775808").as_i64(), Ok(i64::MIN));
+        assert_eq!(n("18446744073709551615").as_u64(), Ok(u64::MAX));
+        assert_eq!(n("-1").as_u64(), Err(NumberError::OutOfRange));
+        assert_eq!(n("-0").as_u64(), Ok(0));
+        assert_eq!(n("1e2").as_u64(), Err(NumberError::NotAnInteger));
+        assert_eq!(n("1e400").as_f64(), Err(NumberError::OutOfRange));
+        assert_eq!(n("-1e400").as_f64(), Err(NumberError::OutOfRange));
+        assert_eq!(n("1e-400").as_f64(), Ok(0.0));
+        assert_eq!(n("0.1").as_f64(), Ok(0.1));
+        assert!(n("1.0").is_integer() == false && n("-7").is_integer());
+    }
+}

@@ -1,0 +1,271 @@
+//! Vectorised classification of string bodies — the crate's only `unsafe` code.
+//!
+//! [`string_run`] finds the first byte of a string body that ends the plain run (`"`, `\`,
+//! or a control byte below 0x20) and reports whether any byte before it is non-ASCII. The
+//! implementation is chosen once at run time: AVX2 where the CPU has it, SSE2 on any other
+//! x86-64, and a portable scalar loop everywhere else. The scalar loop is always compiled and
+//! is the oracle the vector versions are tested against.
+//!
+//! [`Run::as_str`] turns a classified run into `&str`; all-ASCII runs skip UTF-8 validation,
+//! which is sound because the ASCII flag can only be set by this module after checking every
+//! byte.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// A plain run of string-body bytes, classified by [`string_run`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Run<'a> {
+    bytes: &'a [u8],
+    ascii: bool,
+}
+
+impl<'a> Run<'a> {
+    /// Number of bytes in the run (index of the stopping byte, or the input length).
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether every byte of the run is below 0x80.
+    #[inline]
+    pub(crate) fn is_ascii(&self) -> bool {
+        self.ascii
+    }
+
+    /// The run as text, or `None` when it is not well-formed UTF-8 (including a sequence cut
+    /// at its end).
+    #[inline]
+    pub(crate) fn as_str(&self) -> Option<&'a str> {
+        if self.ascii {
+            // SAFETY: `ascii` is only true when `classify` saw every byte of `bytes` below
+            // 0x80 (see `string_run` and each backend), and ASCII is valid UTF-8.
+            Some(unsafe { std::str::from_utf8_unchecked(self.bytes) })
+        } else {
+            simdutf8::basic::from_utf8(self.bytes).ok()
+        }
+    }
+}
+
+/// Backends, in the order they are preferred.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Backend {
+    Scalar = 1,
+    #[cfg(target_arch = "x86_64")]
+    Sse2 = 2,
+    #[cfg(target_arch = "x86_64")]
+    Avx2 = 3,
+}
+
+static SELECTED: AtomicU8 = AtomicU8::new(0);
+
+/// The backend this CPU runs, detected once.
+#[inline]
+pub(crate) fn selected() -> Backend {
+    match SELECTED.load(Ordering::Relaxed) {
+        1 => Backend::Scalar,
+        #[cfg(target_arch = "x86_64")]
+        2 => Backend::Sse2,
+        #[cfg(target_arch = "x86_64")]
+        3 => Backend::Avx2,
+        _ => detect(),
+    }
+}
+
+#[cold]
+fn detect() -> Backend {
+    let b = available().last().copied().unwrap_or(Backend::Scalar);
+    SELECTED.store(b as u8, Ordering::Relaxed);
+    b
+}
+
+/// Every backend this CPU can run, scalar first.
+pub(crate) fn available() -> Vec<Backend> {
+    #[allow(unused_mut)]
+    let mut v = vec![Backend::Scalar];
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SSE2 is part of the x86-64 baseline.
+        v.push(Backend::Sse2);
+        if std::is_x86_feature_detected!("avx2") {
+            v.push(Backend::Avx2);
+        }
+    }
+    v
+}
+
+/// Classifies the plain run at the start of `body` with the detected backend.
+#[inline]
+pub(crate) fn string_run(body: &[u8]) -> Run<'_> {
+    string_run_with(selected(), body)
+}
+
+/// Classifies the plain run at the start of `body` with a given backend (tests compare them).
+#[inline]
+pub(crate) fn string_run_with(backend: Backend, body: &[u8]) -> Run<'_> {
+    let (len, ascii) = match backend {
+        Backend::Scalar => scalar(body),
+        // SAFETY: SSE2 is in the x86-64 baseline, so the target feature is always present.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Sse2 => unsafe { sse2(body) },
+        // SAFETY: `Backend::Avx2` is only produced by `available`, after
+        // `is_x86_feature_detected!("avx2")` returned true on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => unsafe { avx2(body) },
+    };
+    Run {
+        bytes: &body[..len],
+        ascii,
+    }
+}
+
+#[inline]
+fn stops(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// Portable oracle: one byte at a time.
+fn scalar(body: &[u8]) -> (usize, bool) {
+    let mut high = 0u8;
+    for (i, &b) in body.iter().enumerate() {
+        if stops(b) {
+            return (i, high < 0x80);
+        }
+        high |= b;
+    }
+    (body.len(), high < 0x80)
+}
+
+/// Finishes a vector loop on the last, partial block.
+#[inline]
+fn tail(body: &[u8], start: usize, ascii: bool) -> (usize, bool) {
+    let (n, a) = scalar(&body[start..]);
+    (start + n, ascii && a)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn sse2(body: &[u8]) -> (usize, bool) {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let quote = _mm_set1_epi8(b'"' as i8);
+    let slash = _mm_set1_epi8(b'\\' as i8);
+    let ctl = _mm_set1_epi8(0x1f);
+    let mut i = 0;
+    let mut high = 0u32;
+    while i + 16 <= body.len() {
+        // SAFETY: `i + 16 <= body.len()`, so the 16 bytes read lie inside `body`; the load is
+        // unaligned, which `_mm_loadu_si128` allows.
+        let v = unsafe { _mm_loadu_si128(body.as_ptr().add(i).cast::<__m128i>()) };
+        let is_ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl);
+        let hit = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
+            is_ctl,
+        );
+        let mask = _mm_movemask_epi8(hit) as u32;
+        let hi = _mm_movemask_epi8(v) as u32;
+        if mask != 0 {
+            let t = mask.trailing_zeros();
+            high |= hi & ((1u32 << t) - 1);
+            return (i + t as usize, high == 0);
+        }
+        high |= hi;
+        i += 16;
+    }
+    tail(body, i, high == 0)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn avx2(body: &[u8]) -> (usize, bool) {
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8,
+    };
+    let quote = _mm256_set1_epi8(b'"' as i8);
+    let slash = _mm256_set1_epi8(b'\\' as i8);
+    let ctl = _mm256_set1_epi8(0x1f);
+    let mut i = 0;
+    let mut high = 0u32;
+    while i + 32 <= body.len() {
+        // SAFETY: `i + 32 <= body.len()`, so the 32 bytes read lie inside `body`; the load is
+        // unaligned, which `_mm256_loadu_si256` allows.
+        let v = unsafe { _mm256_loadu_si256(body.as_ptr().add(i).cast::<__m256i>()) };
+        let is_ctl = _mm256_cmpeq_epi8(_mm256_max_epu8(v, ctl), ctl);
+        let hit = _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, slash)),
+            is_ctl,
+        );
+        let mask = _mm256_movemask_epi8(hit) as u32;
+        let hi = _mm256_movemask_epi8(v) as u32;
+        if mask != 0 {
+            let t = mask.trailing_zeros();
+            high |= hi & ((1u64 << t) - 1) as u32;
+            return (i + t as usize, high == 0);
+        }
+        high |= hi;
+        i += 32;
+    }
+    // SAFETY: the SSE2 backend is in the x86-64 baseline.
+    let (n, a) = unsafe { sse2(&body[i..]) };
+    (i + n, a && high == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn check_all(body: &[u8]) {
+        let want = scalar(body);
+        for b in available() {
+            let r = string_run_with(b, body);
+            assert_eq!((r.len(), r.is_ascii()), want, "backend {b:?} on {body:?}");
+        }
+    }
+
+    #[test]
+    fn stops_at_each_special_byte_in_every_lane() {
+        for len in 0..80 {
+            for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                for pos in 0..len {
+                    let mut v = vec![b'a'; len];
+                    v[pos] = stop;
+                    check_all(&v);
+                    if pos > 0 {
+                        v[pos - 1] = 0xC3;
+                        check_all(&v);
+                    }
+                    let mut w = v.clone();
+                    w.push(0xff);
+                    check_all(&w);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn as_str_validates_non_ascii() {
+        let r = string_run(b"\xc3\xa9t\xc3\xa9\"");
+        assert_eq!(r.as_str(), Some("été"));
+        let bad = string_run(b"\xc3(\"");
+        assert_eq!(bad.as_str(), None);
+        assert_eq!(string_run(b"plain\\").as_str(), Some("plain"));
+    }
+
+    proptest! {
+        #[test]
+        fn vector_backends_match_scalar(body in proptest::collection::vec(any::<u8>(), 0..200)) {
+            check_all(&body);
+        }
+
+        #[test]
+        fn mostly_plain_bodies_match_scalar(
+            body in proptest::collection::vec(prop_oneof![8 => 0x20u8..0x7f, 1 => 0x80u8..=0xff, 1 => any::<u8>()], 0..300)
+        ) {
+            check_all(&body);
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! Strings and member names: the fast borrowed path, and the resumable decoder for strings
+//! that contain escapes or are split across chunks.
+//!
+//! This module owns escape decoding, surrogate pairing, UTF-8 validation across chunk
+//! boundaries, and the name/string length limits. Lengths are counted in UTF-8 bytes after
+//! unescaping, and checked at the byte that would cross the limit.
+
+use super::simd;
+use super::{names::Names, Event, Flow, Frame, Scanner, Sink};
+use crate::error::{Error, ErrorKind, Syntax};
+
+/// Where the decoder stands inside an escape sequence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Esc {
+    #[default]
+    None,
+    /// After `\`.
+    Backslash,
+    /// After `\u` and `n` hex digits whose value so far is `v`.
+    Unicode { n: u8, v: u16 },
+}
+
+/// State of a string being decoded into the scanner's scratch buffer.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct StrState {
+    /// Whether this string is a member name.
+    pub(crate) name: bool,
+    /// Offset of the opening quote.
+    start: u64,
+    esc: Esc,
+    /// A high surrogate waiting for its low half (`\uD83D` before `\uDE00`).
+    high: Option<u16>,
+    /// Bytes of a UTF-8 sequence cut by the end of a chunk.
+    utf8: [u8; 4],
+    utf8_len: u8,
+}
+
+/// Length of the UTF-8 sequence a lead byte starts (valid lead bytes only).
+fn seq_len(lead: u8) -> usize {
+    match lead {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+/// Hands a complete name or string to the sink; for a name, records it in its object first.
+/// `Err(())` means the name is a duplicate.
+#[inline]
+fn deliver<S: Sink + ?Sized>(
+    names: &mut Names,
+    stack: &mut [Frame],
+    text: &str,
+    name: bool,
+    start: u64,
+    sink: &mut S,
+) -> Result<Flow, ()> {
+    if name {
+        let depth = stack.len();
+        if !names.insert(depth, text.as_bytes()) {
+            return Err(());
+        }
+        if let Some(f) = stack.last_mut() {
+            f.count += 1;
+            f.open = true;
+        }
+        Ok(sink.event(Event::Name(text), start))
+    } else {
+        Ok(sink.event(Event::String(text), start))
+    }
+}
+
+impl Scanner {
+    fn text_limit(&self, name: bool) -> (u64, fn(u64) -> ErrorKind) {
+        if name {
+            (self.limits.name_bytes, |limit| ErrorKind::NameTooLong {
+                limit,
+            })
+        } else {
+            (self.limits.string_bytes, |limit| ErrorKind::StringTooLong {
+                limit,
+            })
+        }
+    }
+
+    /// Starts the string whose opening quote is `buf[i]`. Returns the index after the string
+    /// and `Some(flow)` when it was complete and delivered, or `None` when the chunk ended
+    /// inside it (the scanner is then in the string state).
+    #[inline]
+    pub(super) fn string_start<S: Sink + ?Sized>(
+        &mut self,
+        buf: &[u8],
+        i: usize,
+        name: bool,
+        sink: &mut S,
+    ) -> Result<(usize, Option<Flow>), Error> {
+        let base = self.offset;
+        let start = base + i as u64;
+        let (limit, _) = self.text_limit(name);
+        let body = &buf[i + 1..];
+        let window = if limit < body.len() as u64 {
+            &body[..limit as usize + 1]
+        } else {
+            body
+        };
+        let run = simd::string_run(window);
+        let n = run.len();
+        if window.get(n) == Some(&b'"') {
+            if let Some(text) = run.as_str() {
+                let close = i + 1 + n;
+                return match deliver(&mut self.names, &mut self.stack, text, name, start, sink) {
+                    Ok(flow) => Ok((close + 1, Some(flow))),
+                    Err(()) => Err(self.error(
+                        ErrorKind::DuplicateName,
+                        base + close as u64,
+                        Some(text.as_bytes()),
+                    )),
+                };
+            }
+        }
+        // Escaped, split, too long or malformed: the resumable decoder sorts it out.
+        self.scratch.clear();
+        self.str_state = StrState {
+            name,
+            start,
+            ..StrState::default()
+        };
+        self.string_continue(buf, i + 1, base, sink)
+    }
+
+    /// Continues decoding the current string from `buf[j]`.
+    #[allow(clippy::too_many_lines)]
+    pub(super) fn string_continue<S: Sink + ?Sized>(
+        &mut self,
+        buf: &[u8],
+        mut j: usize,
+        base: u64,
+        sink: &mut S,
+    ) -> Result<(usize, Option<Flow>), Error> {
+        let name = self.str_state.name;
+        let (limit, too_long) = self.text_limit(name);
+        loop {
+            let Some(&b) = buf.get(j) else {
+                return Ok((j, None));
+            };
+            let at = base + j as u64;
+            let st = &mut self.str_state;
+
+            // A UTF-8 sequence cut by the previous chunk boundary.
+            if st.utf8_len > 0 {
+                if b & 0xC0 != 0x80 {
+                    return Err(self.error(ErrorKind::InvalidUtf8, at, None));
+                }
+                st.utf8[st.utf8_len as usize] = b;
+                st.utf8_len += 1;
+                j += 1;
+                let need = seq_len(st.utf8[0]);
+                if st.utf8_len as usize == need {
+                    let seq = st.utf8;
+                    st.utf8_len = 0;
+                    if simdutf8::basic::from_utf8(&seq[..need]).is_err() {
+                        return Err(self.error(ErrorKind::InvalidUtf8, at, None));
+                    }
+                    if (self.scratch.len() + need) as u64 > limit {
+                        return Err(self.error(too_long(limit), at, None));
+                    }
+                    self.scratch.extend_from_slice(&seq[..need]);
+                }
+                continue;
+            }
+
+            match st.esc {
+                Esc::None => {}
+                Esc::Backslash => {
+                    j += 1;
+                    if b == b'u' {
+                        st.esc = Esc::Unicode { n: 0, v: 0 };
+                        continue;
+                    }
+                    st.esc = Esc::None;
+                    if st.high.is_some() {
+                        return Err(self.error(ErrorKind::LoneSurrogate, at, None));
+                    }
+                    let decoded = match b {
+                        b'"' => b'"',
+                        b'\\' => b'\\',
+                        b'/' => b'/',
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        _ => {
+                            return Err(self.error(
+                                ErrorKind::Syntax(Syntax::InvalidEscape),
+                                at,
+                                None,
+                            ))
+                        }
+                    };
+                    if self.scratch.len() as u64 >= limit {
+                        return Err(self.error(too_long(limit), at, None));
+                    }
+                    self.scratch.push(decoded);
+                    continue;
+                }
+                Esc::Unicode { n, v } => {
+                    let Some(d) = (b as char).to_digit(16) else {
+                        return Err(self.error(ErrorKind::Syntax(Syntax::InvalidEscape), at, None));
+                    };
+                    j += 1;
+                    let v = (v << 4) | d as u16;
+                    if n < 3 {
+                        st.esc = Esc::Unicode { n: n + 1, v };
+                        continue;
+                    }
+                    st.esc = Esc::None;
+                    let cp = match (st.high, v) {
+                        (Some(h), 0xDC00..=0xDFFF) => {
+                            st.high = None;
+                            0x10000 + ((u32::from(h) - 0xD800) << 10) + (u32::from(v) - 0xDC00)
+                        }
+                        (Some(_), _) | (None, 0xDC00..=0xDFFF) => {
+                            return Err(self.error(ErrorKind::LoneSurrogate, at, None));
+                        }
+                        (None, 0xD800..=0xDBFF) => {
+                            st.high = Some(v);
+                            continue;
+                        }
+                        (None, v) => u32::from(v),
+                    };
+                    // `cp` is a scalar value: surrogates were excluded above.
+                    let c = char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER);
+                    if (self.scratch.len() + c.len_utf8()) as u64 > limit {
+                        return Err(self.error(too_long(limit), at, None));
+                    }
+                    let mut tmp = [0u8; 4];
+                    self.scratch
+                        .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    continue;
+                }
+            }
+
+            if st.high.is_some() {
+                if b == b'\\' {
+                    st.esc = Esc::Backslash;
+                    j += 1;
+                    continue;
+                }
+                return Err(self.error(ErrorKind::LoneSurrogate, at, None));
+            }
+
+            // A plain run up to the next quote, backslash or control byte.
+            let room = limit.saturating_sub(self.scratch.len() as u64);
+            let rest = &buf[j..];
+            let window = if room < rest.len() as u64 {
+                &rest[..room as usize + 1]
+            } else {
+                rest
+            };
+            let run = simd::string_run(window);
+            let n = run.len();
+            let plain = &window[..n];
+            let checked = &plain[..n.min(room as usize)];
+            if !run.is_ascii() {
+                if let Err(e) = simdutf8::compat::from_utf8(checked) {
+                    let good = e.valid_up_to();
+                    let cut_by_chunk =
+                        e.error_len().is_none() && j + n == buf.len() && n as u64 <= room;
+                    if !cut_by_chunk {
+                        let bad = base + (j + good) as u64;
+                        // A sequence cut by the limit window is a length error, not an
+                        // encoding error.
+                        if e.error_len().is_none() && checked.len() < n {
+                            return Err(self.error(
+                                too_long(limit),
+                                base + (j + checked.len()) as u64,
+                                None,
+                            ));
+                        }
+                        return Err(self.error(ErrorKind::InvalidUtf8, bad, None));
+                    }
+                    self.scratch.extend_from_slice(&plain[..good]);
+                    let st = &mut self.str_state;
+                    let tail = &plain[good..];
+                    st.utf8[..tail.len()].copy_from_slice(tail);
+                    st.utf8_len = tail.len() as u8;
+                    j += n;
+                    continue;
+                }
+            }
+            if n as u64 > room {
+                return Err(self.error(too_long(limit), base + (j + room as usize) as u64, None));
+            }
+            self.scratch.extend_from_slice(plain);
+            j += n;
+            let Some(&stop) = buf.get(j) else {
+                return Ok((j, None));
+            };
+            match stop {
+                b'"' => {
+                    let close = base + j as u64;
+                    let start = self.str_state.start;
+                    let Ok(text) = simdutf8::basic::from_utf8(&self.scratch) else {
+                        return Err(self.error(ErrorKind::InvalidUtf8, close, None));
+                    };
+                    return match deliver(&mut self.names, &mut self.stack, text, name, start, sink)
+                    {
+                        Ok(flow) => Ok((j + 1, Some(flow))),
+                        Err(()) => {
+                            let dup = self.scratch.clone();
+                            Err(self.error(ErrorKind::DuplicateName, close, Some(&dup)))
+                        }
+                    };
+                }
+                b'\\' => {
+                    self.str_state.esc = Esc::Backslash;
+                    j += 1;
+                }
+                _ => {
+                    return Err(self.error(
+                        ErrorKind::Syntax(Syntax::ControlCharacter),
+                        base + j as u64,
+                        None,
+                    ))
+                }
+            }
+        }
+    }
+}
