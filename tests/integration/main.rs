@@ -1,1 +1,3 @@
-//! Integration tests.
+//! Integration tests, built as one binary. Each module owns one concern.
+
+mod common;
