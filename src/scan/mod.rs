@@ -95,6 +95,24 @@ pub enum Outcome {
     Stopped,
 }
 
+/// Index of the first byte at or after `i` that is not a space (or `buf.len()`).
+#[inline]
+fn skip_spaces(buf: &[u8], mut i: usize) -> usize {
+    // Indentation comes in long runs of spaces: compare eight bytes at a time.
+    while let Some(w) = buf.get(i..i + 8) {
+        let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+            ^ 0x2020_2020_2020_2020;
+        if x != 0 {
+            return i + (x.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while buf.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    i
+}
+
 /// What the grammar expects next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -363,12 +381,13 @@ impl Scanner {
     fn skip_ws(&mut self, buf: &[u8], mut i: usize, base: u64) -> usize {
         while let Some(&b) = buf.get(i) {
             match b {
-                b' ' | b'\t' | b'\r' => i += 1,
+                b' ' => i = skip_spaces(buf, i + 1),
                 b'\n' => {
                     i += 1;
                     self.line += 1;
                     self.line_start = base + i as u64;
                 }
+                b'\t' | b'\r' => i += 1,
                 _ => break,
             }
         }
@@ -376,27 +395,34 @@ impl Scanner {
     }
 
     /// Counts one more item in the innermost array, enforcing the item limit.
-    #[inline]
+    #[inline(always)]
     fn count_item(&mut self, at: u64) -> Result<(), Error> {
         let limit = self.limits.items;
-        let Some(f) = self.stack.last_mut() else {
-            return Ok(());
-        };
-        if f.count >= limit {
-            f.open = false;
-            return Err(self.error(ErrorKind::TooManyItems { limit }, at, None));
+        if let Some(f) = self.stack.last_mut() {
+            if f.count >= limit {
+                return Err(self.too_many_items(at));
+            }
+            f.count += 1;
+            f.open = true;
         }
-        f.count += 1;
-        f.open = true;
         Ok(())
     }
 
-    #[inline]
+    #[cold]
+    #[inline(never)]
+    fn too_many_items(&mut self, at: u64) -> Error {
+        let limit = self.limits.items;
+        if let Some(f) = self.stack.last_mut() {
+            f.open = false;
+        }
+        self.error(ErrorKind::TooManyItems { limit }, at, None)
+    }
+
+    #[inline(always)]
     fn open(&mut self, object: bool, at: u64) -> Result<(), Error> {
         let depth = self.stack.len() as u64 + 1;
         if depth > self.limits.depth {
-            let limit = self.limits.depth;
-            return Err(self.error(ErrorKind::TooDeep { limit }, at, None));
+            return Err(self.too_deep(at));
         }
         self.stack.push(Frame {
             object,
@@ -407,6 +433,13 @@ impl Scanner {
             self.names.open(self.stack.len());
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn too_deep(&self, at: u64) -> Error {
+        let limit = self.limits.depth;
+        self.error(ErrorKind::TooDeep { limit }, at, None)
     }
 
     /// The scanning loop over one chunk (already cut to the byte limit).

@@ -46,7 +46,7 @@ fn seq_len(lead: u8) -> usize {
 
 /// Hands a complete name or string to the sink; for a name, records it in its object first.
 /// `Err(())` means the name is a duplicate.
-#[inline]
+#[inline(always)]
 fn deliver<S: Sink + ?Sized>(
     names: &mut Names,
     stack: &mut [Frame],
