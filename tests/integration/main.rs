@@ -1,3 +1,5 @@
 //! Integration tests, built as one binary. Each module owns one concern.
 
 mod common;
+mod harness;
+mod suite;
