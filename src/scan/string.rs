@@ -33,6 +33,9 @@ pub(crate) struct StrState {
     /// Bytes of a UTF-8 sequence cut by the end of a chunk.
     utf8: [u8; 4],
     utf8_len: u8,
+    /// Offset of the first byte of `utf8` (errors in it are reported there, as for a
+    /// sequence that is not cut).
+    utf8_at: u64,
 }
 
 /// Length of the UTF-8 sequence a lead byte starts (valid lead bytes only).
@@ -149,6 +152,7 @@ impl Scanner {
             // A UTF-8 sequence cut by the previous chunk boundary.
             if st.utf8_len > 0 {
                 if b & 0xC0 != 0x80 {
+                    let at = st.utf8_at;
                     return Err(self.error(ErrorKind::InvalidUtf8, at, None));
                 }
                 st.utf8[st.utf8_len as usize] = b;
@@ -159,6 +163,7 @@ impl Scanner {
                     let seq = st.utf8;
                     st.utf8_len = 0;
                     if simdutf8::basic::from_utf8(&seq[..need]).is_err() {
+                        let at = self.str_state.utf8_at;
                         return Err(self.error(ErrorKind::InvalidUtf8, at, None));
                     }
                     if (self.scratch.len() + need) as u64 > limit {
@@ -285,6 +290,7 @@ impl Scanner {
                     let tail = &plain[good..];
                     st.utf8[..tail.len()].copy_from_slice(tail);
                     st.utf8_len = tail.len() as u8;
+                    st.utf8_at = base + (j + good) as u64;
                     j += n;
                     continue;
                 }
