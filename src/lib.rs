@@ -33,6 +33,7 @@ mod error;
 mod limits;
 pub mod pointer;
 mod scan;
+mod schema;
 
 pub use error::{Error, ErrorKind, Syntax};
 pub use limits::{
