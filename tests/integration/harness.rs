@@ -8,7 +8,7 @@
 
 use std::io::Read;
 
-use jsongate::{Error, Event, Flow, Limits, Outcome, Scanner};
+use jsongate::{Error, Event, Flow, Limits, Outcome, Scanner, Sink};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -229,5 +229,72 @@ pub fn assert_same(expected: &Run, actual: &Run, input: &[u8], how: &str) {
     if let Some(d) = diff(expected, actual) {
         let shown = String::from_utf8_lossy(&input[..input.len().min(200)]);
         panic!("{how}: {d}\ninput: {shown:?}");
+    }
+}
+
+/// Whether a borrowed event equals an owned one (without allocating).
+pub fn same_event(e: &Event<'_>, ev: &Ev) -> bool {
+    match (e, ev) {
+        (Event::BeginObject, Ev::BeginObject)
+        | (Event::EndObject, Ev::EndObject)
+        | (Event::BeginArray, Ev::BeginArray)
+        | (Event::EndArray, Ev::EndArray)
+        | (Event::Null, Ev::Null) => true,
+        (Event::Name(a), Ev::Name(b)) | (Event::String(a), Ev::String(b)) => a == b,
+        (Event::Number(a), Ev::Number(b)) => a.as_str() == b,
+        (Event::Bool(a), Ev::Bool(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// A sink that compares each event with an expected list as it arrives (fast on big inputs:
+/// nothing is copied) and remembers the first mismatch.
+pub struct Expect<'a> {
+    expected: &'a [(Ev, u64)],
+    next: usize,
+    mismatch: Option<String>,
+}
+
+impl<'a> Expect<'a> {
+    pub fn new(expected: &'a [(Ev, u64)]) -> Self {
+        Expect {
+            expected,
+            next: 0,
+            mismatch: None,
+        }
+    }
+
+    /// The first mismatch, or a complaint about missing events.
+    pub fn finish(self) -> Result<(), String> {
+        if let Some(m) = self.mismatch {
+            return Err(m);
+        }
+        if self.next != self.expected.len() {
+            return Err(format!(
+                "only {} of {} events",
+                self.next,
+                self.expected.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Sink for Expect<'_> {
+    fn event(&mut self, e: Event<'_>, at: u64) -> Flow {
+        if self.mismatch.is_none() {
+            match self.expected.get(self.next) {
+                Some((ev, off)) if same_event(&e, ev) && *off == at => {}
+                want => {
+                    self.mismatch = Some(format!(
+                        "event #{} is {:?} at {at}, expected {want:?}",
+                        self.next,
+                        Ev::from(e)
+                    ));
+                }
+            }
+        }
+        self.next += 1;
+        Flow::Continue
     }
 }

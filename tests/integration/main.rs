@@ -3,3 +3,4 @@
 mod common;
 mod harness;
 mod suite;
+mod chunking;

@@ -267,24 +267,9 @@ fn transform_numbers_and_strings_keep_their_exact_text() {
 /// Seeds and maximum chunk sizes for the random chunkings.
 const RANDOM: &[(u64, usize)] = &[(1, 3), (2, 7), (3, 16), (4, 64), (5, 500)];
 
-/// Files whose error offset still depends on the chunking: a scanner bug (BUG-T1 in the bug
-/// log: invalid UTF-8 is reported at the sequence start in one shot but at a later byte of the
-/// sequence when the sequence is cut by a chunk boundary). For these the everyday tests compare
-/// only the error kind and the events; `invalid_utf8_offsets_do_not_depend_on_chunking` checks
-/// them fully once the bug is fixed.
-const KNOWN_OFFSET_BUGS: &[&str] = &[
-    "i_string_UTF8_surrogate_U+D800.json",
-    "i_string_iso_latin_1.json",
-    "i_string_not_in_unicode_range.json",
-    "i_string_truncated-utf-8.json",
-    "string_1_invalid_codepoint.json",
-    "string_2_invalid_codepoints.json",
-    "string_3_invalid_codepoints.json",
-];
-
 /// Every way of delivering the bytes must give the run of the one-shot scan; returns the
-/// differences found. With `kind_only`, errors are compared by kind only.
-fn chunking_differences(dir: &Path, name: &str, kind_only: bool) -> Vec<String> {
+/// differences found.
+fn chunking_differences(dir: &Path, name: &str) -> Vec<String> {
     let bytes = fs::read(dir.join(name)).unwrap();
     let limits = Limits::new();
     let whole = run_once(&bytes, limits);
@@ -298,50 +283,23 @@ fn chunking_differences(dir: &Path, name: &str, kind_only: bool) -> Vec<String> 
         runs.push((how, run_reader(&bytes, limits, seed, max)));
     }
     runs.iter()
-        .filter_map(|(how, run)| {
-            let d = if kind_only {
-                let kind = |r: &Run| r.result.as_ref().map_err(|e| e.kind().clone()).err();
-                (kind(&whole) != kind(run) || whole.events != run.events)
-                    .then(|| format!("{:?} instead of {:?}", run.result, whole.result))
-            } else {
-                diff(&whole, run)
-            };
-            d.map(|d| format!("{name} ({how}): {d}"))
-        })
+        .filter_map(|(how, run)| diff(&whole, run).map(|d| format!("{name} ({how}): {d}")))
         .collect()
 }
 
-fn all_chunking_differences(dir: &Path, bugs: &[&str], only_bugs: bool) -> Vec<String> {
+fn all_chunking_differences(dir: &Path) -> Vec<String> {
     files(dir)
         .iter()
-        .filter(|name| !only_bugs || bugs.contains(&name.as_str()))
-        .flat_map(|name| {
-            let kind_only = !only_bugs && bugs.contains(&name.as_str());
-            chunking_differences(dir, name, kind_only)
-        })
+        .flat_map(|name| chunking_differences(dir, name))
         .collect()
 }
 
 #[test]
 fn every_parsing_file_gives_the_same_result_in_every_chunking() {
-    let failures = all_chunking_differences(&parsing_dir(), KNOWN_OFFSET_BUGS, false);
-    report("chunking", &failures);
+    report("chunking", &all_chunking_differences(&parsing_dir()));
 }
 
 #[test]
 fn every_transform_file_gives_the_same_result_in_every_chunking() {
-    let failures = all_chunking_differences(&transform_dir(), KNOWN_OFFSET_BUGS, false);
-    report("chunking", &failures);
-}
-
-#[test]
-#[ignore = "bug BUG-T1: invalid UTF-8 offset depends on where a chunk cuts the sequence"]
-fn invalid_utf8_offsets_do_not_depend_on_chunking() {
-    let mut failures = all_chunking_differences(&parsing_dir(), KNOWN_OFFSET_BUGS, true);
-    failures.extend(all_chunking_differences(
-        &transform_dir(),
-        KNOWN_OFFSET_BUGS,
-        true,
-    ));
-    report("chunking", &failures);
+    report("chunking", &all_chunking_differences(&transform_dir()));
 }
