@@ -158,6 +158,14 @@ impl Scanner {
                 st.utf8[st.utf8_len as usize] = b;
                 st.utf8_len += 1;
                 j += 1;
+                // Reject as soon as the prefix can no longer become a valid sequence
+                // (overlong, surrogate, above U+10FFFF), as the uncut path does.
+                if let Err(e) = simdutf8::compat::from_utf8(&st.utf8[..st.utf8_len as usize]) {
+                    if e.error_len().is_some() {
+                        let at = st.utf8_at;
+                        return Err(self.error(ErrorKind::InvalidUtf8, at, None));
+                    }
+                }
                 let need = seq_len(st.utf8[0]);
                 if st.utf8_len as usize == need {
                     let seq = st.utf8;
