@@ -4,3 +4,4 @@ mod common;
 mod harness;
 mod suite;
 mod chunking;
+mod differential;
