@@ -5,3 +5,4 @@ mod harness;
 mod suite;
 mod chunking;
 mod differential;
+mod limits;
