@@ -2,6 +2,7 @@
 
 mod common;
 mod harness;
+mod memory;
 mod suite;
 mod chunking;
 mod differential;
