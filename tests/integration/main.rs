@@ -7,3 +7,4 @@ mod suite;
 mod chunking;
 mod differential;
 mod limits;
+mod errors;
