@@ -3,3 +3,5 @@
 //!
 //! Nothing here reads instance documents; the runtime in `crate::validate` does, from scanner
 //! events.
+
+pub(crate) mod decimal;
