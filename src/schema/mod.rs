@@ -4,4 +4,5 @@
 //! Nothing here reads instance documents; the runtime in `crate::validate` does, from scanner
 //! events.
 
+pub(crate) mod format;
 pub(crate) mod decimal;
