@@ -1,10 +1,12 @@
 //! Integration tests, built as one binary. Each module owns one concern.
 
-mod common;
-mod harness;
-mod memory;
-mod suite;
 mod chunking;
+mod cli;
+mod common;
 mod differential;
-mod limits;
 mod errors;
+mod harness;
+mod limits;
+mod memory;
+mod regressions;
+mod suite;
