@@ -6,3 +6,4 @@
 
 pub(crate) mod format;
 pub(crate) mod decimal;
+pub(crate) mod regex;
