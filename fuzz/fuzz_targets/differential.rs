@@ -5,6 +5,8 @@
 //!   rejects them (`duplicate_name`);
 //! - numbers whose magnitude overflows `f64`: jsongate hands numbers over as exact text of any
 //!   size, serde_json's `Value` (without `arbitrary_precision`) rejects them as out of range.
+//!   serde_json is built with `float_roundtrip`, so it rounds exactly as `Number::as_f64` does
+//!   and both agree on which numbers overflow (`1.7976931348623158e308` is `f64::MAX`).
 //!
 //! Everything else (grammar, UTF-8, lone surrogates, control characters, BOM, depth) must agree.
 #![no_main]

@@ -138,3 +138,23 @@ fn split_utf8_cut_crossing_name_limit_at_end() {
         (ErrorKind::StringTooLong { limit: 2 }, 4)
     );
 }
+
+/// Not a scanner bug: the `differential` target disagreed with `serde_json`'s default (fast,
+/// approximate) float parsing, which rejects `1.7976931348623158e308` as out of range although
+/// it rounds to `f64::MAX`. The target now builds `serde_json` with `float_roundtrip`; this pins
+/// jsongate's side: accepted, and `Number::as_f64` overflows exactly past `f64::MAX`.
+#[test]
+fn differential_near_f64_max() {
+    let doc = saved("differential-near-f64-max");
+    let mut values = Vec::new();
+    let mut sink = |ev: Event<'_>, _| {
+        if let Event::Number(n) = ev {
+            values.push(n.as_f64());
+        }
+        Flow::Continue
+    };
+    let outcome = jsongate::scan(&doc, Limits::unlimited(), &mut sink);
+    assert_eq!(outcome, Ok(Outcome::Complete));
+    let out_of_range = Err(jsongate::NumberError::OutOfRange);
+    assert_eq!(values, [Ok(f64::MAX), out_of_range, Ok(-f64::MAX)]);
+}
