@@ -56,6 +56,11 @@ pub enum ErrorKind {
     Syntax(Syntax),
     /// Reading the input failed (only from the `std::io::Read` adapters).
     Io(std::io::ErrorKind),
+    /// Schema evaluation needed more steps than the validator's budget allows.
+    BudgetExceeded {
+        /// The budget that was exhausted.
+        limit: u64,
+    },
 }
 
 /// Which grammar rule was broken.
@@ -142,6 +147,7 @@ impl ErrorKind {
             ErrorKind::LoneSurrogate => "lone_surrogate",
             ErrorKind::Syntax(_) => "syntax",
             ErrorKind::Io(_) => "io",
+            ErrorKind::BudgetExceeded { .. } => "budget_exceeded",
         }
     }
 }
@@ -163,6 +169,9 @@ impl fmt::Display for ErrorKind {
             ErrorKind::LoneSurrogate => f.write_str("\\u escape leaves a lone surrogate"),
             ErrorKind::Syntax(s) => f.write_str(s.describe()),
             ErrorKind::Io(k) => write!(f, "read failed: {k}"),
+            ErrorKind::BudgetExceeded { limit } => {
+                write!(f, "schema evaluation exceeded its budget of {limit} steps")
+            }
         }
     }
 }
@@ -292,6 +301,7 @@ mod tests {
             ErrorKind::LoneSurrogate,
             ErrorKind::Syntax(Syntax::ExpectedValue),
             ErrorKind::Io(std::io::ErrorKind::Other),
+            ErrorKind::BudgetExceeded { limit: 0 },
         ];
         let mut codes: Vec<_> = kinds.iter().map(ErrorKind::code).collect();
         codes.sort_unstable();

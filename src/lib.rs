@@ -34,6 +34,7 @@ mod limits;
 pub mod pointer;
 mod scan;
 mod schema;
+mod validate;
 
 pub use error::{Error, ErrorKind, Syntax};
 pub use limits::{
@@ -41,7 +42,11 @@ pub use limits::{
     DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_NUMBER_BYTES, DEFAULT_MAX_STRING_BYTES, UNLIMITED,
 };
 pub use scan::read::READ_CHUNK;
-pub use scan::{Event, Flow, Ignore, Number, NumberError, Outcome, Scanner, Sink};
+pub use scan::{Event, Flow, Ignore, Number, NumberError, Outcome, Position, Scanner, Sink};
+pub use schema::{
+    CompileError, Draft, Schema, SchemaOptions, DEFAULT_EVAL_BUDGET, DEFAULT_MAX_SCHEMA_NODES,
+};
+pub use validate::{Rejection, Validator, Violation};
 
 /// Checks that `input` is one valid JSON document within `limits`.
 ///

@@ -7,13 +7,15 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use jsongate::{ErrorKind, Ignore, Limits, Outcome, Scanner, UNLIMITED};
+use jsongate::{
+    Error, ErrorKind, Ignore, Limits, Rejection, Scanner, Schema, Validator, Violation, UNLIMITED,
+};
 
 const USAGE: &str = "\
 jsongate — streaming, bounded-memory JSON gate for untrusted tool output
 
 USAGE:
-    jsongate check [OPTIONS] [FILE | -]
+    jsongate check [OPTIONS] [--schema SCHEMA [SCHEMA OPTIONS]] [FILE | -]
     jsongate --help | --version
 
 COMMANDS:
@@ -35,9 +37,24 @@ OPTIONS (N is a non-negative integer or 'unlimited'):
     --max-items N          items of one array                    [default: 1000000]
     -h, --help             print this help
 
+SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the read):
+    --schema FILE          JSON Schema to validate against (draft 2020-12 unless its $schema
+                           names 2019-09 or draft-07); an invalid or unresolvable schema is
+                           a configuration error (exit 2)
+    --format-assertion     validate 'format' instead of treating it as an annotation
+    --resource URI=FILE    make FILE available to $ref as URI (repeatable); nothing is ever
+                           fetched from the network or read from disk otherwise
+    --errors N             collect up to N violations (default 1); the line then also has
+                           \"errors\":[...] with each violation
+    --eval-budget N        subschema evaluations allowed per document [default: 10000000];
+                           past it the document is rejected with kind budget_exceeded
+    A schema violation has kind schema and adds \"keyword\" (the failing keyword) and
+    \"schema_path\" (its location through the schema, following $ref) to the error.
+
 ERROR KINDS:
     too_large, too_deep, name_too_long, string_too_long, number_too_long, too_many_members,
-    too_many_items, duplicate_name, invalid_utf8, lone_surrogate, syntax
+    too_many_items, duplicate_name, invalid_utf8, lone_surrogate, syntax, schema,
+    budget_exceeded
 
 EXIT STATUS:
     0 accepted, 1 rejected, 2 usage, configuration or I/O error
@@ -80,9 +97,24 @@ fn parse_limit(flag: &str, value: Option<&String>) -> Result<u64, String> {
         .map_err(|_| format!("{flag}: '{v}' is not a non-negative integer or 'unlimited'"))
 }
 
+struct SchemaArgs {
+    schema: Option<String>,
+    format_assertion: bool,
+    resources: Vec<(String, String)>,
+    errors: usize,
+    budget: u64,
+}
+
 fn check(args: &[String]) -> Result<ExitCode, String> {
     let mut limits = Limits::new();
     let mut file: Option<String> = None;
+    let mut sa = SchemaArgs {
+        schema: None,
+        format_assertion: false,
+        resources: Vec::new(),
+        errors: 1,
+        budget: jsongate::DEFAULT_EVAL_BUDGET,
+    };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -98,6 +130,35 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
             "--max-bytes" | "--max-depth" | "--max-name-bytes" | "--max-string-bytes"
             | "--max-number-bytes" | "--max-members" | "--max-items" => {
                 parse_limit(flag, value().as_ref())?
+            }
+            "--schema" => {
+                sa.schema = Some(value().ok_or("--schema needs a file")?);
+                continue;
+            }
+            "--format-assertion" => {
+                sa.format_assertion = true;
+                continue;
+            }
+            "--resource" => {
+                let r = value().ok_or("--resource needs URI=FILE")?;
+                let (uri, path) = r
+                    .split_once('=')
+                    .ok_or_else(|| format!("--resource: '{r}' is not URI=FILE"))?;
+                sa.resources.push((uri.to_string(), path.to_string()));
+                continue;
+            }
+            "--eval-budget" => {
+                sa.budget = parse_limit(flag, value().as_ref())?;
+                continue;
+            }
+            "--errors" => {
+                let n = value().ok_or("--errors needs a number")?;
+                sa.errors = n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("--errors: '{n}' is not a positive integer"))?;
+                continue;
             }
             "-" => {
                 set_file(&mut file, "-")?;
@@ -119,36 +180,60 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
             _ => limits.max_items(v),
         };
     }
+    let validator = match &sa.schema {
+        Some(path) => Some(load_schema(path, &sa)?.max_errors(sa.errors)),
+        None => None,
+    };
 
     let mut scanner = Scanner::new(limits);
-    let result = match file.as_deref() {
-        None | Some("-") => scanner.scan_read(io::stdin().lock(), &mut Ignore),
+    let input: Box<dyn io::Read> = match file.as_deref() {
+        None | Some("-") => Box::new(io::stdin().lock()),
         Some(path) => {
-            let f = std::fs::File::open(path).map_err(|e| format!("cannot open '{path}': {e}"))?;
-            scanner.scan_read(f, &mut Ignore)
+            Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open '{path}': {e}"))?)
+        }
+    };
+    let (result, violations) = match validator {
+        None => (
+            scanner
+                .scan_read(input, &mut Ignore)
+                .map(|_| ())
+                .map_err(Rejection::Error),
+            Vec::new(),
+        ),
+        Some(mut v) => {
+            let r = v.validate_read(&mut scanner, input);
+            (r, v.violations().to_vec())
         }
     };
     let bytes_read = scanner.bytes_read();
     let (line, code) = match result {
-        Ok(Outcome::Complete | Outcome::Stopped) => (
+        Ok(()) => (
             format!("{{\"valid\":true,\"bytes_read\":{bytes_read}}}"),
             ExitCode::SUCCESS,
         ),
-        Err(e) => {
+        Err(Rejection::Error(e)) => {
             if let ErrorKind::Io(kind) = e.kind() {
                 return Err(format!("read failed after {bytes_read} bytes: {kind}"));
             }
-            let mut out = format!(
-                "{{\"valid\":false,\"bytes_read\":{bytes_read},\"error\":{{\"kind\":\"{}\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
-                e.kind().code(),
-                e.offset(),
-                e.line(),
-                e.column()
-            );
-            push_json_string(&mut out, e.pointer());
-            out.push_str(",\"message\":");
-            push_json_string(&mut out, &e.kind().to_string());
-            out.push_str("}}");
+            let mut out = format!("{{\"valid\":false,\"bytes_read\":{bytes_read},\"error\":");
+            push_error(&mut out, &e);
+            out.push('}');
+            (out, ExitCode::from(1))
+        }
+        Err(Rejection::Violation(first)) => {
+            let mut out = format!("{{\"valid\":false,\"bytes_read\":{bytes_read},\"error\":");
+            push_violation(&mut out, &first);
+            if sa.errors > 1 {
+                out.push_str(",\"errors\":[");
+                for (i, v) in violations.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    push_violation(&mut out, v);
+                }
+                out.push(']');
+            }
+            out.push('}');
             (out, ExitCode::from(1))
         }
     };
@@ -157,6 +242,54 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
     let _ = writeln!(stdout, "{line}");
     let _ = stdout.flush();
     Ok(code)
+}
+
+fn load_schema(path: &str, sa: &SchemaArgs) -> Result<Validator, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read schema '{path}': {e}"))?;
+    let mut opts = Schema::options()
+        .format_assertion(sa.format_assertion)
+        .eval_budget(sa.budget);
+    for (uri, file) in &sa.resources {
+        let doc = std::fs::read(file).map_err(|e| format!("cannot read resource '{file}': {e}"))?;
+        opts = opts.resource(uri, &doc);
+    }
+    let schema = opts
+        .compile(&bytes)
+        .map_err(|e| format!("invalid schema '{path}': {e}"))?;
+    Ok(Validator::new(&schema))
+}
+
+fn push_error(out: &mut String, e: &Error) {
+    let _ = write!(
+        out,
+        "{{\"kind\":\"{}\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
+        e.kind().code(),
+        e.offset(),
+        e.line(),
+        e.column()
+    );
+    push_json_string(out, e.pointer());
+    out.push_str(",\"message\":");
+    push_json_string(out, &e.kind().to_string());
+    out.push('}');
+}
+
+fn push_violation(out: &mut String, v: &Violation) {
+    let _ = write!(
+        out,
+        "{{\"kind\":\"schema\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
+        v.offset(),
+        v.line(),
+        v.column()
+    );
+    push_json_string(out, v.instance_pointer());
+    out.push_str(",\"message\":");
+    push_json_string(out, &v.message());
+    out.push_str(",\"keyword\":");
+    push_json_string(out, v.keyword());
+    out.push_str(",\"schema_path\":");
+    push_json_string(out, v.keyword_location());
+    out.push('}');
 }
 
 fn set_file(file: &mut Option<String>, f: &str) -> Result<(), String> {

@@ -66,6 +66,25 @@ pub enum Flow {
 pub trait Sink {
     /// Handles one event that starts at byte `offset`.
     fn event(&mut self, event: Event<'_>, offset: u64) -> Flow;
+
+    /// Handles one event with its full position. The scanner calls this; the default
+    /// forwards to [`event`](Self::event). Sinks that report positions later (such as the
+    /// validator, which may collect several violations) override it.
+    #[inline]
+    fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
+        self.event(event, at.offset)
+    }
+}
+
+/// Where a token starts: 0-based byte offset, 1-based line and column (column in bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Position {
+    /// 0-based byte offset.
+    pub offset: u64,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column, counted in bytes.
+    pub column: u64,
 }
 
 impl<F: FnMut(Event<'_>, u64) -> Flow> Sink for F {
@@ -335,7 +354,7 @@ impl Scanner {
                     Err(self.error(ErrorKind::Syntax(Syntax::InvalidNumber), at, None))
                 }
             }
-            State::Value(Slot::Top) if at == 0 => {
+            State::Value(Slot::Top) => {
                 Err(self.error(ErrorKind::Syntax(Syntax::ExpectedValue), at, None))
             }
             _ => Err(self.error(ErrorKind::Syntax(Syntax::UnexpectedEnd), at, None)),
@@ -348,6 +367,27 @@ impl Scanner {
             }
             Err(e) => Err(self.fail(e)),
         }
+    }
+
+    #[inline]
+    pub(crate) fn pos(&self, offset: u64) -> Position {
+        Position {
+            offset,
+            line: self.line,
+            column: offset.saturating_sub(self.line_start) + 1,
+        }
+    }
+
+    /// 1-based line and column of `offset`, for an offset at or after the start of the
+    /// current line (any token the scanner has just delivered qualifies).
+    pub fn line_column(&self, offset: u64) -> (u64, u64) {
+        (self.line, offset.saturating_sub(self.line_start) + 1)
+    }
+
+    /// An error at `offset` with the pointer of the current position (for layers above the
+    /// scanner that stop the stream, such as the validator's evaluation budget).
+    pub(crate) fn error_at(&self, kind: ErrorKind, offset: u64) -> Error {
+        self.error(kind, offset, None)
     }
 
     fn fail(&mut self, e: Error) -> Error {
@@ -451,7 +491,8 @@ impl Scanner {
         let mut state = self.state;
         macro_rules! emit {
             ($ev:expr, $at:expr, $next:expr) => {{
-                let flow = sink.event($ev, $at);
+                let at = $at;
+                let flow = sink.event_at($ev, self.pos(at));
                 i = $next;
                 if flow == Flow::Stop {
                     self.state = state;
@@ -534,7 +575,6 @@ impl Scanner {
                                 _ => Literal::Null,
                             };
                             state = State::Lit(lit, 0);
-                            continue;
                         }
                         0xEF if at == 0 => bail!(ErrorKind::Syntax(Syntax::ByteOrderMark), i),
                         b'/' => bail!(ErrorKind::Syntax(Syntax::Comment), i),

@@ -194,7 +194,8 @@ impl super::Scanner {
             len
         };
         if let Some(end) = fast_number(&buf[..wend], i) {
-            let flow = sink.event(super::Event::Number(Number(&buf[i..end])), base + i as u64);
+            let at = self.pos(base + i as u64);
+            let flow = sink.event_at(super::Event::Number(Number(&buf[i..end])), at);
             return Ok((end, Some(flow), NumState::Int));
         }
         let mut st = NumState::Start;
@@ -206,8 +207,10 @@ impl super::Scanner {
                     j += 1;
                 }
                 Step::End => {
-                    let flow =
-                        sink.event(super::Event::Number(Number(&buf[i..j])), base + i as u64);
+                    let flow = sink.event_at(
+                        super::Event::Number(Number(&buf[i..j])),
+                        self.pos(base + i as u64),
+                    );
                     return Ok((j, Some(flow), st));
                 }
                 Step::Error(s) => {
@@ -260,10 +263,8 @@ impl super::Scanner {
         &mut self,
         sink: &mut S,
     ) -> super::Flow {
-        sink.event(
-            super::Event::Number(Number(&self.scratch)),
-            self.token_start,
-        )
+        let at = self.pos(self.token_start);
+        sink.event_at(super::Event::Number(Number(&self.scratch)), at)
     }
 }
 
@@ -363,6 +364,6 @@ mod tests {
         assert_eq!(n("-1e400").as_f64(), Err(NumberError::OutOfRange));
         assert_eq!(n("1e-400").as_f64(), Ok(0.0));
         assert_eq!(n("0.1").as_f64(), Ok(0.1));
-        assert!(n("1.0").is_integer() == false && n("-7").is_integer());
+        assert!(!n("1.0").is_integer() && n("-7").is_integer());
     }
 }

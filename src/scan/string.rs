@@ -6,7 +6,7 @@
 //! unescaping, and checked at the byte that would cross the limit.
 
 use super::simd;
-use super::{names::Names, Event, Flow, Frame, Scanner, Sink};
+use super::{names::Names, Event, Flow, Frame, Position, Scanner, Sink};
 use crate::error::{Error, ErrorKind, Syntax};
 
 /// Where the decoder stands inside an escape sequence.
@@ -55,7 +55,7 @@ fn deliver<S: Sink + ?Sized>(
     stack: &mut [Frame],
     text: &str,
     name: bool,
-    start: u64,
+    start: Position,
     sink: &mut S,
 ) -> Result<Flow, ()> {
     if name {
@@ -67,9 +67,9 @@ fn deliver<S: Sink + ?Sized>(
             f.count += 1;
             f.open = true;
         }
-        Ok(sink.event(Event::Name(text), start))
+        Ok(sink.event_at(Event::Name(text), start))
     } else {
-        Ok(sink.event(Event::String(text), start))
+        Ok(sink.event_at(Event::String(text), start))
     }
 }
 
@@ -111,7 +111,8 @@ impl Scanner {
         if window.get(n) == Some(&b'"') {
             if let Some(text) = run.as_str() {
                 let close = i + 1 + n;
-                return match deliver(&mut self.names, &mut self.stack, text, name, start, sink) {
+                let at = self.pos(start);
+                return match deliver(&mut self.names, &mut self.stack, text, name, at, sink) {
                     Ok(flow) => Ok((close + 1, Some(flow))),
                     Err(()) => Err(self.error(
                         ErrorKind::DuplicateName,
@@ -158,6 +159,11 @@ impl Scanner {
                 st.utf8[st.utf8_len as usize] = b;
                 st.utf8_len += 1;
                 j += 1;
+                // The length limit is crossed at the first byte past it, as on the uncut path,
+                // which checks the length before the encoding of that byte.
+                if (self.scratch.len() + st.utf8_len as usize) as u64 > limit {
+                    return Err(self.error(too_long(limit), at, None));
+                }
                 // Reject as soon as the prefix can no longer become a valid sequence
                 // (overlong, surrogate, above U+10FFFF), as the uncut path does.
                 if let Err(e) = simdutf8::compat::from_utf8(&st.utf8[..st.utf8_len as usize]) {
@@ -318,8 +324,8 @@ impl Scanner {
                     let Ok(text) = simdutf8::basic::from_utf8(&self.scratch) else {
                         return Err(self.error(ErrorKind::InvalidUtf8, close, None));
                     };
-                    return match deliver(&mut self.names, &mut self.stack, text, name, start, sink)
-                    {
+                    let at = self.pos(start);
+                    return match deliver(&mut self.names, &mut self.stack, text, name, at, sink) {
                         Ok(flow) => Ok((j + 1, Some(flow))),
                         Err(()) => {
                             let dup = self.scratch.clone();

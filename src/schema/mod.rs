@@ -4,6 +4,278 @@
 //! Nothing here reads instance documents; the runtime in `crate::validate` does, from scanner
 //! events.
 
-pub(crate) mod format;
 pub(crate) mod decimal;
+pub(crate) mod format;
 pub(crate) mod regex;
+
+mod compile;
+pub(crate) mod program;
+mod registry;
+mod uri;
+pub(crate) mod value;
+
+use std::sync::{Arc, OnceLock};
+
+pub use compile::CompileError;
+pub use registry::Draft;
+
+use crate::Limits;
+use program::Program;
+use registry::Registry;
+use value::Value;
+
+/// Default bound on the number of compiled subschemas and constants.
+pub const DEFAULT_MAX_SCHEMA_NODES: usize = 100_000;
+/// Default per-document evaluation budget: subschema evaluations started in one document.
+pub const DEFAULT_EVAL_BUDGET: u64 = 10_000_000;
+
+/// A compiled JSON Schema: immutable, `Send + Sync`, cheap to clone (shared program).
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, Schema, Validator};
+/// let schema = Schema::compile(br#"{"type":"array","items":{"type":"integer"},"maxItems":3}"#)?;
+/// let mut v = Validator::new(&schema);
+/// assert!(v.validate_slice(b"[1,2,3]", Limits::new()).is_ok());
+/// assert!(v.validate_slice(b"[1,2,3,4]", Limits::new()).is_err());
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
+#[derive(Clone)]
+pub struct Schema {
+    program: Arc<Program>,
+    budget: u64,
+}
+
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Schema")
+            .field("nodes", &self.program.nodes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Schema {
+    /// Compiles a schema with the default options (draft 2020-12 unless `$schema` says
+    /// otherwise, format as annotation only, the schema itself checked against its
+    /// meta-schema).
+    ///
+    /// # Errors
+    /// The schema is not valid JSON, not a valid schema, or references something unknown.
+    pub fn compile(schema: &[u8]) -> Result<Schema, CompileError> {
+        SchemaOptions::new().compile(schema)
+    }
+
+    /// Options for compiling.
+    pub fn options() -> SchemaOptions {
+        SchemaOptions::new()
+    }
+
+    pub(crate) fn program(&self) -> &Program {
+        &self.program
+    }
+
+    pub(crate) fn eval_budget(&self) -> u64 {
+        self.budget
+    }
+}
+
+/// How to compile a [`Schema`]. Consuming setters, documented defaults.
+#[derive(Clone)]
+pub struct SchemaOptions {
+    draft: Draft,
+    format_assertion: bool,
+    validate_schema: bool,
+    max_nodes: usize,
+    budget: u64,
+    limits: Limits,
+    registry: Registry,
+    error: Option<CompileError>,
+}
+
+impl Default for SchemaOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SchemaOptions {
+    /// Defaults: draft 2020-12, format annotation only, meta-schema check on,
+    /// [`DEFAULT_MAX_SCHEMA_NODES`], [`DEFAULT_EVAL_BUDGET`], and the scanner's default
+    /// [`Limits`] for reading schema documents.
+    pub fn new() -> Self {
+        SchemaOptions {
+            draft: Draft::Draft202012,
+            format_assertion: false,
+            validate_schema: true,
+            max_nodes: DEFAULT_MAX_SCHEMA_NODES,
+            budget: DEFAULT_EVAL_BUDGET,
+            limits: Limits::new(),
+            registry: Registry::default(),
+            error: None,
+        }
+    }
+
+    /// The draft for schemas without `$schema`.
+    #[must_use]
+    pub fn draft(mut self, draft: Draft) -> Self {
+        self.draft = draft;
+        self
+    }
+
+    /// Whether `format` is asserted (validated) rather than an annotation.
+    #[must_use]
+    pub fn format_assertion(mut self, on: bool) -> Self {
+        self.format_assertion = on;
+        self
+    }
+
+    /// Whether the schema is checked against its meta-schema before compiling.
+    #[must_use]
+    pub fn validate_schema(mut self, on: bool) -> Self {
+        self.validate_schema = on;
+        self
+    }
+
+    /// Bound on compiled subschemas and constants.
+    #[must_use]
+    pub fn max_nodes(mut self, n: usize) -> Self {
+        self.max_nodes = n;
+        self
+    }
+
+    /// Per-document evaluation budget (subschema evaluations started).
+    #[must_use]
+    pub fn eval_budget(mut self, n: u64) -> Self {
+        self.budget = n;
+        self
+    }
+
+    /// Limits for reading schema documents.
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Registers a document that `$ref`s may name by `uri`. Nothing else is ever fetched.
+    /// An unreadable document makes [`compile`](Self::compile) fail.
+    #[must_use]
+    pub fn resource(mut self, uri: &str, document: &[u8]) -> Self {
+        match Value::parse(document, self.limits) {
+            Ok(v) => {
+                let key = uri::Uri::parse(uri).base();
+                self.registry.resources.insert(key, Arc::new(v));
+            }
+            Err(e) => {
+                self.error.get_or_insert_with(|| {
+                    CompileError::new(format!("resource is not valid JSON: {e}"), uri)
+                });
+            }
+        }
+        self
+    }
+
+    /// Compiles `schema`.
+    ///
+    /// # Errors
+    /// The schema is not valid JSON, fails its meta-schema, references something that was
+    /// not registered, or exceeds the compile bounds.
+    pub fn compile(&self, schema: &[u8]) -> Result<Schema, CompileError> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let value = Value::parse(schema, self.limits)
+            .map_err(|e| CompileError::new(format!("schema is not valid JSON: {e}"), "#"))?;
+        self.compile_value(value)
+    }
+
+    pub(crate) fn compile_value(&self, value: Value) -> Result<Schema, CompileError> {
+        if self.validate_schema {
+            self.check_against_meta(&value)?;
+        }
+        let settings = compile::Settings {
+            default_draft: self.draft,
+            format_assertion: self.format_assertion,
+            max_nodes: self.max_nodes,
+            registry: self.registry.clone(),
+            base_uri: "jsongate:///schema.json".into(),
+        };
+        let program = compile::Compiler::new(settings).compile(value)?;
+        Ok(Schema {
+            program: Arc::new(program),
+            budget: self.budget,
+        })
+    }
+
+    /// Checks a schema document against the meta-schema its `$schema` names.
+    fn check_against_meta(&self, value: &Value) -> Result<(), CompileError> {
+        let meta_uri = match value.get("$schema").and_then(Value::as_str) {
+            Some(s) => s.to_string(),
+            None => match self.draft {
+                Draft::Draft7 => "http://json-schema.org/draft-07/schema".into(),
+                Draft::Draft201909 => "https://json-schema.org/draft/2019-09/schema".into(),
+                Draft::Draft202012 => "https://json-schema.org/draft/2020-12/schema".into(),
+            },
+        };
+        let meta = match registry::known_draft(&meta_uri) {
+            Some(d)
+                if registry::normalize(&meta_uri).starts_with("http://json-schema.org/draft-0")
+                    && d == Draft::Draft7
+                    && !meta_uri.contains("draft-07") =>
+            {
+                // Draft-04/06 documents: no embedded meta-schema to check against.
+                return Ok(());
+            }
+            Some(d) => embedded_meta(d)?,
+            None => {
+                // A custom meta-schema registered by the caller.
+                let Some(doc) = self.registry.get(&uri::Uri::parse(&meta_uri).base()) else {
+                    return Err(CompileError::new(
+                        format!("unknown meta-schema '{meta_uri}' in $schema"),
+                        "#/$schema",
+                    ));
+                };
+                let opts = SchemaOptions {
+                    validate_schema: false,
+                    error: None,
+                    ..self.clone()
+                };
+                opts.compile_value((*doc).clone())?
+            }
+        };
+        let mut v = crate::Validator::new(&meta);
+        let ok = crate::validate::value_events(value, &mut v) && v.is_valid();
+        if ok {
+            return Ok(());
+        }
+        let (kw, at) = v.violation().map_or(("", String::new()), |x| {
+            (x.keyword(), x.instance_pointer().to_string())
+        });
+        Err(CompileError::new(
+            format!("schema does not conform to its meta-schema ({kw} failed)"),
+            format!("#{at}"),
+        ))
+    }
+}
+
+/// The compiled official meta-schema of a draft, built once per process.
+fn embedded_meta(d: Draft) -> Result<Schema, CompileError> {
+    static M7: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
+    static M19: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
+    static M20: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
+    let (cell, uri) = match d {
+        Draft::Draft7 => (&M7, "http://json-schema.org/draft-07/schema"),
+        Draft::Draft201909 => (&M19, "https://json-schema.org/draft/2019-09/schema"),
+        Draft::Draft202012 => (&M20, "https://json-schema.org/draft/2020-12/schema"),
+    };
+    cell.get_or_init(|| {
+        let doc = Registry::default()
+            .get(uri)
+            .ok_or_else(|| CompileError::new("missing embedded meta-schema", uri))?;
+        SchemaOptions::new()
+            .validate_schema(false)
+            .draft(d)
+            .compile_value((*doc).clone())
+    })
+    .clone()
+}

@@ -158,6 +158,22 @@ type KindCase<'a> = (&'a [&'a str], &'a [u8], &'a str, u64, &'a str);
 #[test]
 fn every_error_kind_is_reported_through_the_cli() {
     let deep = "[".repeat(129);
+    let dir = tempfile::tempdir().unwrap();
+    let strict = dir.path().join("strict.json");
+    std::fs::write(
+        &strict,
+        br#"{"properties":{"approved":{"type":"boolean"}},"additionalProperties":false}"#,
+    )
+    .unwrap();
+    let strict = strict.to_string_lossy().to_string();
+    // Two alternatives per nesting level: evaluations double with depth.
+    let nested = dir.path().join("nested.json");
+    std::fs::write(
+        &nested,
+        br##"{"anyOf":[{"items":{"$ref":"#"}},{"items":{"$ref":"#"}}]}"##,
+    )
+    .unwrap();
+    let nested = nested.to_string_lossy().to_string();
     let cases: &[KindCase] = &[
         (&["--max-bytes", "4"], b"[1,2]", "too_large", 4, "/1"),
         (&[], deep.as_bytes(), "too_deep", 128, &"/0".repeat(128)),
@@ -194,6 +210,20 @@ fn every_error_kind_is_reported_through_the_cli() {
         (&[], b"[\"\xff\"]", "invalid_utf8", 2, "/0"),
         (&[], br#"["\ud800"]"#, "lone_surrogate", 8, "/0"),
         (&[], b"[1,]", "syntax", 3, ""),
+        (
+            &["--schema", &strict],
+            br#"{"approved":true,"admin_override":true}"#,
+            "schema",
+            17,
+            "/admin_override",
+        ),
+        (
+            &["--schema", &nested, "--eval-budget", "100"],
+            b"[[[[[[[[[[]]]]]]]]]]",
+            "budget_exceeded",
+            5,
+            "/0/0/0/0",
+        ),
     ];
     let mut kinds: Vec<&str> = Vec::new();
     for &(flags, input, kind, offset, pointer) in cases {

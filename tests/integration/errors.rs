@@ -170,7 +170,6 @@ fn read_errors_are_reported_with_the_bytes_read_so_far() {
 }
 
 #[test]
-#[ignore = "bug BUG-T3: whitespace-only input is reported as UnexpectedEnd, not ExpectedValue"]
 fn whitespace_only_input_expects_a_value() {
     for (input, offset, line, column) in [
         (&b"   "[..], 3, 1, 4),

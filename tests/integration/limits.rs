@@ -232,7 +232,6 @@ fn limits_apply_in_every_chunking_when_the_crossing_token_is_split() {
 /// A multi-byte character that the limit cuts in the middle: the byte that crosses is the
 /// first one past the limit (inside the character), whether or not a chunk also cuts it.
 #[test]
-#[ignore = "bug BUG-T2: offset is the character's last byte when a chunk ends after its lead byte"]
 fn multibyte_character_crossing_a_length_limit_is_reported_at_the_same_byte_in_every_chunking() {
     for (doc, limit, offset) in [
         ("[\"ab\u{1f600}\"]", 3, 5),

@@ -9,4 +9,6 @@ mod harness;
 mod limits;
 mod memory;
 mod regressions;
+mod schema_early;
+mod schema_suite;
 mod suite;

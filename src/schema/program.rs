@@ -1,0 +1,296 @@
+//! The compiled, immutable validator program: one [`Node`] per subschema, with every
+//! reference resolved to a node index and every draft difference already normalised.
+//!
+//! A program is `Send + Sync` and shared behind an `Arc`; the runtime (`crate::validate`)
+//! keeps all per-document state. Nothing here depends on the draft a schema was written in:
+//! draft-07's array `items` and `additionalItems`, for instance, arrive here as
+//! `prefix_items` and `items`, exactly like draft 2020-12's.
+
+use std::collections::HashMap;
+
+use super::decimal::Decimal;
+use super::regex::Regex;
+
+/// Index of a node in [`Program::nodes`].
+pub(crate) type NodeId = u32;
+
+/// A subschema reached through a keyword, with the keyword path used for error locations
+/// (`"allOf/1"`, `"properties/name"`, `"$ref"`).
+#[derive(Debug)]
+pub(crate) struct Child {
+    pub(crate) node: NodeId,
+    /// Index into [`Program::labels`].
+    pub(crate) label: u32,
+}
+
+/// Instance types as a bit set.
+pub(crate) mod types {
+    pub(crate) const NULL: u8 = 1;
+    pub(crate) const BOOLEAN: u8 = 2;
+    pub(crate) const OBJECT: u8 = 4;
+    pub(crate) const ARRAY: u8 = 8;
+    pub(crate) const NUMBER: u8 = 16;
+    pub(crate) const STRING: u8 = 32;
+    /// Numbers with a zero fractional part (`1`, `1.0`, `1e2`).
+    pub(crate) const INTEGER: u8 = 64;
+}
+
+/// A compiled subschema.
+#[derive(Debug)]
+pub(crate) struct Node {
+    pub(crate) kind: NodeKind,
+    /// The schema resource this node belongs to (index into [`Program::resources`]).
+    pub(crate) resource: u32,
+    /// Absolute location of the subschema (`base URI#pointer`), for messages.
+    pub(crate) location: Box<str>,
+    /// Whether the node has no in-place applicators, so a scalar can be checked against it
+    /// without an eval of its own.
+    pub(crate) simple: bool,
+}
+
+#[derive(Debug)]
+pub(crate) enum NodeKind {
+    /// `true` or `false` (also `{}` compiles to `true`).
+    Bool(bool),
+    Keywords(Box<Keywords>),
+    /// Structural equality with one JSON value (`const`, one `enum` member).
+    Const(Const),
+}
+
+/// A JSON value to compare against, with nested values as nodes so the runtime can match it
+/// member by member while the instance streams by.
+#[derive(Debug)]
+pub(crate) enum Const {
+    Null,
+    Bool(bool),
+    Number(Decimal),
+    String(Box<str>),
+    Array(Vec<NodeId>),
+    /// Members sorted by name.
+    Object(Vec<(Box<str>, NodeId)>),
+}
+
+/// How a dynamic reference finds its target at run time.
+#[derive(Debug)]
+pub(crate) enum Dynamic {
+    /// `$dynamicRef` whose static target declares `$dynamicAnchor` with this name.
+    Anchor(Box<str>),
+    /// `$recursiveRef` whose static target declares `$recursiveAnchor: true`.
+    Recursive,
+}
+
+#[derive(Debug)]
+pub(crate) struct DynRef {
+    /// Target when the dynamic scope has nothing better (also the label `$dynamicRef`).
+    pub(crate) fallback: Child,
+    pub(crate) dynamic: Dynamic,
+}
+
+/// Every keyword a node may hold, normalised across drafts.
+#[derive(Debug, Default)]
+pub(crate) struct Keywords {
+    pub(crate) types: Option<u8>,
+    /// Scalar-only `enum`/`const` are checked directly; others become `Const` nodes.
+    pub(crate) consts: Vec<Child>,
+    /// `enum` alternatives (at least one must match).
+    pub(crate) enum_: Option<Vec<NodeId>>,
+
+    // In-place applicators.
+    pub(crate) refs: Vec<Child>,
+    pub(crate) dynamic_ref: Option<DynRef>,
+    pub(crate) all_of: Vec<Child>,
+    pub(crate) any_of: Vec<Child>,
+    pub(crate) one_of: Vec<Child>,
+    pub(crate) not: Option<Child>,
+    pub(crate) if_: Option<Child>,
+    pub(crate) then_: Option<Child>,
+    pub(crate) else_: Option<Child>,
+    /// `dependentSchemas` (and draft-07 `dependencies` with schema values).
+    pub(crate) dependent_schemas: Vec<(Box<str>, Child)>,
+
+    // Numbers.
+    pub(crate) minimum: Option<Decimal>,
+    pub(crate) maximum: Option<Decimal>,
+    pub(crate) exclusive_minimum: Option<Decimal>,
+    pub(crate) exclusive_maximum: Option<Decimal>,
+    pub(crate) multiple_of: Option<Decimal>,
+
+    // Strings.
+    pub(crate) min_length: Option<u64>,
+    pub(crate) max_length: Option<u64>,
+    pub(crate) pattern: Option<Regex>,
+    /// Asserted format (only when format assertion is on and the format is known).
+    pub(crate) format: Option<Box<str>>,
+
+    // Arrays.
+    pub(crate) prefix_items: Vec<Child>,
+    pub(crate) items: Option<Child>,
+    pub(crate) contains: Option<Child>,
+    pub(crate) min_contains: u64,
+    pub(crate) max_contains: Option<u64>,
+    pub(crate) min_items: Option<u64>,
+    pub(crate) max_items: Option<u64>,
+    pub(crate) unique_items: bool,
+    pub(crate) unevaluated_items: Option<Child>,
+
+    // Objects.
+    pub(crate) properties: Vec<(Box<str>, Child)>,
+    /// Index into `properties` by name, built when there are many.
+    pub(crate) property_index: Option<HashMap<Box<str>, usize>>,
+    pub(crate) pattern_properties: Vec<(Regex, Child)>,
+    pub(crate) additional_properties: Option<Child>,
+    pub(crate) property_names: Option<Child>,
+    pub(crate) min_properties: Option<u64>,
+    pub(crate) max_properties: Option<u64>,
+    pub(crate) required: Vec<Box<str>>,
+    pub(crate) dependent_required: Vec<(Box<str>, Vec<Box<str>>)>,
+    pub(crate) unevaluated_properties: Option<Child>,
+    /// Whether a number instance must be parsed exactly before this node sees it (bounds
+    /// that do not fit `i64`, `const`/`enum`); other cases parse lazily.
+    pub(crate) needs_decimal: bool,
+    /// The numeric bounds as `i64` when every one present is an integer that fits, so that
+    /// integer instances are checked without exact decimal arithmetic.
+    pub(crate) int_bounds: Option<IntBounds>,
+}
+
+/// The value of an integral decimal that fits `i64`.
+fn decimal_to_i64(d: &Decimal) -> Option<i64> {
+    if !d.is_integer() {
+        return None;
+    }
+    // Canonical integers are `digits e exponent` with a non-negative exponent.
+    let c = d.canonical();
+    let (mantissa, exp) = c.split_once('e').unwrap_or((&c, "0"));
+    let exp: u32 = exp.parse().ok()?;
+    let m: i64 = mantissa.parse().ok()?;
+    m.checked_mul(10i64.checked_pow(exp)?)
+}
+
+/// Integer forms of `minimum`, `maximum`, `exclusive*` and `multipleOf`.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IntBounds {
+    pub(crate) minimum: Option<i64>,
+    pub(crate) maximum: Option<i64>,
+    pub(crate) exclusive_minimum: Option<i64>,
+    pub(crate) exclusive_maximum: Option<i64>,
+    pub(crate) multiple_of: Option<i64>,
+}
+
+impl IntBounds {
+    /// Checks an integer instance; `Err(keyword)` names the bound it breaks.
+    pub(crate) fn check(&self, n: i64) -> Result<(), &'static str> {
+        if self.minimum.is_some_and(|m| n < m) {
+            return Err("minimum");
+        }
+        if self.maximum.is_some_and(|m| n > m) {
+            return Err("maximum");
+        }
+        if self.exclusive_minimum.is_some_and(|m| n <= m) {
+            return Err("exclusiveMinimum");
+        }
+        if self.exclusive_maximum.is_some_and(|m| n >= m) {
+            return Err("exclusiveMaximum");
+        }
+        if self.multiple_of.is_some_and(|m| n % m != 0) {
+            return Err("multipleOf");
+        }
+        Ok(())
+    }
+}
+
+impl Keywords {
+    /// Whether no keyword applies another subschema to the same value.
+    pub(crate) fn in_place_free(&self) -> bool {
+        self.refs.is_empty()
+            && self.dynamic_ref.is_none()
+            && self.all_of.is_empty()
+            && self.any_of.is_empty()
+            && self.one_of.is_empty()
+            && self.not.is_none()
+            && self.if_.is_none()
+    }
+
+    /// Computes [`needs_decimal`](Self::needs_decimal) once the keywords are known.
+    pub(crate) fn finish(&mut self) {
+        let as_int = |d: &Option<Decimal>| -> Result<Option<i64>, ()> {
+            match d {
+                None => Ok(None),
+                Some(d) => decimal_to_i64(d).map(Some).ok_or(()),
+            }
+        };
+        let bounds = (|| -> Result<IntBounds, ()> {
+            let b = IntBounds {
+                minimum: as_int(&self.minimum)?,
+                maximum: as_int(&self.maximum)?,
+                exclusive_minimum: as_int(&self.exclusive_minimum)?,
+                exclusive_maximum: as_int(&self.exclusive_maximum)?,
+                multiple_of: as_int(&self.multiple_of)?,
+            };
+            Ok(b)
+        })();
+        let has_bounds = self.minimum.is_some()
+            || self.maximum.is_some()
+            || self.exclusive_minimum.is_some()
+            || self.exclusive_maximum.is_some()
+            || self.multiple_of.is_some();
+        self.int_bounds = if has_bounds { bounds.ok() } else { None };
+        self.needs_decimal = (has_bounds && self.int_bounds.is_none())
+            || self.enum_.is_some()
+            || !self.consts.is_empty();
+    }
+
+    /// The `properties` entry for `name`.
+    pub(crate) fn property(&self, name: &str) -> Option<&Child> {
+        match &self.property_index {
+            Some(ix) => ix.get(name).map(|&i| &self.properties[i].1),
+            None => self
+                .properties
+                .iter()
+                .find(|(k, _)| &**k == name)
+                .map(|(_, c)| c),
+        }
+    }
+
+    /// Whether this node tracks per-member state when it sees an object.
+    pub(crate) fn wants_names(&self) -> bool {
+        !self.properties.is_empty()
+            || !self.pattern_properties.is_empty()
+            || self.additional_properties.is_some()
+            || self.property_names.is_some()
+            || self.max_properties.is_some()
+            || self.min_properties.is_some()
+            || !self.required.is_empty()
+            || !self.dependent_required.is_empty()
+            || !self.dependent_schemas.is_empty()
+            || self.unevaluated_properties.is_some()
+    }
+}
+
+/// One schema resource (a document or a subschema with `$id`).
+#[derive(Debug)]
+pub(crate) struct Resource {
+    /// Its URI (without fragment).
+    pub(crate) uri: Box<str>,
+    /// Whether its root declares `$recursiveAnchor: true` (draft 2019-09).
+    pub(crate) recursive_anchor: bool,
+    /// Its root node, if compiled.
+    pub(crate) root: Option<NodeId>,
+}
+
+/// The immutable result of compilation.
+#[derive(Debug)]
+pub(crate) struct Program {
+    pub(crate) nodes: Vec<Node>,
+    /// Keyword paths of [`Child`] edges.
+    pub(crate) labels: Vec<Box<str>>,
+    pub(crate) root: NodeId,
+    pub(crate) resources: Vec<Resource>,
+    /// `(resource, $dynamicAnchor name)` → node.
+    pub(crate) dynamic_anchors: HashMap<(u32, Box<str>), NodeId>,
+    /// Whether any node uses `$dynamicRef`/`$recursiveRef` dynamically (the runtime keeps a
+    /// dynamic scope only then).
+    pub(crate) uses_dynamic_scope: bool,
+    /// Whether any node uses `unevaluatedProperties`/`unevaluatedItems` (the runtime
+    /// tracks evaluated members and items only then).
+    pub(crate) uses_unevaluated: bool,
+}

@@ -1,0 +1,336 @@
+//! Streaming validation: a [`Validator`] is a [`Sink`] that evaluates a compiled
+//! [`Schema`] on scanner events and stops the scan at the first event that decides the
+//! document is invalid.
+//!
+//! The validator never builds a tree of the instance. Its state is owned by a reusable
+//! runtime (`runtime.rs`): resetting it for the next document allocates nothing new.
+
+mod runtime;
+
+use std::fmt;
+
+use crate::scan::{Event, Flow, Outcome, Position, Scanner, Sink};
+use crate::schema::Schema;
+use crate::{Error, ErrorKind, Limits};
+
+/// A schema violation: the document is well-formed but does not satisfy the schema.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    keyword: &'static str,
+    keyword_location: String,
+    absolute_location: String,
+    instance_pointer: String,
+    offset: u64,
+    line: u64,
+    column: u64,
+}
+
+impl Violation {
+    /// The keyword that failed (`"type"`, `"additionalProperties"`, `"false"` for a `false`
+    /// schema, …).
+    pub fn keyword(&self) -> &str {
+        self.keyword
+    }
+    /// The path through the schema, following `$ref`s (`/properties/a/$ref/type`).
+    pub fn keyword_location(&self) -> &str {
+        &self.keyword_location
+    }
+    /// The absolute location of the failing subschema (`base URI#pointer`).
+    pub fn absolute_location(&self) -> &str {
+        &self.absolute_location
+    }
+    /// JSON Pointer of the instance value that failed.
+    pub fn instance_pointer(&self) -> &str {
+        &self.instance_pointer
+    }
+    /// Byte offset of the token at which the violation was decided.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+    /// 1-based line of [`offset`](Self::offset).
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+    /// 1-based column of [`offset`](Self::offset), in bytes.
+    pub fn column(&self) -> u64 {
+        self.column
+    }
+    /// A message for operators (names schema keywords, never instance content).
+    pub fn message(&self) -> String {
+        let what = match self.keyword {
+            "false" => "the schema allows no value here",
+            "type" => "value has the wrong type",
+            "const" => "value is not the required constant",
+            "enum" => "value is not one of the allowed values",
+            "required" => "a required property is missing",
+            "additionalProperties" => "property is not allowed",
+            "unevaluatedProperties" => "property is not allowed (unevaluated)",
+            "unevaluatedItems" => "item is not allowed (unevaluated)",
+            "anyOf" => "value matches none of the anyOf alternatives",
+            "oneOf" => "value does not match exactly one oneOf alternative",
+            "not" => "value matches a schema it must not match",
+            "pattern" => "string does not match the pattern",
+            "format" => "string is not in the required format",
+            "maxLength" | "minLength" => "string length is out of bounds",
+            "maxItems" | "minItems" => "array length is out of bounds",
+            "maxProperties" | "minProperties" => "number of properties is out of bounds",
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                "number is out of range"
+            }
+            "multipleOf" => "number is not a multiple of the required value",
+            "uniqueItems" => "array items are not unique",
+            "contains" | "minContains" | "maxContains" => {
+                "array does not contain the required items"
+            }
+            "dependentRequired" => "a property required by another property is missing",
+            "propertyNames" => "property name is not allowed",
+            _ => "value does not satisfy the schema",
+        };
+        format!("{what} ({} at {})", self.keyword, self.keyword_location)
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.message(), self.offset)?;
+        if !self.instance_pointer.is_empty() {
+            write!(f, " in {}", self.instance_pointer)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Violation {}
+
+/// Why a document was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// The stream was stopped: malformed JSON, a limit, a duplicate name, I/O, or the
+    /// evaluation budget.
+    Error(Error),
+    /// The document is well-formed but violates the schema.
+    Violation(Box<Violation>),
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rejection::Error(e) => e.fmt(f),
+            Rejection::Violation(v) => v.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Rejection {}
+
+/// Validates one document at a time against a [`Schema`], as a [`Sink`] of scanner events.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, Rejection, Schema, Validator};
+/// let schema = Schema::compile(br#"{"type":"object","additionalProperties":false,
+///     "properties":{"approved":{"type":"boolean"}}}"#).unwrap();
+/// let mut v = Validator::new(&schema);
+/// assert!(v.validate_slice(br#"{"approved":true}"#, Limits::new()).is_ok());
+/// match v.validate_slice(br#"{"admin_override":true}"#, Limits::new()) {
+///     Err(Rejection::Violation(x)) => {
+///         assert_eq!(x.keyword(), "additionalProperties");
+///         assert_eq!(x.instance_pointer(), "/admin_override");
+///         assert_eq!(x.offset(), 1); // decided at the name, before its value
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+pub struct Validator {
+    schema: Schema,
+    rt: runtime::Runtime,
+    started: bool,
+    /// Scanner kept for [`validate_slice`](Self::validate_slice), reused while the limits
+    /// stay the same.
+    scanner: Option<Scanner>,
+}
+
+impl Validator {
+    /// A validator for `schema` (cheap: the program is shared).
+    pub fn new(schema: &Schema) -> Self {
+        let mut rt = runtime::Runtime::new();
+        rt.budget = schema.eval_budget();
+        rt.reset(schema.program());
+        Validator {
+            schema: schema.clone(),
+            rt,
+            started: false,
+            scanner: None,
+        }
+    }
+
+    /// Prepares for the next document, keeping the buffers.
+    pub fn reset(&mut self) {
+        self.rt.reset(self.schema.program());
+        self.started = false;
+    }
+
+    /// The first violation found so far, if any.
+    pub fn violation(&self) -> Option<&Violation> {
+        self.rt.violations.first()
+    }
+
+    /// Every violation found so far (at most [`max_errors`](Self::max_errors)).
+    pub fn violations(&self) -> &[Violation] {
+        &self.rt.violations
+    }
+
+    /// How many violations to collect before stopping the scan: 1 (the default) stops at
+    /// the first; more gives the spec's "basic" output, a flat list of failing keywords.
+    #[must_use]
+    pub fn max_errors(mut self, n: usize) -> Self {
+        self.rt.max_errors = n.max(1);
+        self
+    }
+
+    /// Whether the evaluation budget ran out (the document is then rejected).
+    pub fn budget_exceeded(&self) -> bool {
+        self.rt.budget_exceeded
+    }
+
+    /// After the scanner finished the document: whether it satisfied the schema.
+    pub fn is_valid(&self) -> bool {
+        self.rt.violations.is_empty() && !self.rt.budget_exceeded && self.rt.passed()
+    }
+
+    /// Scans and validates one complete document.
+    ///
+    /// # Errors
+    /// [`Rejection::Error`] for a malformed document, a crossed limit or an exhausted
+    /// evaluation budget; [`Rejection::Violation`] when the schema is not satisfied.
+    pub fn validate_slice(&mut self, input: &[u8], limits: Limits) -> Result<(), Rejection> {
+        let mut scanner = match self.scanner.take() {
+            Some(s) if *s.limits() == limits => s,
+            _ => Scanner::new(limits),
+        };
+        self.reset();
+        let out = scanner.scan_slice(input, self);
+        let verdict = self.verdict(&scanner, out);
+        self.scanner = Some(scanner);
+        verdict
+    }
+
+    /// Scans and validates one document from a reader, stopping at the verdict.
+    ///
+    /// # Errors
+    /// As [`validate_slice`](Self::validate_slice), plus I/O errors.
+    pub fn validate_read<R: std::io::Read>(
+        &mut self,
+        scanner: &mut Scanner,
+        reader: R,
+    ) -> Result<(), Rejection> {
+        self.reset();
+        let out = scanner.scan_read(reader, self);
+        self.verdict(scanner, out)
+    }
+
+    /// Turns the scanner's outcome into the verdict.
+    ///
+    /// # Errors
+    /// As [`validate_slice`](Self::validate_slice).
+    pub fn verdict(&self, scanner: &Scanner, out: Result<Outcome, Error>) -> Result<(), Rejection> {
+        match out {
+            Err(e) => Err(Rejection::Error(e)),
+            Ok(_) if self.rt.budget_exceeded => {
+                let limit = self.rt.budget;
+                let at = scanner.bytes_read();
+                Err(Rejection::Error(
+                    scanner.error_at(ErrorKind::BudgetExceeded { limit }, at),
+                ))
+            }
+            Ok(_) => match self.rt.violations.first() {
+                Some(v) => Err(Rejection::Violation(Box::new(v.clone()))),
+                None if self.rt.passed() => Ok(()),
+                // A stop without a verdict cannot happen; treat it as a rejection of the root.
+                None => Err(Rejection::Violation(Box::new(Violation {
+                    keyword: "false",
+                    keyword_location: String::new(),
+                    absolute_location: String::new(),
+                    instance_pointer: String::new(),
+                    offset: scanner.bytes_read(),
+                    line: 1,
+                    column: 1,
+                }))),
+            },
+        }
+    }
+}
+
+impl Sink for Validator {
+    #[inline]
+    fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
+        self.event_at(
+            event,
+            Position {
+                offset,
+                line: 1,
+                column: offset + 1,
+            },
+        )
+    }
+
+    #[inline]
+    fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
+        self.started = true;
+        self.rt.line = at.line;
+        self.rt.column = at.column;
+        if self.rt.event(self.schema.program(), &event, at.offset) {
+            Flow::Continue
+        } else {
+            Flow::Stop
+        }
+    }
+}
+
+/// Feeds a materialised value to a sink as events (for validating schemas themselves).
+pub(crate) fn value_events(v: &crate::schema::value::Value, sink: &mut dyn Sink) -> bool {
+    use crate::schema::value::Value;
+    enum Step<'a> {
+        Value(&'a Value),
+        Name(&'a str),
+        EndObject,
+        EndArray,
+    }
+    let mut stack = vec![Step::Value(v)];
+    while let Some(s) = stack.pop() {
+        let (ev, kids): (Event<'_>, Option<&Value>) = match s {
+            Step::Name(n) => (Event::Name(n), None),
+            Step::EndObject => (Event::EndObject, None),
+            Step::EndArray => (Event::EndArray, None),
+            Step::Value(v) => match v {
+                Value::Null => (Event::Null, None),
+                Value::Bool(b) => (Event::Bool(*b), None),
+                Value::String(s) => (Event::String(s), None),
+                Value::Number(t) => match crate::scan::Number::parse(t) {
+                    Some(n) => (Event::Number(n), None),
+                    None => return false,
+                },
+                Value::Array(_) => (Event::BeginArray, Some(v)),
+                Value::Object(_) => (Event::BeginObject, Some(v)),
+            },
+        };
+        if sink.event(ev, 0) == Flow::Stop {
+            return false;
+        }
+        match kids {
+            Some(Value::Array(a)) => {
+                stack.push(Step::EndArray);
+                stack.extend(a.iter().rev().map(Step::Value));
+            }
+            Some(Value::Object(m)) => {
+                stack.push(Step::EndObject);
+                for (k, x) in m.iter().rev() {
+                    stack.push(Step::Value(x));
+                    stack.push(Step::Name(k));
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}

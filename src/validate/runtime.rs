@@ -1,0 +1,1749 @@
+//! The per-document evaluation state: which subschemas apply to each open value, and how
+//! their results fold together as values close.
+//!
+//! Every (subschema, instance value) pair being evaluated is an `Eval` in an arena that is
+//! reused between documents. Each open instance value is a `Level` holding its evals: the
+//! ones its parent created for it (through `properties`, `items`, …) followed by the in-place
+//! ones they spawned (`allOf`, `$ref`, `anyOf`, …), which therefore come later in the list.
+//! When a value closes, its evals are finalised from the last to the first, so every
+//! in-place child reports to its parent before the parent folds its own result.
+//!
+//! A failure is propagated upwards at once; when it reaches the root the document is
+//! rejected at that very event, and the scanner stops reading. Nothing of the instance is
+//! kept but what a keyword needs: member indices, per-member flags, item hashes.
+
+use std::hash::{BuildHasher, Hasher};
+
+use crate::scan::Event;
+use crate::schema::decimal::Decimal;
+use crate::schema::format;
+use crate::schema::program::{types, Child, Const, Dynamic, Keywords, NodeId, NodeKind, Program};
+
+use super::Violation;
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum St {
+    Running,
+    Passed,
+    Failed,
+}
+
+/// How an eval's result reaches its parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Root,
+    /// Conjunctive, same value: `allOf`, `$ref`, `const`, dynamic references.
+    AllOf,
+    AnyOf,
+    OneOf,
+    Not,
+    If,
+    Then,
+    Else,
+    Dep(u32),
+    Enum,
+    /// Conjunctive, child value: `properties`, `patternProperties`, `additionalProperties`,
+    /// members of an object constant.
+    Member,
+    PropertyName,
+    /// Conjunctive, child value: `prefixItems`, `items`, items of an array constant.
+    Item,
+    Contains(u32),
+    UnevalMember(u32),
+    UnevalItem(u32),
+}
+
+/// A growable bit set.
+#[derive(Default, Debug)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn set(&mut self, i: u32) {
+        let w = (i / 64) as usize;
+        if self.0.len() <= w {
+            self.0.resize(w + 1, 0);
+        }
+        self.0[w] |= 1 << (i % 64);
+    }
+    fn get(&self, i: u32) -> bool {
+        self.0
+            .get((i / 64) as usize)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    fn union(&mut self, other: &Bits) {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a |= b;
+        }
+    }
+    fn set_all(&mut self, n: u64) {
+        for i in 0..n {
+            self.set(i as u32);
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Eval {
+    node: NodeId,
+    parent: u32,
+    slot: Slot,
+    /// Label of the edge from the parent (`NONE` for the root).
+    label: u32,
+    /// Instance level this eval applies to.
+    level: u32,
+    /// Dynamic scope entry.
+    scope: u32,
+    st: St,
+    reported: bool,
+    // Folding of in-place children.
+    any_pass: u32,
+    any_fail: u32,
+    one_pass: u32,
+    one_fail: u32,
+    enum_alts: u32,
+    enum_pass: u32,
+    enum_fail: u32,
+    if_res: Option<bool>,
+    then_failed: bool,
+    else_failed: bool,
+    contains: u64,
+    /// Watched names seen (`required`, `dependentRequired`, `dependentSchemas` keys).
+    seen: Bits,
+    dep_failed: Bits,
+    /// Members/items evaluated (for `unevaluated*`), and the speculative results of
+    /// `unevaluated*` on each of them.
+    evaluated: Bits,
+    uneval_ok: Bits,
+    unique: hashbrown::HashSet<u128, foldhash::fast::FixedState>,
+}
+
+impl Eval {
+    fn new() -> Self {
+        Eval {
+            node: 0,
+            parent: NONE,
+            slot: Slot::Root,
+            label: NONE,
+            level: 0,
+            scope: NONE,
+            st: St::Running,
+            reported: false,
+            any_pass: 0,
+            any_fail: 0,
+            one_pass: 0,
+            one_fail: 0,
+            enum_alts: 0,
+            enum_pass: 0,
+            enum_fail: 0,
+            if_res: None,
+            then_failed: false,
+            else_failed: false,
+            contains: 0,
+            seen: Bits::default(),
+            dep_failed: Bits::default(),
+            evaluated: Bits::default(),
+            uneval_ok: Bits::default(),
+            unique: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0)),
+        }
+    }
+
+    fn reset(&mut self, node: NodeId, parent: u32, slot: Slot, label: u32, level: u32, scope: u32) {
+        self.node = node;
+        self.parent = parent;
+        self.slot = slot;
+        self.label = label;
+        self.level = level;
+        self.scope = scope;
+        self.st = St::Running;
+        self.reported = false;
+        self.any_pass = 0;
+        self.any_fail = 0;
+        self.one_pass = 0;
+        self.one_fail = 0;
+        self.enum_alts = 0;
+        self.enum_pass = 0;
+        self.enum_fail = 0;
+        self.if_res = None;
+        self.then_failed = false;
+        self.else_failed = false;
+        self.contains = 0;
+        self.seen.clear();
+        self.dep_failed.clear();
+        self.evaluated.clear();
+        self.uneval_ok.clear();
+        self.unique.clear();
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Container {
+    Scalar,
+    Object,
+    Array,
+}
+
+#[derive(Debug)]
+struct Level {
+    evals: Vec<u32>,
+    container: Container,
+    /// Members or items seen so far.
+    count: u64,
+    /// This value's segment in its parent: a member name or an index.
+    name: String,
+    index: Option<u64>,
+    /// Canonical hash of the value so far, when an enclosing array asks for `uniqueItems`.
+    hashing: bool,
+    /// Whether some eval of this array asks for `uniqueItems`.
+    unique: bool,
+    hash: u128,
+    /// Hash of the current member name (objects being hashed).
+    name_hash: u128,
+}
+
+impl Level {
+    fn new() -> Self {
+        Level {
+            evals: Vec::new(),
+            container: Container::Scalar,
+            count: 0,
+            name: String::new(),
+            index: None,
+            hashing: false,
+            unique: false,
+            hash: 0,
+            name_hash: 0,
+        }
+    }
+}
+
+/// A subschema waiting for the child value it applies to.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    node: NodeId,
+    parent: u32,
+    slot: Slot,
+    label: u32,
+}
+
+/// Why an eval failed: which eval and keyword, at which event.
+#[derive(Clone, Copy, Debug)]
+struct Reason {
+    eval: u32,
+    keyword: &'static str,
+    offset: u64,
+}
+
+/// The mutable state of one validation.
+pub(crate) struct Runtime {
+    evals: Vec<Eval>,
+    free: Vec<u32>,
+    levels: Vec<Level>,
+    depth: usize,
+    /// Subschemas to apply to the next child value; they become evals (or are checked
+    /// inline, for scalars and simple subschemas) when the value begins.
+    pending: Vec<Pending>,
+    /// Dynamic scope entries: (resource, parent entry).
+    scopes: Vec<(u32, u32)>,
+    /// Violations found, in the order their failures reached the root.
+    pub(crate) violations: Vec<Violation>,
+    /// How many violations to collect before stopping (1: stop at the first).
+    pub(crate) max_errors: usize,
+    pub(crate) budget_exceeded: bool,
+    created: u64,
+    pub(crate) budget: u64,
+    root_result: Option<bool>,
+    /// Line and column of the event being processed (every failure is decided at one).
+    pub(crate) line: u64,
+    pub(crate) column: u64,
+    hasher: foldhash::quality::FixedState,
+}
+
+fn node_needs_decimal(p: &Program, node: NodeId) -> bool {
+    match &p.nodes[node as usize].kind {
+        NodeKind::Keywords(k) => k.needs_decimal,
+        NodeKind::Const(_) => true,
+        NodeKind::Bool(_) => false,
+    }
+}
+
+fn kind_bits(ev: &Event<'_>, num: Option<&Decimal>) -> u8 {
+    match ev {
+        Event::Null => types::NULL,
+        Event::Bool(_) => types::BOOLEAN,
+        Event::BeginObject => types::OBJECT,
+        Event::BeginArray => types::ARRAY,
+        Event::String(_) => types::STRING,
+        Event::Number(n) => {
+            let integer = if n.is_integer() {
+                true
+            } else {
+                num.is_some_and(Decimal::is_integer)
+            };
+            if integer {
+                types::NUMBER | types::INTEGER
+            } else {
+                types::NUMBER
+            }
+        }
+        Event::Name(_) | Event::EndObject | Event::EndArray => 0,
+    }
+}
+
+impl Runtime {
+    pub(crate) fn new() -> Self {
+        Runtime {
+            evals: Vec::new(),
+            free: Vec::new(),
+            levels: Vec::new(),
+            depth: 0,
+            pending: Vec::new(),
+            scopes: Vec::new(),
+            violations: Vec::new(),
+            max_errors: 1,
+            budget_exceeded: false,
+            created: 0,
+            budget: 0,
+            root_result: None,
+            line: 1,
+            column: 1,
+            hasher: foldhash::quality::FixedState::with_seed(0x6a73_6f6e_6761_7465),
+        }
+    }
+
+    pub(crate) fn reset(&mut self, p: &Program) {
+        self.free.clear();
+        self.free.extend((0..self.evals.len() as u32).rev());
+        self.depth = 0;
+        self.pending.clear();
+        self.scopes.clear();
+        self.violations.clear();
+        self.budget_exceeded = false;
+        self.created = 0;
+        self.root_result = None;
+        if p.uses_dynamic_scope {
+            self.scopes.push((p.nodes[p.root as usize].resource, NONE));
+        }
+        self.pending.push(Pending {
+            node: p.root,
+            parent: NONE,
+            slot: Slot::Root,
+            label: NONE,
+        });
+    }
+
+    /// Whether the document's verdict is known to be negative.
+    pub(crate) fn failed(&self) -> bool {
+        self.violations.len() >= self.max_errors.max(1) || self.budget_exceeded
+    }
+
+    /// The verdict once the whole document was seen.
+    pub(crate) fn passed(&self) -> bool {
+        self.root_result == Some(true)
+    }
+
+    fn alloc(
+        &mut self,
+        node: NodeId,
+        parent: u32,
+        slot: Slot,
+        label: u32,
+        level: u32,
+        scope: u32,
+    ) -> u32 {
+        self.created += 1;
+        if self.created > self.budget {
+            self.budget_exceeded = true;
+        }
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.evals.push(Eval::new());
+                (self.evals.len() - 1) as u32
+            }
+        };
+        self.evals[id as usize].reset(node, parent, slot, label, level, scope);
+        id
+    }
+
+    fn scope_for(&mut self, p: &Program, node: NodeId, parent_scope: u32) -> u32 {
+        if parent_scope == NONE {
+            return NONE;
+        }
+        let res = p.nodes[node as usize].resource;
+        if self.scopes[parent_scope as usize].0 == res {
+            return parent_scope;
+        }
+        self.scopes.push((res, parent_scope));
+        (self.scopes.len() - 1) as u32
+    }
+
+    /// Creates an eval of `child` under `parent`. In-place evals join the current level;
+    /// child-value evals wait in `pending`. `true`/`false` targets are decided at once.
+    fn spawn(
+        &mut self,
+        p: &Program,
+        parent: u32,
+        child: &Child,
+        slot: Slot,
+        in_place: bool,
+        offset: u64,
+    ) {
+        self.spawn_node(p, parent, child.node, child.label, slot, in_place, offset);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_node(
+        &mut self,
+        p: &Program,
+        parent: u32,
+        node: NodeId,
+        label: u32,
+        slot: Slot,
+        in_place: bool,
+        offset: u64,
+    ) {
+        if let NodeKind::Bool(b) = p.nodes[node as usize].kind {
+            // A constant verdict needs no eval of its own, except where the parent counts.
+            let counts = matches!(
+                slot,
+                Slot::AnyOf
+                    | Slot::OneOf
+                    | Slot::Not
+                    | Slot::If
+                    | Slot::Then
+                    | Slot::Else
+                    | Slot::Dep(_)
+                    | Slot::Contains(_)
+                    | Slot::UnevalMember(_)
+                    | Slot::UnevalItem(_)
+                    | Slot::Enum
+            );
+            if !counts {
+                if !b {
+                    let tmp = self.alloc(
+                        node,
+                        parent,
+                        slot,
+                        label,
+                        self.evals[parent as usize].level + u32::from(!in_place),
+                        NONE,
+                    );
+                    self.fail(
+                        p,
+                        tmp,
+                        Reason {
+                            eval: tmp,
+                            keyword: "false",
+                            offset,
+                        },
+                    );
+                    self.release(tmp);
+                }
+                return;
+            }
+        }
+        if !in_place {
+            self.pending.push(Pending {
+                node,
+                parent,
+                slot,
+                label,
+            });
+            return;
+        }
+        let pe = &self.evals[parent as usize];
+        let level = pe.level;
+        let scope = self.scope_for(p, node, pe.scope);
+        let id = self.alloc(node, parent, slot, label, level, scope);
+        self.levels[self.depth - 1].evals.push(id);
+    }
+
+    fn release(&mut self, id: u32) {
+        self.free.push(id);
+    }
+
+    /// Marks `id` failed and reports to its parent.
+    fn fail(&mut self, p: &Program, id: u32, reason: Reason) {
+        let e = &mut self.evals[id as usize];
+        if e.st == St::Failed && self.max_errors > 1 {
+            // Another cause for a settled failure (collected when several are wanted).
+            self.repeat(p, id, reason);
+            return;
+        }
+        if e.st != St::Running {
+            return;
+        }
+        e.st = St::Failed;
+        e.reported = true;
+        self.report(p, id, false, reason);
+    }
+
+    /// Delivers a child's result to its parent.
+    fn report(&mut self, p: &Program, id: u32, passed: bool, reason: Reason) {
+        let (parent, slot) = {
+            let e = &self.evals[id as usize];
+            (e.parent, e.slot)
+        };
+        if slot == Slot::Root {
+            self.root_result = Some(passed);
+            if !passed {
+                self.record(p, reason);
+            }
+            return;
+        }
+        if self.evals[parent as usize].st == St::Failed {
+            // The parent's verdict is settled; with several errors requested, a further
+            // failure still travels up conjunctive edges to the root as another cause.
+            if !passed && self.max_errors > 1 && conjunctive(slot) {
+                self.repeat(p, parent, reason);
+            }
+            return;
+        }
+        let merge = |rt: &mut Runtime| {
+            if p.uses_unevaluated && id != parent {
+                let (a, b) = two(&mut rt.evals, parent as usize, id as usize);
+                a.evaluated.union(&b.evaluated);
+            }
+        };
+        let keywords = match &p.nodes[self.evals[parent as usize].node as usize].kind {
+            NodeKind::Keywords(k) => Some(&**k),
+            _ => None,
+        };
+        match slot {
+            Slot::Root => {}
+            Slot::AllOf | Slot::Member | Slot::Item => {
+                if passed {
+                    if slot == Slot::AllOf {
+                        merge(self);
+                    }
+                } else {
+                    self.fail(p, parent, reason);
+                }
+            }
+            Slot::PropertyName => {
+                if !passed {
+                    self.fail(p, parent, reason);
+                }
+            }
+            Slot::AnyOf => {
+                let n = keywords.map_or(0, |k| k.any_of.len()) as u32;
+                let pe = &mut self.evals[parent as usize];
+                if passed {
+                    pe.any_pass += 1;
+                    merge(self);
+                } else {
+                    pe.any_fail += 1;
+                    if pe.any_fail == n {
+                        self.fail(
+                            p,
+                            parent,
+                            Reason {
+                                eval: parent,
+                                keyword: "anyOf",
+                                offset: reason.offset,
+                            },
+                        );
+                    }
+                }
+            }
+            Slot::OneOf => {
+                let n = keywords.map_or(0, |k| k.one_of.len()) as u32;
+                let pe = &mut self.evals[parent as usize];
+                if passed {
+                    pe.one_pass += 1;
+                    if pe.one_pass > 1 {
+                        self.fail(
+                            p,
+                            parent,
+                            Reason {
+                                eval: parent,
+                                keyword: "oneOf",
+                                offset: reason.offset,
+                            },
+                        );
+                    } else {
+                        merge(self);
+                    }
+                } else {
+                    pe.one_fail += 1;
+                    if pe.one_fail == n {
+                        self.fail(
+                            p,
+                            parent,
+                            Reason {
+                                eval: parent,
+                                keyword: "oneOf",
+                                offset: reason.offset,
+                            },
+                        );
+                    }
+                }
+            }
+            Slot::Not => {
+                if passed {
+                    self.fail(
+                        p,
+                        parent,
+                        Reason {
+                            eval: parent,
+                            keyword: "not",
+                            offset: reason.offset,
+                        },
+                    );
+                }
+            }
+            Slot::If => {
+                let pe = &mut self.evals[parent as usize];
+                pe.if_res = Some(passed);
+                let lost = if passed {
+                    pe.then_failed
+                } else {
+                    pe.else_failed
+                };
+                if passed {
+                    merge(self);
+                }
+                if lost {
+                    let kw = if passed { "then" } else { "else" };
+                    self.fail(
+                        p,
+                        parent,
+                        Reason {
+                            eval: parent,
+                            keyword: kw,
+                            offset: reason.offset,
+                        },
+                    );
+                }
+            }
+            Slot::Then | Slot::Else => {
+                let want_if = slot == Slot::Then;
+                // `if` is created last, so at the close it reports first; an early failure
+                // of `then`/`else` waits for it.
+                match self.evals[parent as usize].if_res {
+                    Some(r) if r == want_if => {
+                        if passed {
+                            merge(self);
+                        } else {
+                            self.fail(p, parent, reason);
+                        }
+                    }
+                    Some(_) => {}
+                    None => {
+                        if !passed {
+                            let pe = &mut self.evals[parent as usize];
+                            if want_if {
+                                pe.then_failed = true;
+                            } else {
+                                pe.else_failed = true;
+                            }
+                        }
+                    }
+                }
+            }
+            Slot::Dep(i) => {
+                let pe = &mut self.evals[parent as usize];
+                let seen = keywords.is_some_and(|k| {
+                    watch_index(k, &k.dependent_schemas[i as usize].0)
+                        .is_some_and(|w| pe.seen.get(w))
+                });
+                if seen {
+                    if passed {
+                        merge(self);
+                    } else {
+                        self.fail(p, parent, reason);
+                    }
+                } else if !passed {
+                    pe.dep_failed.set(i);
+                }
+            }
+            Slot::Enum => {
+                let pe = &mut self.evals[parent as usize];
+                if passed {
+                    pe.enum_pass += 1;
+                } else {
+                    pe.enum_fail += 1;
+                    if pe.enum_fail == pe.enum_alts {
+                        self.fail(
+                            p,
+                            parent,
+                            Reason {
+                                eval: parent,
+                                keyword: "enum",
+                                offset: reason.offset,
+                            },
+                        );
+                    }
+                }
+            }
+            Slot::Contains(i) => {
+                if passed {
+                    let pe = &mut self.evals[parent as usize];
+                    pe.contains += 1;
+                    pe.evaluated.set(i);
+                    if let Some(max) = keywords.and_then(|k| k.max_contains) {
+                        if pe.contains > max {
+                            self.fail(
+                                p,
+                                parent,
+                                Reason {
+                                    eval: parent,
+                                    keyword: "maxContains",
+                                    offset: reason.offset,
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+            Slot::UnevalMember(i) | Slot::UnevalItem(i) => {
+                if passed {
+                    self.evals[parent as usize].uneval_ok.set(i);
+                }
+            }
+        }
+    }
+
+    /// Follows an additional failure cause up conjunctive edges of failed evals.
+    fn repeat(&mut self, p: &Program, mut e: u32, reason: Reason) {
+        loop {
+            let ev = &self.evals[e as usize];
+            if ev.slot == Slot::Root {
+                self.record(p, reason);
+                return;
+            }
+            if !conjunctive(ev.slot) || ev.parent == NONE {
+                return;
+            }
+            e = ev.parent;
+        }
+    }
+
+    fn record(&mut self, p: &Program, reason: Reason) {
+        if self.violations.len() >= self.max_errors.max(1) {
+            return;
+        }
+        let v = self.describe(p, reason);
+        if !self.violations.contains(&v) {
+            self.violations.push(v);
+        }
+    }
+
+    fn describe(&self, p: &Program, reason: Reason) -> Violation {
+        // Keyword location: labels from the root down to the failing eval.
+        let mut labels = Vec::new();
+        let mut e = reason.eval;
+        while e != NONE {
+            let ev = &self.evals[e as usize];
+            if ev.label != NONE {
+                labels.push(&*p.labels[ev.label as usize]);
+            }
+            e = ev.parent;
+        }
+        let mut keyword_location = String::new();
+        for l in labels.iter().rev() {
+            keyword_location.push('/');
+            keyword_location.push_str(l);
+        }
+        if reason.keyword != "false" {
+            keyword_location.push('/');
+            keyword_location.push_str(reason.keyword);
+        }
+        let ev = &self.evals[reason.eval as usize];
+        let mut keyword = reason.keyword;
+        if keyword == "false" && ev.label != NONE {
+            // `additionalProperties: false` and friends: name the keyword that said no.
+            let first = p.labels[ev.label as usize].split('/').next().unwrap_or("");
+            if let Some(k) = [
+                "additionalProperties",
+                "unevaluatedProperties",
+                "items",
+                "additionalItems",
+                "unevaluatedItems",
+                "propertyNames",
+                "contains",
+            ]
+            .into_iter()
+            .find(|k| *k == first)
+            {
+                keyword = k;
+            }
+        }
+        let mut instance = String::new();
+        let level = ev.level as usize;
+        for l in self.levels.iter().take(level + 1).skip(1) {
+            match l.index {
+                Some(i) => crate::pointer::push_index(&mut instance, i),
+                None => crate::pointer::push_name(&mut instance, &l.name),
+            }
+        }
+        let node = &p.nodes[ev.node as usize];
+        Violation {
+            keyword,
+            keyword_location,
+            absolute_location: node.location.to_string(),
+            instance_pointer: instance,
+            offset: reason.offset,
+            line: self.line,
+            column: self.column,
+        }
+    }
+
+    /// Handles one scanner event. Returns `false` once the document is known to be invalid.
+    pub(crate) fn event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
+        match ev {
+            Event::Name(name) => self.on_name(p, name, offset),
+            Event::EndObject | Event::EndArray => self.on_end(p, offset),
+            _ => self.on_value(p, ev, offset),
+        }
+        !self.failed()
+    }
+
+    fn ensure_level(&mut self) {
+        if self.levels.len() <= self.depth {
+            self.levels.push(Level::new());
+        }
+    }
+
+    fn on_value(&mut self, p: &Program, ev: &Event<'_>, offset: u64) {
+        // A new item of an enclosing array: let its evals create the item's evals.
+        if self.depth > 0 && self.levels[self.depth - 1].container == Container::Array {
+            let parent_level = self.depth - 1;
+            let idx = self.levels[parent_level].count;
+            self.levels[parent_level].count += 1;
+            self.ensure_level();
+            let next = &mut self.levels[self.depth];
+            next.index = Some(idx);
+            for i in 0..self.levels[parent_level].evals.len() {
+                let e = self.levels[parent_level].evals[i];
+                if self.live(e) {
+                    self.item_start(p, e, idx as u32, offset);
+                }
+            }
+        }
+        self.ensure_level();
+        let parent_hashing = self.depth > 0 && self.levels[self.depth - 1].hashing;
+        let wants_unique = self.depth > 0 && self.unique_wanted(p, self.depth - 1);
+        let d = self.depth;
+        self.depth += 1;
+        {
+            let lv = &mut self.levels[d];
+            lv.evals.clear();
+            lv.container = match ev {
+                Event::BeginObject => Container::Object,
+                Event::BeginArray => Container::Array,
+                _ => Container::Scalar,
+            };
+            lv.count = 0;
+            if d == 0 {
+                lv.index = None;
+                lv.name.clear();
+            }
+            lv.hashing = parent_hashing || wants_unique;
+            lv.unique = false;
+            lv.hash = 0;
+        }
+        // Numbers are parsed exactly only when some eval needs it (bounds, constants…).
+        let mut num: Option<Decimal> = None;
+        let mut parsed = false;
+        self.materialize(p, d, ev, &mut num, &mut parsed, offset);
+        let mut i = 0;
+        while i < self.levels[d].evals.len() {
+            let e = self.levels[d].evals[i];
+            if self.live(e) {
+                if let (Event::Number(n), false) = (ev, parsed) {
+                    if node_needs_decimal(p, self.evals[e as usize].node) {
+                        num = Decimal::parse(n.as_str());
+                        parsed = true;
+                    }
+                }
+                self.start(p, e, ev, num.as_ref(), offset);
+            }
+            i += 1;
+        }
+        if self.levels[d].hashing && self.levels[d].container == Container::Scalar {
+            if let (Event::Number(n), false) = (ev, parsed) {
+                num = Decimal::parse(n.as_str());
+            }
+            let h = self.scalar_hash(ev, num.as_ref());
+            self.levels[d].hash = h;
+        }
+        if self.levels[d].container == Container::Scalar {
+            self.close_level(p, offset);
+        }
+    }
+
+    /// Turns the pending subschemas into evals of the value at level `d`. On a scalar, a
+    /// simple subschema (no in-place applicators) is checked at once without an eval.
+    fn materialize(
+        &mut self,
+        p: &Program,
+        d: usize,
+        ev: &Event<'_>,
+        num: &mut Option<Decimal>,
+        parsed: &mut bool,
+        offset: u64,
+    ) {
+        let pending = std::mem::take(&mut self.pending);
+        let scalar = !matches!(ev, Event::BeginObject | Event::BeginArray);
+        for pd in &pending {
+            if pd.parent != NONE {
+                let st = self.evals[pd.parent as usize].st;
+                if st == St::Passed || (st == St::Failed && self.max_errors <= 1) {
+                    continue;
+                }
+            }
+            let node = &p.nodes[pd.node as usize];
+            if scalar && node.simple {
+                if let (Event::Number(n), false) = (ev, *parsed) {
+                    if node_needs_decimal(p, pd.node) {
+                        *num = Decimal::parse(n.as_str());
+                        *parsed = true;
+                    }
+                }
+                match self.check_scalar(p, pd.node, ev, num.as_ref()) {
+                    Ok(()) => self.passed_light(p, pd, offset),
+                    Err(kw) => {
+                        let tmp = self.alloc(pd.node, pd.parent, pd.slot, pd.label, d as u32, NONE);
+                        self.fail(
+                            p,
+                            tmp,
+                            Reason {
+                                eval: tmp,
+                                keyword: kw,
+                                offset,
+                            },
+                        );
+                        self.release(tmp);
+                    }
+                }
+                continue;
+            }
+            let scope = if pd.parent == NONE {
+                if p.uses_dynamic_scope {
+                    0
+                } else {
+                    NONE
+                }
+            } else {
+                let ps = self.evals[pd.parent as usize].scope;
+                self.scope_for(p, pd.node, ps)
+            };
+            let id = self.alloc(pd.node, pd.parent, pd.slot, pd.label, d as u32, scope);
+            self.levels[d].evals.push(id);
+        }
+        let mut pending = pending;
+        pending.clear();
+        self.pending = pending;
+    }
+
+    /// A simple subschema's verdict on a scalar.
+    fn check_scalar(
+        &mut self,
+        p: &Program,
+        node: NodeId,
+        ev: &Event<'_>,
+        num: Option<&Decimal>,
+    ) -> Result<(), &'static str> {
+        match &p.nodes[node as usize].kind {
+            NodeKind::Bool(true) => Ok(()),
+            NodeKind::Bool(false) => Err("false"),
+            NodeKind::Const(c) => {
+                if const_start(c, ev, num) {
+                    Ok(())
+                } else {
+                    Err("const")
+                }
+            }
+            NodeKind::Keywords(k) => {
+                self.check_value(k, ev, num)?;
+                if let Some(alts) = &k.enum_ {
+                    let hit = alts.iter().any(|&a| matches!(&p.nodes[a as usize].kind, NodeKind::Const(c) if const_start(c, ev, num)));
+                    if !hit {
+                        return Err("enum");
+                    }
+                }
+                for c in &k.consts {
+                    if let NodeKind::Const(cst) = &p.nodes[c.node as usize].kind {
+                        if !const_start(cst, ev, num) {
+                            return Err("const");
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A passing check that had no eval of its own, reported to its parent.
+    fn passed_light(&mut self, p: &Program, pd: &Pending, offset: u64) {
+        match pd.slot {
+            Slot::Root => self.root_result = Some(true),
+            Slot::Contains(i) => {
+                let pe = &mut self.evals[pd.parent as usize];
+                pe.contains += 1;
+                pe.evaluated.set(i);
+                let max = match &p.nodes[pe.node as usize].kind {
+                    NodeKind::Keywords(k) => k.max_contains,
+                    _ => None,
+                };
+                if max.is_some_and(|m| pe.contains > m) {
+                    let parent = pd.parent;
+                    self.fail(
+                        p,
+                        parent,
+                        Reason {
+                            eval: parent,
+                            keyword: "maxContains",
+                            offset,
+                        },
+                    );
+                }
+            }
+            Slot::UnevalMember(i) | Slot::UnevalItem(i) => {
+                self.evals[pd.parent as usize].uneval_ok.set(i);
+            }
+            _ => {}
+        }
+    }
+
+    fn unique_wanted(&self, _p: &Program, level: usize) -> bool {
+        self.levels[level].unique
+    }
+
+    fn live(&mut self, e: u32) -> bool {
+        let ev = &self.evals[e as usize];
+        if ev.st != St::Running {
+            // When collecting several violations, failed evals keep looking for more.
+            return ev.st == St::Failed && self.max_errors > 1;
+        }
+        let parent = ev.parent;
+        if parent != NONE && self.evals[parent as usize].st == St::Failed && self.max_errors <= 1 {
+            let ev = &mut self.evals[e as usize];
+            ev.st = St::Failed;
+            ev.reported = true;
+            return false;
+        }
+        true
+    }
+
+    /// `type` and the scalar keywords (numbers, strings) on the first event of a value.
+    fn check_value(
+        &mut self,
+        k: &Keywords,
+        ev: &Event<'_>,
+        num: Option<&Decimal>,
+    ) -> Result<(), &'static str> {
+        if let Some(t) = k.types {
+            let ok = match ev {
+                // `integer` without `number`: `1.0` and `1e2` are integers too.
+                Event::Number(n) if t & types::NUMBER == 0 => {
+                    t & types::INTEGER != 0
+                        && (n.is_integer()
+                            || match num {
+                                Some(d) => d.is_integer(),
+                                None => Decimal::parse(n.as_str()).is_some_and(|d| d.is_integer()),
+                            })
+                }
+                _ => t & kind_bits(ev, num) != 0,
+            };
+            if !ok {
+                return Err("type");
+            }
+        }
+        match ev {
+            Event::Number(text) => {
+                // Integer instances against integer bounds: plain `i64` arithmetic.
+                let small = match (&k.int_bounds, text.is_integer()) {
+                    (Some(b), true) => text.as_i64().ok().map(|n| b.check(n)),
+                    _ => None,
+                };
+                let owned;
+                let num = match (small, num) {
+                    (Some(Err(kw)), _) => return Err(kw),
+                    (Some(Ok(())), _) => None,
+                    (None, Some(n)) => Some(n),
+                    (None, None) if k.int_bounds.is_some() => {
+                        owned = Decimal::parse(text.as_str());
+                        owned.as_ref()
+                    }
+                    (None, None) => None,
+                };
+                if let Some(n) = num {
+                    if k.minimum.as_ref().is_some_and(|m| n < m) {
+                        return Err("minimum");
+                    }
+                    if k.maximum.as_ref().is_some_and(|m| n > m) {
+                        return Err("maximum");
+                    }
+                    if k.exclusive_minimum.as_ref().is_some_and(|m| n <= m) {
+                        return Err("exclusiveMinimum");
+                    }
+                    if k.exclusive_maximum.as_ref().is_some_and(|m| n >= m) {
+                        return Err("exclusiveMaximum");
+                    }
+                    if k.multiple_of.as_ref().is_some_and(|m| !n.is_multiple_of(m)) {
+                        return Err("multipleOf");
+                    }
+                }
+            }
+            Event::String(s) => {
+                if k.min_length.is_some() || k.max_length.is_some() {
+                    let len = s.chars().count() as u64;
+                    if k.min_length.is_some_and(|m| len < m) {
+                        return Err("minLength");
+                    }
+                    if k.max_length.is_some_and(|m| len > m) {
+                        return Err("maxLength");
+                    }
+                }
+                if let Some(re) = &k.pattern {
+                    match re.is_match(s) {
+                        Ok(true) => {}
+                        Ok(false) => return Err("pattern"),
+                        Err(_) => {
+                            self.budget_exceeded = true;
+                            return Err("pattern");
+                        }
+                    }
+                }
+                if let Some(f) = &k.format {
+                    if format::check(f, s) == Some(false) {
+                        return Err("format");
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Applies a node's keywords to the first event of a value.
+    #[allow(clippy::too_many_lines)]
+    fn start(&mut self, p: &Program, e: u32, ev: &Event<'_>, num: Option<&Decimal>, offset: u64) {
+        let node = self.evals[e as usize].node;
+        let fail = |rt: &mut Runtime, kw: &'static str| {
+            rt.fail(
+                p,
+                e,
+                Reason {
+                    eval: e,
+                    keyword: kw,
+                    offset,
+                },
+            );
+        };
+        let k = match &p.nodes[node as usize].kind {
+            NodeKind::Bool(true) => return,
+            NodeKind::Bool(false) => return fail(self, "false"),
+            NodeKind::Const(c) => {
+                if !const_start(c, ev, num) {
+                    fail(self, "const");
+                }
+                return;
+            }
+            NodeKind::Keywords(k) => &**k,
+        };
+        if k.unique_items && matches!(ev, Event::BeginArray) {
+            self.levels[self.depth - 1].unique = true;
+        }
+        if let Err(kw) = self.check_value(k, ev, num) {
+            return fail(self, kw);
+        }
+        // `enum`: scalars compare directly; containers match structurally.
+        if let Some(alts) = &k.enum_ {
+            let scalar = !matches!(ev, Event::BeginObject | Event::BeginArray);
+            if scalar {
+                let hit = alts.iter().any(|&a| matches!(&p.nodes[a as usize].kind, NodeKind::Const(c) if const_start(c, ev, num)));
+                if !hit {
+                    return fail(self, "enum");
+                }
+            } else {
+                let mut n = 0;
+                for &a in alts {
+                    if let NodeKind::Const(c) = &p.nodes[a as usize].kind {
+                        if const_start(c, ev, num) {
+                            n += 1;
+                        }
+                    }
+                }
+                if n == 0 {
+                    return fail(self, "enum");
+                }
+                self.evals[e as usize].enum_alts = n;
+                for &a in alts {
+                    if let NodeKind::Const(c) = &p.nodes[a as usize].kind {
+                        if const_start(c, ev, num) {
+                            let label = NONE;
+                            self.spawn_node(p, e, a, label, Slot::Enum, true, offset);
+                        }
+                    }
+                }
+            }
+        }
+        for c in &k.consts {
+            if let NodeKind::Const(cst) = &p.nodes[c.node as usize].kind {
+                let scalar = !matches!(ev, Event::BeginObject | Event::BeginArray);
+                if !const_start(cst, ev, num) {
+                    return fail(self, "const");
+                }
+                if !scalar {
+                    self.spawn(p, e, c, Slot::AllOf, true, offset);
+                }
+            }
+        }
+        for c in &k.refs {
+            self.spawn(p, e, c, Slot::AllOf, true, offset);
+        }
+        if let Some(d) = &k.dynamic_ref {
+            let target = self.dynamic_target(p, e, d);
+            self.spawn_node(p, e, target, d.fallback.label, Slot::AllOf, true, offset);
+        }
+        for c in &k.all_of {
+            self.spawn(p, e, c, Slot::AllOf, true, offset);
+        }
+        for c in &k.any_of {
+            self.spawn(p, e, c, Slot::AnyOf, true, offset);
+        }
+        for c in &k.one_of {
+            self.spawn(p, e, c, Slot::OneOf, true, offset);
+        }
+        if let Some(c) = &k.not {
+            self.spawn(p, e, c, Slot::Not, true, offset);
+        }
+        if let Some(c) = &k.if_ {
+            // `then`/`else` before `if`, so that `if` reports first when the value closes.
+            if let Some(t) = &k.then_ {
+                self.spawn(p, e, t, Slot::Then, true, offset);
+            }
+            if let Some(t) = &k.else_ {
+                self.spawn(p, e, t, Slot::Else, true, offset);
+            }
+            self.spawn(p, e, c, Slot::If, true, offset);
+        }
+        if matches!(ev, Event::BeginObject) {
+            for (i, (_, c)) in k.dependent_schemas.iter().enumerate() {
+                self.spawn(p, e, c, Slot::Dep(i as u32), true, offset);
+            }
+        }
+    }
+
+    fn dynamic_target(&self, p: &Program, e: u32, d: &crate::schema::program::DynRef) -> NodeId {
+        let mut best = d.fallback.node;
+        let mut s = self.evals[e as usize].scope;
+        while s != NONE {
+            let (res, parent) = self.scopes[s as usize];
+            match &d.dynamic {
+                Dynamic::Anchor(name) => {
+                    if let Some(&n) = p.dynamic_anchors.get(&(res, name.clone())) {
+                        best = n;
+                    }
+                }
+                Dynamic::Recursive => {
+                    let r = &p.resources[res as usize];
+                    if r.recursive_anchor {
+                        if let Some(root) = r.root {
+                            best = root;
+                        }
+                    }
+                }
+            }
+            s = parent;
+        }
+        best
+    }
+
+    /// A member name in the object at the top level.
+    fn on_name(&mut self, p: &Program, name: &str, offset: u64) {
+        let d = self.depth - 1;
+        let idx = self.levels[d].count;
+        self.levels[d].count += 1;
+        self.ensure_level();
+        {
+            let next = &mut self.levels[self.depth];
+            next.name.clear();
+            next.name.push_str(name);
+            next.index = None;
+        }
+        if self.levels[d].hashing {
+            self.levels[d].name_hash = self.str_hash(1, name);
+        }
+        for i in 0..self.levels[d].evals.len() {
+            let e = self.levels[d].evals[i];
+            if self.live(e) {
+                self.member(p, e, name, idx as u32, offset);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn member(&mut self, p: &Program, e: u32, name: &str, idx: u32, offset: u64) {
+        let node = self.evals[e as usize].node;
+        let k = match &p.nodes[node as usize].kind {
+            NodeKind::Keywords(k) => &**k,
+            NodeKind::Const(Const::Object(members)) => {
+                match members.binary_search_by(|(n, _)| (**n).cmp(name)) {
+                    Ok(i) => {
+                        let target = members[i].1;
+                        self.spawn_node(p, e, target, NONE, Slot::Member, false, offset);
+                    }
+                    Err(_) => self.fail(
+                        p,
+                        e,
+                        Reason {
+                            eval: e,
+                            keyword: "const",
+                            offset,
+                        },
+                    ),
+                }
+                return;
+            }
+            _ => return,
+        };
+        if !k.wants_names() {
+            return;
+        }
+        let count = u64::from(idx) + 1;
+        if k.max_properties.is_some_and(|m| count > m) {
+            return self.fail(
+                p,
+                e,
+                Reason {
+                    eval: e,
+                    keyword: "maxProperties",
+                    offset,
+                },
+            );
+        }
+        if let Some(w) = watch_index(k, name) {
+            self.evals[e as usize].seen.set(w);
+            // A dependent schema that already failed now applies.
+            for (i, (dep, _)) in k.dependent_schemas.iter().enumerate() {
+                if &**dep == name && self.evals[e as usize].dep_failed.get(i as u32) {
+                    return self.fail(
+                        p,
+                        e,
+                        Reason {
+                            eval: e,
+                            keyword: "dependentSchemas",
+                            offset,
+                        },
+                    );
+                }
+            }
+        }
+        if let Some(c) = &k.property_names {
+            self.property_name(p, e, c, name, offset);
+            if self.evals[e as usize].st != St::Running {
+                return;
+            }
+        }
+        let mut matched = false;
+        if let Some(c) = k.property(name) {
+            matched = true;
+            self.spawn(p, e, c, Slot::Member, false, offset);
+        }
+        for (re, c) in &k.pattern_properties {
+            if re.is_match(name).unwrap_or(true) {
+                matched = true;
+                self.spawn(p, e, c, Slot::Member, false, offset);
+            }
+        }
+        if !matched {
+            if let Some(c) = &k.additional_properties {
+                matched = true;
+                self.spawn(p, e, c, Slot::Member, false, offset);
+            }
+        }
+        if p.uses_unevaluated {
+            if matched {
+                self.evals[e as usize].evaluated.set(idx);
+            }
+            if let Some(c) = &k.unevaluated_properties {
+                self.spawn(p, e, c, Slot::UnevalMember(idx), false, offset);
+            }
+        }
+    }
+
+    /// Evaluates `propertyNames` on a name, as a string value of its own.
+    fn property_name(&mut self, p: &Program, e: u32, c: &Child, name: &str, offset: u64) {
+        let saved = std::mem::take(&mut self.pending);
+        self.spawn(p, e, c, Slot::PropertyName, false, offset);
+        // Evaluate on the name at a temporary level.
+        let ev = Event::String(name);
+        let d = self.depth;
+        self.ensure_level();
+        let hashing = self.levels[d].hashing;
+        self.levels[d].hashing = false;
+        self.levels[d].container = Container::Scalar;
+        self.levels[d].evals.clear();
+        self.depth += 1;
+        let (mut num, mut parsed) = (None, false);
+        self.materialize(p, d, &ev, &mut num, &mut parsed, offset);
+        let mut i = 0;
+        while i < self.levels[d].evals.len() {
+            let x = self.levels[d].evals[i];
+            if self.live(x) {
+                self.start(p, x, &ev, None, offset);
+            }
+            i += 1;
+        }
+        self.finish_level(p, d, offset);
+        self.depth -= 1;
+        self.levels[d].hashing = hashing;
+        self.pending = saved;
+    }
+
+    fn item_start(&mut self, p: &Program, e: u32, idx: u32, offset: u64) {
+        let node = self.evals[e as usize].node;
+        let k = match &p.nodes[node as usize].kind {
+            NodeKind::Keywords(k) => &**k,
+            NodeKind::Const(Const::Array(items)) => {
+                match items.get(idx as usize) {
+                    Some(&target) => self.spawn_node(p, e, target, NONE, Slot::Item, false, offset),
+                    None => self.fail(
+                        p,
+                        e,
+                        Reason {
+                            eval: e,
+                            keyword: "const",
+                            offset,
+                        },
+                    ),
+                }
+                return;
+            }
+            _ => return,
+        };
+        if k.max_items.is_some_and(|m| u64::from(idx) + 1 > m) {
+            return self.fail(
+                p,
+                e,
+                Reason {
+                    eval: e,
+                    keyword: "maxItems",
+                    offset,
+                },
+            );
+        }
+        let mut evaluated = false;
+        if let Some(c) = k.prefix_items.get(idx as usize) {
+            evaluated = true;
+            self.spawn(p, e, c, Slot::Item, false, offset);
+        } else if let Some(c) = &k.items {
+            evaluated = true;
+            self.spawn(p, e, c, Slot::Item, false, offset);
+        }
+        if let Some(c) = &k.contains {
+            self.spawn(p, e, c, Slot::Contains(idx), false, offset);
+        }
+        if p.uses_unevaluated {
+            if evaluated {
+                self.evals[e as usize].evaluated.set(idx);
+            }
+            if let Some(c) = &k.unevaluated_items {
+                self.spawn(p, e, c, Slot::UnevalItem(idx), false, offset);
+            }
+        }
+    }
+
+    fn on_end(&mut self, p: &Program, offset: u64) {
+        let d = self.depth - 1;
+        let count = self.levels[d].count;
+        let container = self.levels[d].container;
+        for i in 0..self.levels[d].evals.len() {
+            let e = self.levels[d].evals[i];
+            if !self.live(e) {
+                continue;
+            }
+            let node = self.evals[e as usize].node;
+            let fail = |rt: &mut Runtime, kw: &'static str| {
+                rt.fail(
+                    p,
+                    e,
+                    Reason {
+                        eval: e,
+                        keyword: kw,
+                        offset,
+                    },
+                );
+            };
+            match &p.nodes[node as usize].kind {
+                NodeKind::Const(Const::Object(m)) if count != m.len() as u64 => fail(self, "const"),
+                NodeKind::Const(Const::Array(a)) if count != a.len() as u64 => fail(self, "const"),
+                NodeKind::Keywords(k) => {
+                    if container == Container::Object {
+                        if k.min_properties.is_some_and(|m| count < m) {
+                            fail(self, "minProperties");
+                            continue;
+                        }
+                        let ev = &self.evals[e as usize];
+                        if k.required
+                            .iter()
+                            .any(|r| !watch_index(k, r).is_some_and(|w| ev.seen.get(w)))
+                        {
+                            fail(self, "required");
+                            continue;
+                        }
+                        let missing_dep = k.dependent_required.iter().any(|(key, names)| {
+                            watch_index(k, key).is_some_and(|w| ev.seen.get(w))
+                                && names
+                                    .iter()
+                                    .any(|n| !watch_index(k, n).is_some_and(|w| ev.seen.get(w)))
+                        });
+                        if missing_dep {
+                            fail(self, "dependentRequired");
+                        }
+                    } else {
+                        if k.min_items.is_some_and(|m| count < m) {
+                            fail(self, "minItems");
+                            continue;
+                        }
+                        if k.contains.is_some() && self.evals[e as usize].contains < k.min_contains
+                        {
+                            fail(
+                                self,
+                                if k.min_contains > 1 {
+                                    "minContains"
+                                } else {
+                                    "contains"
+                                },
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.close_level(p, offset);
+    }
+
+    /// Finishes the value at the top level and hands its hash to the enclosing value.
+    fn close_level(&mut self, p: &Program, offset: u64) {
+        let d = self.depth - 1;
+        self.finish_level(p, d, offset);
+        self.depth -= 1;
+        if self.levels[d].hashing && d > 0 {
+            let h = match self.levels[d].container {
+                Container::Scalar => self.levels[d].hash,
+                Container::Object => mix(self.levels[d].hash, 2),
+                Container::Array => mix(self.levels[d].hash, 3),
+            };
+            let parent = &mut self.levels[d - 1];
+            match parent.container {
+                Container::Object => {
+                    parent.hash = parent.hash.wrapping_add(mix(parent.name_hash, h));
+                }
+                _ => parent.hash = mix(parent.hash, h),
+            }
+            if self.unique_wanted(p, d - 1) {
+                for i in 0..self.levels[d - 1].evals.len() {
+                    let e = self.levels[d - 1].evals[i];
+                    if self.evals[e as usize].st != St::Running {
+                        continue;
+                    }
+                    if let NodeKind::Keywords(k) =
+                        &p.nodes[self.evals[e as usize].node as usize].kind
+                    {
+                        if k.unique_items && !self.evals[e as usize].unique.insert(h) {
+                            self.fail(
+                                p,
+                                e,
+                                Reason {
+                                    eval: e,
+                                    keyword: "uniqueItems",
+                                    offset,
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Finalises every eval of level `d`, last first, and reports each to its parent.
+    fn finish_level(&mut self, p: &Program, d: usize, offset: u64) {
+        let evals = std::mem::take(&mut self.levels[d].evals);
+        for &e in evals.iter().rev() {
+            let ev = &self.evals[e as usize];
+            if ev.reported {
+                continue;
+            }
+            if ev.parent != NONE
+                && self.evals[ev.parent as usize].st == St::Failed
+                && self.max_errors <= 1
+            {
+                continue;
+            }
+            let (passed, kw) = self.fold(p, e);
+            let ev = &mut self.evals[e as usize];
+            ev.st = if passed { St::Passed } else { St::Failed };
+            ev.reported = true;
+            self.report(
+                p,
+                e,
+                passed,
+                Reason {
+                    eval: e,
+                    keyword: kw,
+                    offset,
+                },
+            );
+        }
+        for &e in &evals {
+            self.release(e);
+        }
+        let mut evals = evals;
+        evals.clear();
+        self.levels[d].evals = evals;
+    }
+
+    /// The final result of a running eval whose value has closed.
+    fn fold(&mut self, p: &Program, e: u32) -> (bool, &'static str) {
+        let count = self
+            .levels
+            .get(self.evals[e as usize].level as usize)
+            .map_or(0, |l| l.count);
+        let container = self
+            .levels
+            .get(self.evals[e as usize].level as usize)
+            .map_or(Container::Scalar, |l| l.container);
+        let k = match &p.nodes[self.evals[e as usize].node as usize].kind {
+            NodeKind::Keywords(k) => &**k,
+            _ => return (true, ""),
+        };
+        let ev = &mut self.evals[e as usize];
+        if !k.any_of.is_empty() && ev.any_pass == 0 {
+            return (false, "anyOf");
+        }
+        if !k.one_of.is_empty() && ev.one_pass != 1 {
+            return (false, "oneOf");
+        }
+        if ev.enum_alts > 0 && ev.enum_pass == 0 {
+            return (false, "enum");
+        }
+        if p.uses_unevaluated {
+            if let (Some(_), Container::Object) = (&k.unevaluated_properties, container) {
+                for i in 0..count as u32 {
+                    if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) {
+                        return (false, "unevaluatedProperties");
+                    }
+                }
+                ev.evaluated.set_all(count);
+            }
+            if let (Some(_), Container::Array) = (&k.unevaluated_items, container) {
+                for i in 0..count as u32 {
+                    if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) {
+                        return (false, "unevaluatedItems");
+                    }
+                }
+                ev.evaluated.set_all(count);
+            }
+        }
+        (true, "")
+    }
+
+    fn str_hash(&self, tag: u8, s: &str) -> u128 {
+        let mut a = self.hasher.build_hasher();
+        a.write_u8(tag);
+        a.write(s.as_bytes());
+        let lo = a.finish();
+        let mut b = self.hasher.build_hasher();
+        b.write_u64(lo);
+        b.write(s.as_bytes());
+        (u128::from(b.finish()) << 64) | u128::from(lo)
+    }
+
+    fn scalar_hash(&self, ev: &Event<'_>, num: Option<&Decimal>) -> u128 {
+        match ev {
+            Event::Null => mix(0, 10),
+            Event::Bool(b) => mix(0, 11 + u128::from(*b)),
+            Event::String(s) => self.str_hash(4, s),
+            Event::Number(n) => match num {
+                Some(d) => self.str_hash(5, &d.canonical()),
+                None => self.str_hash(5, n.as_str()),
+            },
+            _ => 0,
+        }
+    }
+}
+
+/// Whether a failure through this edge fails the parent outright.
+fn conjunctive(slot: Slot) -> bool {
+    matches!(
+        slot,
+        Slot::AllOf | Slot::Member | Slot::Item | Slot::PropertyName
+    )
+}
+
+/// Mixes two 128-bit values (order-sensitive).
+fn mix(a: u128, b: u128) -> u128 {
+    let x = a.rotate_left(29) ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+    x.wrapping_mul(0xd6e8_feb8_6659_fd93_2545_f491_4f6c_dd1d) ^ (x >> 67)
+}
+
+fn two<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
+    if a < b {
+        let (l, r) = v.split_at_mut(b);
+        (&mut l[a], &mut r[0])
+    } else {
+        let (l, r) = v.split_at_mut(a);
+        (&mut r[0], &mut l[b])
+    }
+}
+
+/// Index of `name` among the names a node watches: `required`, then `dependentRequired`
+/// keys and values, then `dependentSchemas` keys (first occurrence wins).
+fn watch_index(k: &Keywords, name: &str) -> Option<u32> {
+    let mut i = 0u32;
+    for r in &k.required {
+        if &**r == name {
+            return Some(i);
+        }
+        i += 1;
+    }
+    for (key, names) in &k.dependent_required {
+        if &**key == name {
+            return Some(i);
+        }
+        i += 1;
+        for n in names {
+            if &**n == name {
+                return Some(i);
+            }
+            i += 1;
+        }
+    }
+    for (key, _) in &k.dependent_schemas {
+        if &**key == name {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether the first event of a value can still equal the constant (scalars: whether it does).
+fn const_start(c: &Const, ev: &Event<'_>, num: Option<&Decimal>) -> bool {
+    match (c, ev) {
+        (Const::Null, Event::Null) => true,
+        (Const::Bool(a), Event::Bool(b)) => a == b,
+        (Const::String(a), Event::String(b)) => &**a == *b,
+        (Const::Number(a), Event::Number(n)) => match num {
+            Some(d) => a == d,
+            None => Decimal::parse(n.as_str()).is_some_and(|d| &d == a),
+        },
+        (Const::Array(_), Event::BeginArray) | (Const::Object(_), Event::BeginObject) => true,
+        _ => false,
+    }
+}

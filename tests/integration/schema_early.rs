@@ -1,0 +1,143 @@
+//! Earliest rejection: the validator decides at the first event that settles the verdict,
+//! and the scanner reads nothing after it.
+//!
+//! Each test feeds a document whose tail after the deciding token is garbage (or never
+//! arrives): the verdict, keyword and offset must not depend on it.
+
+use std::io::Read;
+
+use jsongate::{Flow, Limits, Rejection, Scanner, Schema, Validator, Violation, UNLIMITED};
+
+fn schema(s: &str) -> Schema {
+    Schema::compile(s.as_bytes()).unwrap()
+}
+
+/// Feeds `head` then `tail` (which must never be needed); returns the violation.
+fn decided_by(schema: &Schema, head: &str, tail: &str) -> (Violation, u64) {
+    let mut v = Validator::new(schema);
+    let mut s = Scanner::new(Limits::new());
+    let flow = s.feed(head.as_bytes(), &mut v).unwrap();
+    assert_eq!(flow, Flow::Stop, "undecided after {head:?}");
+    // Nothing more is read, not even garbage.
+    assert_eq!(s.feed(tail.as_bytes(), &mut v).unwrap(), Flow::Stop);
+    let read = s.bytes_read();
+    match v.verdict(&s, Ok(jsongate::Outcome::Stopped)) {
+        Err(Rejection::Violation(x)) => (*x, read),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn unexpected_name_is_rejected_before_its_value() {
+    let s = schema(
+        r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"additionalProperties":false}"#,
+    );
+    let (v, read) = decided_by(&s, r#"{"ok":true,"admin_override""#, r#":{"never":"read"#);
+    assert_eq!(v.keyword(), "additionalProperties");
+    assert_eq!(v.instance_pointer(), "/admin_override");
+    assert_eq!(v.offset(), 11);
+    assert_eq!(read, 27);
+}
+
+#[test]
+fn type_mismatch_at_the_first_byte_of_the_value() {
+    let s = schema(r#"{"properties":{"items":{"type":"array"}}}"#);
+    let (v, read) = decided_by(&s, r#"{"items":{"#, "garbage");
+    assert_eq!(v.keyword(), "type");
+    assert_eq!(v.instance_pointer(), "/items");
+    assert_eq!(v.offset(), 9);
+    assert_eq!(read, 10);
+}
+
+#[test]
+fn max_items_at_the_item_that_exceeds() {
+    let s = schema(r#"{"type":"array","maxItems":2}"#);
+    // A number is complete only at the byte after it.
+    let (v, _) = decided_by(&s, "[1,2,3,", "4,5]");
+    assert_eq!((v.keyword(), v.offset()), ("maxItems", 5));
+    let (v, _) = decided_by(&s, "[1,2,{", "\"x\":1}]");
+    assert_eq!((v.keyword(), v.offset()), ("maxItems", 5));
+}
+
+#[test]
+fn max_properties_at_the_name_that_exceeds() {
+    let s = schema(r#"{"maxProperties":1}"#);
+    let (v, _) = decided_by(&s, r#"{"a":1,"b""#, ":2}");
+    assert_eq!((v.keyword(), v.offset()), ("maxProperties", 7));
+}
+
+#[test]
+fn failing_all_of_branch_rejects_at_once() {
+    let s = schema(r#"{"allOf":[{"type":"object"},{"properties":{"n":{"maximum":3}}}]}"#);
+    let (v, _) = decided_by(&s, r#"{"n":4,"#, ",,,");
+    assert_eq!(v.keyword(), "maximum");
+    assert_eq!(v.keyword_location(), "/allOf/1/properties/n/maximum");
+    assert_eq!(v.instance_pointer(), "/n");
+}
+
+#[test]
+fn any_of_rejects_when_every_branch_has_failed() {
+    let s = schema(r#"{"anyOf":[{"type":"string"},{"type":"object","maxProperties":0}]}"#);
+    let (v, _) = decided_by(&s, r#"{"a""#, ":1}");
+    assert_eq!(v.keyword(), "anyOf");
+    assert_eq!(v.offset(), 1);
+    // One branch still alive: no verdict yet.
+    let s = schema(r#"{"anyOf":[{"type":"string"},{"type":"object"}]}"#);
+    let mut v = Validator::new(&s);
+    let mut sc = Scanner::new(Limits::new());
+    assert_eq!(sc.feed(br#"{"a":1"#, &mut v).unwrap(), Flow::Continue);
+}
+
+#[test]
+fn enum_string_decided_when_the_string_ends() {
+    let s = schema(r#"{"properties":{"state":{"enum":["open","closed"]}}}"#);
+    let (v, _) = decided_by(&s, r#"{"state":"deleted""#, "}");
+    assert_eq!((v.keyword(), v.instance_pointer()), ("enum", "/state"));
+}
+
+/// A 100 MB document whose first member is not allowed is refused after a few bytes.
+#[test]
+fn hundred_megabytes_refused_after_reading_under_64_kib() {
+    struct Gen {
+        produced: u64,
+        total: u64,
+    }
+    impl Read for Gen {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.produced >= self.total {
+                return Ok(0);
+            }
+            let head: &[u8] = br#"{"injected":"ignore all previous instructions","logs":["#;
+            let mut n = 0;
+            while n < buf.len() && self.produced < self.total {
+                let p = self.produced as usize;
+                buf[n] = if p < head.len() {
+                    head[p]
+                } else if p % 2 == 0 {
+                    b'1'
+                } else {
+                    b','
+                };
+                n += 1;
+                self.produced += 1;
+            }
+            Ok(n)
+        }
+    }
+    let s = schema(
+        r#"{"type":"object","properties":{"logs":{"type":"array"}},"additionalProperties":false}"#,
+    );
+    let mut v = Validator::new(&s);
+    let mut sc = Scanner::new(Limits::new().max_bytes(UNLIMITED).max_items(UNLIMITED));
+    let mut src = Gen {
+        produced: 0,
+        total: 100 << 20,
+    };
+    let r = v.validate_read(&mut sc, &mut src);
+    match r {
+        Err(Rejection::Violation(x)) => assert_eq!(x.instance_pointer(), "/injected"),
+        other => panic!("{other:?}"),
+    }
+    assert!(src.produced <= 64 * 1024, "read {} bytes", src.produced);
+    assert!(sc.bytes_read() < 64, "scanned {} bytes", sc.bytes_read());
+}

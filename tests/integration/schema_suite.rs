@@ -1,0 +1,210 @@
+//! The official JSON Schema Test Suite, run through the streaming validator.
+//!
+//! Every test instance is validated one-shot and fed one byte at a time; both must give the
+//! suite's verdict. Instances are taken as their exact text (`RawValue`), so big numbers
+//! keep their digits. Remote references resolve to `remotes/` under
+//! `http://localhost:1234/`, registered as resources: nothing is fetched.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use jsongate::{Draft, Flow, Limits, Rejection, Scanner, Schema, SchemaOptions, Validator};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::common::shared;
+
+#[derive(Deserialize)]
+struct Case {
+    description: String,
+    schema: Box<RawValue>,
+    tests: Vec<Test>,
+}
+
+#[derive(Deserialize)]
+struct Test {
+    description: String,
+    data: Box<RawValue>,
+    valid: bool,
+}
+
+fn remotes(dir: &Path, prefix: &str, out: &mut Vec<(String, Vec<u8>)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            remotes(&path, &format!("{prefix}{name}/"), out);
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push((format!("{prefix}{name}"), std::fs::read(&path).unwrap()));
+        }
+    }
+}
+
+fn options(draft: Draft, format_assertion: bool) -> SchemaOptions {
+    let mut docs = Vec::new();
+    remotes(
+        &shared("suites/json-schema-test-suite/remotes"),
+        "http://localhost:1234/",
+        &mut docs,
+    );
+    let mut o = Schema::options()
+        .draft(draft)
+        .format_assertion(format_assertion);
+    for (uri, bytes) in &docs {
+        o = o.resource(uri, bytes);
+    }
+    o
+}
+
+fn limits() -> Limits {
+    Limits::new().max_depth(512)
+}
+
+/// Feeds `data` one byte at a time.
+fn bytewise(v: &mut Validator, data: &[u8]) -> Result<(), Rejection> {
+    let mut s = Scanner::new(limits());
+    v.reset();
+    for b in data {
+        match s.feed(std::slice::from_ref(b), v) {
+            Ok(Flow::Continue) => {}
+            Ok(Flow::Stop) => break,
+            Err(e) => return v.verdict(&s, Err(e)),
+        }
+    }
+    let out = s.finish(v);
+    v.verdict(&s, out)
+}
+
+/// Runs every file of `dir`; returns the failures (`file / case / test: reason`).
+fn run_dir(
+    dir: &Path,
+    draft: Draft,
+    format_assertion: bool,
+    bytewise_too: bool,
+) -> (usize, Vec<String>) {
+    let opts = options(draft, format_assertion);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for file in files {
+        let fname = file.file_name().unwrap().to_string_lossy().to_string();
+        let cases: Vec<Case> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        for case in cases {
+            let schema = match opts.compile(case.schema.get().as_bytes()) {
+                Ok(s) => s,
+                Err(e) => {
+                    for t in &case.tests {
+                        count += 1;
+                        failures.push(format!(
+                            "{fname} / {} / {}: compile error: {e}",
+                            case.description, t.description
+                        ));
+                    }
+                    continue;
+                }
+            };
+            let mut v = Validator::new(&schema);
+            for t in &case.tests {
+                count += 1;
+                let data = t.data.get().as_bytes();
+                let got = v.validate_slice(data, limits());
+                let ok = match &got {
+                    Ok(()) => true,
+                    Err(Rejection::Violation(_)) => false,
+                    Err(Rejection::Error(e)) => {
+                        failures.push(format!(
+                            "{fname} / {} / {}: scan error {e}",
+                            case.description, t.description
+                        ));
+                        continue;
+                    }
+                };
+                if ok != t.valid {
+                    failures.push(format!(
+                        "{fname} / {} / {}: expected {}, got {got:?}",
+                        case.description, t.description, t.valid
+                    ));
+                    continue;
+                }
+                let mut multi = Validator::new(&schema).max_errors(8);
+                let m = multi.validate_slice(data, limits());
+                if m.is_ok() != ok || (!ok && multi.violations().is_empty()) {
+                    failures.push(format!(
+                        "{fname} / {} / {}: collecting several errors gave {m:?}, one-shot {got:?}",
+                        case.description, t.description
+                    ));
+                }
+                if bytewise_too {
+                    let b = bytewise(&mut v, data);
+                    if b.is_ok() != ok || b != got {
+                        failures.push(format!(
+                            "{fname} / {} / {}: byte-wise feeding gave {b:?}, one-shot {got:?}",
+                            case.description, t.description
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    (count, failures)
+}
+
+fn assert_suite(rel: &str, draft: Draft, format_assertion: bool, xfail: &[&str]) {
+    let (count, failures) = run_dir(&shared(rel), draft, format_assertion, true);
+    let mut unexpected = Vec::new();
+    let mut fixed: BTreeMap<&str, bool> = xfail.iter().map(|x| (*x, false)).collect();
+    for f in &failures {
+        match xfail.iter().find(|x| f.starts_with(*x)) {
+            Some(x) => {
+                fixed.insert(x, true);
+            }
+            None => unexpected.push(f.clone()),
+        }
+    }
+    let stale: Vec<_> = fixed
+        .iter()
+        .filter(|(_, hit)| !**hit)
+        .map(|(x, _)| *x)
+        .collect();
+    assert!(
+        unexpected.is_empty() && stale.is_empty(),
+        "{rel}: {count} tests, {} unexpected failures:\n{}\nexpected failures that now pass: {stale:?}",
+        unexpected.len(),
+        unexpected.join("\n")
+    );
+}
+
+#[test]
+fn draft2020_12_required() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft2020-12",
+        Draft::Draft202012,
+        false,
+        &[],
+    );
+}
+
+#[test]
+fn draft2019_09_required() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft2019-09",
+        Draft::Draft201909,
+        false,
+        &[],
+    );
+}
+
+#[test]
+fn draft7_required() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft7",
+        Draft::Draft7,
+        false,
+        &[],
+    );
+}
