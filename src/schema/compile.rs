@@ -690,24 +690,26 @@ impl Compiler {
                     k.else_ = Some(self.child(loc, "else", "else"));
                 }
             }
-            let dep_key = if draft == Draft::Draft7 {
-                "dependencies"
+            // `dependencies` is draft-07's keyword; later drafts split it into
+            // `dependentSchemas`/`dependentRequired` but it is still honoured for compatibility.
+            let dep_keys: &[&str] = if draft == Draft::Draft7 {
+                &["dependencies"]
             } else {
-                "dependentSchemas"
+                &["dependentSchemas", "dependencies"]
             };
-            if let Some(m) = get(dep_key).and_then(Value::as_object) {
+            for &dep_key in dep_keys {
+                let Some(m) = get(dep_key).and_then(Value::as_object) else {
+                    continue;
+                };
                 for (name, sub) in m {
                     let t = escape_token(name);
                     match sub {
                         Value::Object(_) | Value::Bool(_) => {
-                            let c = self.child(
-                                loc,
-                                &format!("{dep_key}/{t}"),
-                                &format!("{dep_key}/{t}"),
-                            );
+                            let path = format!("{dep_key}/{t}");
+                            let c = self.child(loc, &path, &path);
                             k.dependent_schemas.push((name.clone().into_boxed_str(), c));
                         }
-                        Value::Array(req) if draft == Draft::Draft7 => {
+                        Value::Array(req) if dep_key == "dependencies" => {
                             let names = req
                                 .iter()
                                 .filter_map(Value::as_str)

@@ -208,3 +208,62 @@ fn draft7_required() {
         &[],
     );
 }
+
+#[test]
+fn draft2020_12_optional_format_asserted() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft2020-12/optional/format",
+        Draft::Draft202012,
+        true,
+        &[],
+    );
+}
+
+#[test]
+fn draft2020_12_optional() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft2020-12/optional",
+        Draft::Draft202012,
+        false,
+        &[],
+    );
+}
+
+#[test]
+fn draft2019_09_optional() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft2019-09/optional",
+        Draft::Draft201909,
+        false,
+        &[],
+    );
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft2019-09/optional/format",
+        Draft::Draft201909,
+        true,
+        &[],
+    );
+}
+
+#[test]
+fn draft7_optional() {
+    // Draft-07 lets implementations assert `contentMediaType`/`contentEncoding`; jsongate
+    // treats them as annotations in every draft, as 2019-09 and later require.
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft7/optional",
+        Draft::Draft7,
+        false,
+        &[
+            "content.json / validation of string-encoded content based on media type / an invalid JSON document",
+            "content.json / validation of binary string-encoding / an invalid base64 string (% is not a valid character)",
+            "content.json / validation of binary-encoded media type documents / a validly-encoded invalid JSON document",
+            "content.json / validation of binary-encoded media type documents / an invalid base64 string that is valid JSON",
+        ],
+    );
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft7/optional/format",
+        Draft::Draft7,
+        true,
+        &[],
+    );
+}
