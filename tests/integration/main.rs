@@ -9,6 +9,7 @@ mod harness;
 mod limits;
 mod memory;
 mod regressions;
+mod schema_differential;
 mod schema_early;
 mod schema_suite;
 mod suite;

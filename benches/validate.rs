@@ -1,0 +1,292 @@
+//! Throughput of jsongate's validate-while-scanning against parse-then-validate with other
+//! Rust JSON Schema validators, on the same schemas and documents.
+//!
+//! One criterion group per document (`validate/<doc>`), one benchmark per implementation, so
+//! ids read `validate/search_1mb/jsongate`, `validate/search_1mb/serde_json+jsonschema`, ...
+//! Throughput is the document's size in bytes.
+//!
+//! Documents and schemas (`benches/schemas/*.json`, draft 2020-12):
+//! - `envelope_150b`: the ~150-byte tool-result success envelope (`docgen::success_envelope`)
+//!   against `envelope.schema.json`, a strict `oneOf` of a success and a failure variant
+//!   with closed objects, a `const` tool name and `$ref`s to `$defs`.
+//! - `search_1mb`: the ~1 MB search-results document (`docgen::search_results`) against
+//!   `search_results.schema.json`: closed result objects with required fields, `maxLength`,
+//!   `pattern`, `enum`, numeric bounds, and `format: uri`.
+//! - `citm_catalog`: `../shared/corpora/citm_catalog.json` (1.7 MB) against
+//!   `citm_catalog.schema.json`: closed objects for events and performances, `$ref`s to
+//!   `$defs`, integer ids with `minimum`, `propertyNames` patterns on id-keyed maps, a
+//!   `pattern` on `venueCode`, `uniqueItems` id lists.
+//! - `logs_50mb`: the ~50 MB log document (`docgen::logs`) against `logs.schema.json`: an
+//!   array of closed log records (`enum` levels, `pattern`s on host, trace id and path,
+//!   `prefixItems` tags, `format: date-time`).
+//!
+//! `format` is an annotation in all three implementations (their default for draft 2020-12);
+//! the setup checks that a document with a malformed URI is accepted by all of them, so no
+//! implementation validates formats that another skips.
+//!
+//! Implementations:
+//! - `jsongate`: one `Validator`, reused, `validate_slice` with every scanner limit of
+//!   `Limits::new()` on except `max_bytes` (lifted so the 50 MB document fits): strict
+//!   JSON, UTF-8, duplicate names and the schema, in one pass, no tree.
+//! - `serde_json+jsonschema`: `serde_json::from_slice::<Value>` then
+//!   `jsonschema::Validator::is_valid`, validator built once outside the timing; the `Value`
+//!   is dropped inside the timing (as a caller would).
+//! - `serde_json+boon`: `serde_json::from_slice::<Value>` then `boon::Schemas::validate`,
+//!   compiled once outside the timing.
+//! - `jsonschema_prebuilt_value`: `jsonschema::Validator::is_valid` alone, on a `Value`
+//!   parsed outside the timing: not an end-to-end number, shown to split the pair above
+//!   into parsing and validation.
+//!
+//! Before timing, every implementation must accept the document and reject a mutated copy
+//! (see [`Case::mutated`]); otherwise the comparison is meaningless and the bench panics.
+//!
+//! Run all: `cargo bench --bench validate`; briefly: `cargo bench --bench validate -- --quick`;
+//! one document: `cargo bench --bench validate -- validate/citm_catalog`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use jsongate::{Limits, Rejection, Schema, Validator, UNLIMITED};
+use serde_json::Value;
+
+mod docgen;
+
+/// The limits jsongate validates with: every default on, except the byte limit.
+const LIMITS: Limits = Limits::new().max_bytes(UNLIMITED);
+
+fn schema_file(name: &str) -> Vec<u8> {
+    let path = format!("{}/benches/schemas/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read schema {path}: {e}"))
+}
+
+fn corpus(name: &str) -> Vec<u8> {
+    let path = format!(
+        "{}/../shared/corpora/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read corpus {path}: {e}"))
+}
+
+/// `doc` with the first (or last) occurrence of `from` replaced by `to`.
+fn replace(doc: &[u8], from: &str, to: &str, last: bool) -> Vec<u8> {
+    let text = std::str::from_utf8(doc).unwrap();
+    let at = if last {
+        text.rfind(from)
+    } else {
+        text.find(from)
+    };
+    let at = at.unwrap_or_else(|| panic!("{from:?} not found"));
+    let mut out = String::with_capacity(text.len() + to.len());
+    out.push_str(&text[..at]);
+    out.push_str(to);
+    out.push_str(&text[at + from.len()..]);
+    out.into_bytes()
+}
+
+/// A benchmarked document with its schema.
+struct Case {
+    name: &'static str,
+    schema: Vec<u8>,
+    doc: Vec<u8>,
+    /// The document with one change that the schema must reject.
+    mutated: Vec<u8>,
+    /// Documents that differ from `doc` only in a `format`, which every implementation
+    /// must still accept (format is an annotation everywhere).
+    format_only: Vec<Vec<u8>>,
+}
+
+fn cases() -> Vec<Case> {
+    let envelope = docgen::success_envelope();
+    let search = docgen::search_results(1_000_000);
+    let citm = corpus("citm_catalog");
+    let logs = docgen::logs(50_000_000);
+    vec![
+        Case {
+            name: "envelope_150b",
+            schema: schema_file("envelope.schema.json"),
+            // An injected field in the closed result object.
+            mutated: replace(
+                &envelope,
+                r#""count":3}"#,
+                r#""count":3,"admin_override":true}"#,
+                false,
+            ),
+            doc: envelope,
+            format_only: Vec::new(),
+        },
+        Case {
+            name: "search_1mb",
+            schema: schema_file("search_results.schema.json"),
+            // The last result's URL fails the `pattern`.
+            mutated: replace(&search, r#""url":"https://"#, r#""url":"ftp://"#, true),
+            // A space is not allowed in a URI, but `format` only annotates.
+            format_only: vec![replace(
+                &search,
+                r#""url":"https://example.com/"#,
+                r#""url":"https://example.com/not a uri/"#,
+                false,
+            )],
+            doc: search,
+        },
+        Case {
+            name: "citm_catalog",
+            schema: schema_file("citm_catalog.schema.json"),
+            // The last performance's venue code fails the `pattern`.
+            mutated: replace(
+                &citm,
+                r#""venueCode": "PLEYEL_PLEYEL""#,
+                r#""venueCode": "pleyel""#,
+                true,
+            ),
+            doc: citm,
+            format_only: Vec::new(),
+        },
+        Case {
+            name: "logs_50mb",
+            schema: schema_file("logs.schema.json"),
+            // The last record's host fails the `pattern`.
+            mutated: replace(&logs, r#""host":"node-"#, r#""host":"NODE-"#, true),
+            // Not a date-time, but `format` only annotates (the pattern still holds).
+            format_only: vec![replace(&logs, "T00:00:00.", "T99:99:99.", false)],
+            doc: logs,
+        },
+    ]
+}
+
+/// The three implementations, compiled once.
+struct Validators {
+    jsongate: Validator,
+    jsonschema: jsonschema::Validator,
+    boon: (boon::Schemas, boon::SchemaIndex),
+}
+
+impl Validators {
+    fn new(name: &str, schema: &[u8]) -> Self {
+        let ours = Schema::compile(schema)
+            .unwrap_or_else(|e| panic!("jsongate rejects the {name} schema: {e}"));
+        let value: Value = serde_json::from_slice(schema).unwrap();
+        let jsonschema = jsonschema::draft202012::new(&value)
+            .unwrap_or_else(|e| panic!("jsonschema rejects the {name} schema: {e}"));
+        let mut schemas = boon::Schemas::new();
+        let mut boon_compiler = boon::Compiler::new();
+        boon_compiler.set_default_draft(boon::Draft::V2020_12);
+        let loc = "file:///benches/schemas/schema.json";
+        boon_compiler.add_resource(loc, value).unwrap();
+        let index = boon_compiler
+            .compile(loc, &mut schemas)
+            .unwrap_or_else(|e| panic!("boon rejects the {name} schema: {e}"));
+        Validators {
+            jsongate: Validator::new(&ours),
+            jsonschema,
+            boon: (schemas, index),
+        }
+    }
+
+    /// The verdicts of jsongate, `serde_json` + `jsonschema` and `serde_json` + `boon`.
+    fn verdicts(&mut self, doc: &[u8]) -> [bool; 3] {
+        let ours = match self.jsongate.validate_slice(doc, LIMITS) {
+            Ok(()) => true,
+            Err(Rejection::Violation(_)) => false,
+            Err(Rejection::Error(e)) => panic!("jsongate: not a schema verdict: {e}"),
+        };
+        let value: Value = serde_json::from_slice(doc).unwrap();
+        [
+            ours,
+            self.jsonschema.is_valid(&value),
+            self.boon.0.validate(&value, self.boon.1).is_ok(),
+        ]
+    }
+}
+
+/// Every implementation must accept the document and its format-only variants and reject
+/// the mutated one, or the comparison is meaningless.
+fn sanity_check(case: &Case, v: &mut Validators) {
+    let names = ["jsongate", "serde_json+jsonschema", "serde_json+boon"];
+    for (doc, what, expected) in [
+        (&case.doc, "the document", true),
+        (&case.mutated, "the mutated document", false),
+    ]
+    .into_iter()
+    .chain(
+        case.format_only
+            .iter()
+            .map(|d| (d, "a format-only variant", true)),
+    ) {
+        for (name, got) in names.iter().zip(v.verdicts(doc)) {
+            assert_eq!(
+                got,
+                expected,
+                "{name} {} {what} of {}",
+                if got { "accepts" } else { "rejects" },
+                case.name
+            );
+        }
+    }
+}
+
+fn bench_case(group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>, case: &Case) {
+    let mut v = Validators::new(case.name, &case.schema);
+    sanity_check(case, &mut v);
+    let doc = &case.doc[..];
+
+    let mut validator = v.jsongate;
+    group.bench_function("jsongate", |b| {
+        b.iter(|| validator.validate_slice(black_box(doc), LIMITS).is_ok());
+    });
+
+    let jsonschema = &v.jsonschema;
+    group.bench_function("serde_json+jsonschema", |b| {
+        b.iter(|| {
+            let value: Value = serde_json::from_slice(black_box(doc)).unwrap();
+            jsonschema.is_valid(&value)
+        });
+    });
+
+    let (schemas, index) = &v.boon;
+    group.bench_function("serde_json+boon", |b| {
+        b.iter(|| {
+            let value: Value = serde_json::from_slice(black_box(doc)).unwrap();
+            schemas.validate(&value, *index).is_ok()
+        });
+    });
+
+    let value: Value = serde_json::from_slice(doc).unwrap();
+    group.bench_function("jsonschema_prebuilt_value", |b| {
+        b.iter(|| jsonschema.is_valid(black_box(&value)));
+    });
+}
+
+fn validate(c: &mut Criterion) {
+    for case in cases() {
+        let mut group = c.benchmark_group(format!("validate/{}", case.name));
+        group.throughput(Throughput::Bytes(case.doc.len() as u64));
+        if case.doc.len() > 10_000_000 {
+            // One iteration takes tens to hundreds of milliseconds: flat sampling with the
+            // minimum sample count keeps the run short.
+            group
+                .sampling_mode(SamplingMode::Flat)
+                .sample_size(10)
+                .warm_up_time(Duration::from_secs(1))
+                .measurement_time(Duration::from_secs(8));
+        }
+        bench_case(&mut group, &case);
+        group.finish();
+    }
+}
+
+/// Criterion's generated entry point (`criterion_group!` makes an undocumented `pub fn`).
+#[allow(missing_docs)]
+mod group {
+    use super::{validate, Criterion, Duration};
+    criterion::criterion_group! {
+        name = benches;
+        // Sized for a shared 2-core machine: the whole run takes a few minutes.
+        config = Criterion::default()
+            .sample_size(30)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3));
+        targets = validate
+    }
+}
+criterion_main!(group::benches);
