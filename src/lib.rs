@@ -34,6 +34,7 @@ mod limits;
 pub mod pointer;
 mod scan;
 mod schema;
+pub mod select;
 mod validate;
 
 pub use error::{Error, ErrorKind, Syntax};

@@ -1,0 +1,511 @@
+//! Projection: pick the few values a contract exposes while the document streams.
+//!
+//! A [`Projection`] is a set of JSON Pointers, each mapped to an output name, compiled once
+//! into a path trie (immutable, shareable). A [`Selector`] is the per-document runtime: a
+//! [`Sink`] of scanner events that skips every subtree no pointer leads into by counting
+//! brackets, and decodes and keeps only the values the pointers name. The values it keeps are
+//! new [`Value`]s; the upstream document is never re-serialised and never materialised.
+//!
+//! This module sits above the validator and below the gate: it knows nothing of schemas,
+//! contracts or envelopes. [`Tee`] fans one event stream out to two sinks (a validator and
+//! a selector) so both run on the same pass.
+
+mod value;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::scan::{Event, Flow, Position, Sink};
+
+pub use value::{write_json_string, Value, ValueBuilder};
+
+/// Why a set of pointers could not be compiled into a [`Projection`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SelectError {
+    /// The pointer is not an RFC 6901 JSON Pointer (does not start with `/`, or has a `~`
+    /// not followed by `0` or `1`).
+    InvalidPointer(String),
+    /// Two fields have the same output name.
+    DuplicateName(String),
+    /// One pointer lies inside (or equals) another; each upstream value feeds at most one
+    /// output field.
+    Overlap(String, String),
+}
+
+impl fmt::Display for SelectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SelectError::InvalidPointer(p) => write!(f, "'{p}' is not a JSON Pointer"),
+            SelectError::DuplicateName(n) => write!(f, "output name '{n}' is used twice"),
+            SelectError::Overlap(a, b) => write!(f, "pointers '{a}' and '{b}' overlap"),
+        }
+    }
+}
+
+impl std::error::Error for SelectError {}
+
+/// Splits an RFC 6901 pointer into unescaped reference tokens (`""` is the whole document).
+pub(crate) fn parse_pointer(pointer: &str) -> Result<Vec<String>, SelectError> {
+    if pointer.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bad = || SelectError::InvalidPointer(pointer.to_owned());
+    let rest = pointer.strip_prefix('/').ok_or_else(bad)?;
+    rest.split('/')
+        .map(|t| {
+            let mut out = String::with_capacity(t.len());
+            let mut chars = t.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '~' => match chars.next() {
+                        Some('0') => out.push('~'),
+                        Some('1') => out.push('/'),
+                        _ => return Err(bad()),
+                    },
+                    c => out.push(c),
+                }
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
+/// The array index a reference token names: canonical decimal only (`"0"`, `"12"`; not
+/// `"01"`, `"-"` or `"+1"`), as RFC 6901 requires.
+pub(crate) fn array_index(token: &str) -> Option<u64> {
+    let canonical = token == "0"
+        || (!token.is_empty()
+            && !token.starts_with('0')
+            && token.bytes().all(|b| b.is_ascii_digit()));
+    if canonical {
+        token.parse().ok()
+    } else {
+        None
+    }
+}
+
+#[derive(Debug, Default)]
+struct Node {
+    /// Child tokens: the member name, and the array index it also names (if canonical).
+    children: Vec<(String, Option<u64>, u32)>,
+    /// The output field this node's value feeds.
+    field: Option<u32>,
+}
+
+#[derive(Debug)]
+struct Compiled {
+    nodes: Vec<Node>,
+    names: Vec<String>,
+    pointers: Vec<String>,
+}
+
+/// A compiled set of `(output name, JSON Pointer)` pairs: a path trie, built once and shared
+/// (cloning is cheap).
+///
+/// # Example
+/// ```
+/// use jsongate::{scan, Limits};
+/// use jsongate::select::{Projection, Selector, Value};
+/// let p = Projection::new([("approved", "/review/approved"), ("id", "/items/1/id")]).unwrap();
+/// let mut sel = Selector::new(&p);
+/// let doc = br#"{"review":{"approved":true,"note":"x"},"items":[{"id":1},{"id":2}]}"#;
+/// scan(doc, Limits::new(), &mut sel).unwrap();
+/// assert_eq!(sel.value(0), Some(&Value::Bool(true)));
+/// assert_eq!(sel.to_object().to_json(), r#"{"approved":true,"id":2}"#);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Projection(Arc<Compiled>);
+
+impl Projection {
+    /// Compiles `(output name, pointer)` pairs.
+    ///
+    /// # Errors
+    /// An invalid pointer, a repeated output name, or two pointers of which one lies inside
+    /// the other.
+    pub fn new<I, N, P>(fields: I) -> Result<Projection, SelectError>
+    where
+        I: IntoIterator<Item = (N, P)>,
+        N: AsRef<str>,
+        P: AsRef<str>,
+    {
+        let mut c = Compiled {
+            nodes: vec![Node::default()],
+            names: Vec::new(),
+            pointers: Vec::new(),
+        };
+        for (name, pointer) in fields {
+            let (name, pointer) = (name.as_ref(), pointer.as_ref());
+            if c.names.iter().any(|n| n == name) {
+                return Err(SelectError::DuplicateName(name.to_owned()));
+            }
+            let field = c.names.len() as u32;
+            let mut at = 0usize;
+            for token in parse_pointer(pointer)? {
+                if let Some(f) = c.nodes[at].field {
+                    return Err(overlap(&c, f, pointer));
+                }
+                let found = c.nodes[at].children.iter().find(|(t, ..)| *t == token);
+                at = if let Some(&(_, _, child)) = found {
+                    child as usize
+                } else {
+                    let child = c.nodes.len();
+                    c.nodes.push(Node::default());
+                    let index = array_index(&token);
+                    c.nodes[at].children.push((token, index, child as u32));
+                    child
+                };
+            }
+            if let Some(f) = c.nodes[at].field {
+                return Err(overlap(&c, f, pointer));
+            }
+            if !c.nodes[at].children.is_empty() {
+                let inner = first_field_below(&c, at);
+                return Err(SelectError::Overlap(
+                    pointer.to_owned(),
+                    c.pointers[inner as usize].clone(),
+                ));
+            }
+            c.nodes[at].field = Some(field);
+            c.names.push(name.to_owned());
+            c.pointers.push(pointer.to_owned());
+        }
+        Ok(Projection(Arc::new(c)))
+    }
+
+    /// Number of fields.
+    pub fn len(&self) -> usize {
+        self.0.names.len()
+    }
+
+    /// Whether there are no fields.
+    pub fn is_empty(&self) -> bool {
+        self.0.names.is_empty()
+    }
+
+    /// The output name of field `i`.
+    pub fn name(&self, i: usize) -> &str {
+        &self.0.names[i]
+    }
+
+    /// The pointer of field `i`.
+    pub fn pointer(&self, i: usize) -> &str {
+        &self.0.pointers[i]
+    }
+
+    /// The index of the field named `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.0.names.iter().position(|n| n == name)
+    }
+}
+
+fn overlap(c: &Compiled, field: u32, pointer: &str) -> SelectError {
+    SelectError::Overlap(c.pointers[field as usize].clone(), pointer.to_owned())
+}
+
+fn first_field_below(c: &Compiled, mut at: usize) -> u32 {
+    loop {
+        if let Some(f) = c.nodes[at].field {
+            return f;
+        }
+        at = c.nodes[at].children[0].2 as usize;
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    node: u32,
+    is_array: bool,
+    next_index: u64,
+}
+
+/// The per-document runtime of a [`Projection`]: a [`Sink`] that keeps only the selected
+/// values. Reusable: [`reset`](Self::reset) keeps its buffers.
+///
+/// Untracked subtrees cost one bracket count per container event; names outside the trie
+/// are compared, never copied. A selected value is decoded into a fresh [`Value`].
+#[derive(Debug)]
+pub struct Selector {
+    projection: Projection,
+    slots: Vec<Option<Value>>,
+    stack: Vec<Frame>,
+    /// Depth inside a subtree no pointer leads into (0 when not skipping).
+    skip: u64,
+    /// The trie node of the next value, set by a member name.
+    pending: Option<u32>,
+    capture: Option<(u32, ValueBuilder)>,
+    started: bool,
+}
+
+impl Selector {
+    /// A selector for `projection`.
+    pub fn new(projection: &Projection) -> Selector {
+        Selector {
+            projection: projection.clone(),
+            slots: vec![None; projection.len()],
+            stack: Vec::new(),
+            skip: 0,
+            pending: None,
+            capture: None,
+            started: false,
+        }
+    }
+
+    /// Prepares for the next document.
+    pub fn reset(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = None);
+        self.stack.clear();
+        self.skip = 0;
+        self.pending = None;
+        self.capture = None;
+        self.started = false;
+    }
+
+    /// The projection this selector runs.
+    pub fn projection(&self) -> &Projection {
+        &self.projection
+    }
+
+    /// The value selected for field `i`, if the document had one at its pointer.
+    pub fn value(&self, i: usize) -> Option<&Value> {
+        self.slots.get(i).and_then(Option::as_ref)
+    }
+
+    /// The value selected for the field named `name`.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.value(self.projection.position(name)?)
+    }
+
+    /// Takes the selected values, in field order (the selector is then empty).
+    pub fn take_values(&mut self) -> Vec<Option<Value>> {
+        let n = self.slots.len();
+        std::mem::replace(&mut self.slots, vec![None; n])
+    }
+
+    /// A new object of the selected fields, in field order, leaving out absent ones.
+    pub fn to_object(&self) -> Value {
+        Value::Object(
+            self.slots
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| Some((self.projection.name(i).to_owned(), v.clone()?)))
+                .collect(),
+        )
+    }
+
+    fn child(&self, node: u32, name: Option<&str>, index: Option<u64>) -> Option<u32> {
+        let n = &self.projection.0.nodes[node as usize];
+        n.children
+            .iter()
+            .find(|(t, i, _)| match (name, index) {
+                (Some(name), _) => t == name,
+                (None, Some(index)) => *i == Some(index),
+                (None, None) => false,
+            })
+            .map(|&(.., c)| c)
+    }
+
+    fn on_event(&mut self, event: &Event<'_>) {
+        if self.skip > 0 {
+            match event {
+                Event::BeginObject | Event::BeginArray => self.skip += 1,
+                Event::EndObject | Event::EndArray => self.skip -= 1,
+                _ => {}
+            }
+            return;
+        }
+        if let Some((field, b)) = &mut self.capture {
+            if b.push(event) {
+                let field = *field as usize;
+                self.slots[field] = b.take();
+                self.capture = None;
+            }
+            return;
+        }
+        let node = match event {
+            Event::Name(n) => {
+                self.pending = match self.stack.last() {
+                    Some(top) if !top.is_array => self.child(top.node, Some(n), None),
+                    _ => None,
+                };
+                return;
+            }
+            Event::EndObject | Event::EndArray => {
+                self.stack.pop();
+                return;
+            }
+            _ => match self.stack.last_mut() {
+                None if !self.started => {
+                    self.started = true;
+                    Some(0)
+                }
+                None => None,
+                Some(top) if top.is_array => {
+                    let (node, index) = (top.node, top.next_index);
+                    top.next_index += 1;
+                    self.child(node, None, Some(index))
+                }
+                Some(_) => self.pending.take(),
+            },
+        };
+        let opens = matches!(event, Event::BeginObject | Event::BeginArray);
+        match node {
+            None if opens => self.skip = 1,
+            None => {}
+            Some(n) => {
+                if let Some(field) = self.projection.0.nodes[n as usize].field {
+                    let mut b = ValueBuilder::new();
+                    if b.push(event) {
+                        self.slots[field as usize] = b.take();
+                    } else {
+                        self.capture = Some((field, b));
+                    }
+                } else if opens {
+                    self.stack.push(Frame {
+                        node: n,
+                        is_array: matches!(event, Event::BeginArray),
+                        next_index: 0,
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl Sink for Selector {
+    #[inline]
+    fn event(&mut self, event: Event<'_>, _offset: u64) -> Flow {
+        self.on_event(&event);
+        Flow::Continue
+    }
+}
+
+/// Sends every event to two sinks; stops as soon as either asks to stop (both see the event
+/// that caused it).
+///
+/// # Example
+/// ```
+/// use jsongate::{scan, Limits, Schema, Validator};
+/// use jsongate::select::{Projection, Selector, Tee};
+/// let schema = Schema::compile(br#"{"required":["id"]}"#).unwrap();
+/// let p = Projection::new([("id", "/id")]).unwrap();
+/// let mut tee = Tee(Validator::new(&schema), Selector::new(&p));
+/// scan(br#"{"id":"r-1","noise":[1,2,3]}"#, Limits::new(), &mut tee).unwrap();
+/// assert!(tee.0.is_valid());
+/// assert_eq!(tee.1.to_object().to_json(), r#"{"id":"r-1"}"#);
+/// ```
+#[derive(Debug)]
+pub struct Tee<A, B>(pub A, pub B);
+
+impl<A: Sink, B: Sink> Sink for Tee<A, B> {
+    #[inline]
+    fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
+        let a = self.0.event(event, offset);
+        let b = self.1.event(event, offset);
+        if a == Flow::Stop || b == Flow::Stop {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+
+    #[inline]
+    fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
+        let a = self.0.event_at(event, at);
+        let b = self.1.event_at(event, at);
+        if a == Flow::Stop || b == Flow::Stop {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{scan, Limits};
+
+    fn select(pairs: &[(&str, &str)], doc: &str) -> String {
+        let p = Projection::new(pairs.iter().copied()).unwrap();
+        let mut s = Selector::new(&p);
+        scan(doc.as_bytes(), Limits::new(), &mut s).unwrap();
+        s.to_object().to_json()
+    }
+
+    #[test]
+    fn picks_nested_members_and_indices() {
+        let doc = r#"{"a":{"b":[10,{"c":"x"}],"z":{"b":1}},"q":[[1],[2,3]]}"#;
+        assert_eq!(
+            select(&[("c", "/a/b/1/c"), ("q", "/q/1"), ("n", "/nope")], doc),
+            r#"{"c":"x","q":[2,3]}"#
+        );
+    }
+
+    #[test]
+    fn whole_document_and_escaped_tokens() {
+        assert_eq!(select(&[("all", "")], "[1,{}]"), r#"{"all":[1,{}]}"#);
+        assert_eq!(
+            select(&[("v", "/a~1b/~0")], r#"{"a/b":{"~":true}}"#),
+            r#"{"v":true}"#
+        );
+    }
+
+    #[test]
+    fn index_tokens_match_members_too_but_not_leading_zeros() {
+        assert_eq!(select(&[("v", "/0")], r#"{"0":1}"#), r#"{"v":1}"#);
+        assert_eq!(select(&[("v", "/01")], "[1,2]"), "{}");
+        assert_eq!(select(&[("v", "/1")], "[1,2]"), r#"{"v":2}"#);
+    }
+
+    #[test]
+    fn type_mismatch_on_the_path_selects_nothing() {
+        assert_eq!(select(&[("v", "/a/b")], r#"{"a":"b"}"#), "{}");
+        assert_eq!(select(&[("v", "/a/0")], r#"{"a":{"x":[0]}}"#), "{}");
+    }
+
+    #[test]
+    fn skipped_subtrees_do_not_confuse_positions() {
+        let doc = r#"{"x":{"a":{"a":1}},"a":{"a":2}}"#;
+        assert_eq!(select(&[("v", "/a/a")], doc), r#"{"v":2}"#);
+    }
+
+    #[test]
+    fn rejects_overlaps_duplicates_and_bad_pointers() {
+        assert!(matches!(
+            Projection::new([("a", "/a"), ("b", "/a/b")]),
+            Err(SelectError::Overlap(..))
+        ));
+        assert!(matches!(
+            Projection::new([("a", "/a/b"), ("b", "/a")]),
+            Err(SelectError::Overlap(..))
+        ));
+        assert!(matches!(
+            Projection::new([("a", "/a"), ("a", "/b")]),
+            Err(SelectError::DuplicateName(_))
+        ));
+        assert!(matches!(
+            Projection::new([("a", "a")]),
+            Err(SelectError::InvalidPointer(_))
+        ));
+        assert!(matches!(
+            Projection::new([("a", "/~2")]),
+            Err(SelectError::InvalidPointer(_))
+        ));
+    }
+
+    #[test]
+    fn reset_forgets_the_previous_document() {
+        let p = Projection::new([("a", "/a")]).unwrap();
+        let mut s = Selector::new(&p);
+        scan(br#"{"a":1}"#, Limits::new(), &mut s).unwrap();
+        s.reset();
+        scan(br#"{"b":1}"#, Limits::new(), &mut s).unwrap();
+        assert_eq!(s.to_object().to_json(), "{}");
+    }
+
+    #[test]
+    fn value_round_trips_strings_with_escapes() {
+        let v = Value::parse(br#"{"a\"b":"\u2028\u0001\\"}"#, Limits::new()).unwrap();
+        assert_eq!(v.to_json(), r#"{"a\"b":"\u2028\u0001\\"}"#);
+    }
+}
