@@ -152,6 +152,11 @@ impl Scanner {
 
             // A UTF-8 sequence cut by the previous chunk boundary.
             if st.utf8_len > 0 {
+                // The length limit is crossed at the first byte past it, as on the uncut
+                // path, which checks the length before the encoding of that byte.
+                if (self.scratch.len() + st.utf8_len as usize) as u64 >= limit {
+                    return Err(self.error(too_long(limit), at, None));
+                }
                 if b & 0xC0 != 0x80 {
                     let at = st.utf8_at;
                     return Err(self.error(ErrorKind::InvalidUtf8, at, None));
@@ -159,11 +164,6 @@ impl Scanner {
                 st.utf8[st.utf8_len as usize] = b;
                 st.utf8_len += 1;
                 j += 1;
-                // The length limit is crossed at the first byte past it, as on the uncut path,
-                // which checks the length before the encoding of that byte.
-                if (self.scratch.len() + st.utf8_len as usize) as u64 > limit {
-                    return Err(self.error(too_long(limit), at, None));
-                }
                 // Reject as soon as the prefix can no longer become a valid sequence
                 // (overlong, surrogate, above U+10FFFF), as the uncut path does.
                 if let Err(e) = simdutf8::compat::from_utf8(&st.utf8[..st.utf8_len as usize]) {

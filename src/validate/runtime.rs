@@ -1343,7 +1343,8 @@ impl Runtime {
         }
         if let Some(c) = &k.property_names {
             self.property_name(p, e, c, name, offset);
-            if self.evals[e as usize].st != St::Running {
+            // A settled failure stops here, unless more violations are being collected.
+            if self.evals[e as usize].st != St::Running && self.max_errors <= 1 {
                 return;
             }
         }

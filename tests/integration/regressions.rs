@@ -89,7 +89,6 @@ fn split_utf8_invalid_prefix_at_end() {
 /// the name length limit and proves the sequence invalid: one-shot said `name_too_long`, the
 /// split scan `invalid_utf8`. Either may win, but not depending on the chunking.
 #[test]
-#[ignore = "bug F2: length limit vs invalid UTF-8 precedence depends on chunking"]
 fn split_utf8_cut_at_name_limit() {
     let data = saved("split-utf8-cut-at-name-limit");
     let (_, doc) = split_input(&data);
@@ -105,7 +104,6 @@ fn split_utf8_cut_at_name_limit() {
 /// reported at the sequence's last byte (offset 27) instead of the first byte past the limit
 /// (offset 26, as `Error::offset` documents and the one-shot scan reports).
 #[test]
-#[ignore = "bug F3: limit crossed inside a cut UTF-8 sequence is reported at its last byte"]
 fn split_utf8_cut_crossing_name_limit() {
     let data = saved("split-utf8-cut-crossing-name-limit");
     let (_, doc) = split_input(&data);
@@ -124,7 +122,6 @@ fn split_utf8_cut_crossing_name_limit() {
 /// BUG-F3, at the end of input: when the input ends while the sequence that crosses the
 /// limit is still cut, the limit error was lost and the verdict became `unexpected end`.
 #[test]
-#[ignore = "bug F3: limit crossed inside a cut UTF-8 sequence is lost at end of input"]
 fn split_utf8_cut_crossing_name_limit_at_end() {
     let data = saved("split-utf8-cut-crossing-name-limit-at-end");
     let (_, doc) = split_input(&data);

@@ -1231,7 +1231,6 @@ fn schema_differential_survey() {
 /// of the object's member values after the first one (the verdict is right). Without
 /// `propertyNames` all three are reported, as `jsonschema`'s `iter_errors` does.
 #[test]
-#[ignore = "bug BUG-D1: next to propertyNames, max_errors(5) reports only the first member-value violation"]
 fn max_errors_collects_every_member_violation_next_to_property_names() {
     let schema =
         Schema::compile(br#"{"propertyNames":true,"additionalProperties":{"type":"string"}}"#)
