@@ -1242,7 +1242,7 @@ fn max_errors_collects_every_member_violation_next_to_property_names() {
     let at: Vec<&str> = v
         .violations()
         .iter()
-        .map(|x| x.instance_pointer())
+        .map(jsongate::Violation::instance_pointer)
         .collect();
     assert_eq!(at, ["/1", "/2", "/3"]);
 }
