@@ -1227,9 +1227,9 @@ fn schema_differential_survey() {
     assert!(disagreements.is_empty());
 }
 
-/// BUG-D1: with `propertyNames` in the schema, `max_errors(n)` stops collecting violations
-/// of the object's member values after the first one (the verdict is right). Without
-/// `propertyNames` all three are reported, as `jsonschema`'s `iter_errors` does.
+/// BUG-D1 (fixed): with `propertyNames` in the schema, `max_errors(n)` stopped collecting
+/// violations of the object's member values after the first one (the verdict was right).
+/// All three are reported, as `jsonschema`'s `iter_errors` does.
 #[test]
 fn max_errors_collects_every_member_violation_next_to_property_names() {
     let schema =
