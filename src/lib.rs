@@ -30,6 +30,7 @@
 #![deny(unsafe_code)]
 
 mod error;
+pub mod gate;
 mod limits;
 pub mod pointer;
 mod scan;

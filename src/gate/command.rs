@@ -1,0 +1,265 @@
+//! A strict adapter for the text output of commands (SSH-style tools).
+//!
+//! A contract declares a line format; every line must fit it, and any other line (a banner,
+//! a warning, a blank line, a stray carriage return) rejects the whole output. Accepted
+//! output becomes scanner-style events (an object for `key_value`, an array of objects for
+//! `line_regex`) that go through the same schema, semantic and selection path as JSON.
+
+use regex::Regex;
+
+use crate::scan::{Event, Flow, Number, Position, Sink};
+use crate::Limits;
+
+/// The JSON type a line value is converted to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineType {
+    /// Kept as text.
+    String,
+    /// `-?(0|[1-9][0-9]*)`, kept as an exact number.
+    Integer,
+    /// A JSON number, kept as exact text.
+    Number,
+    /// `true` or `false`.
+    Boolean,
+}
+
+impl LineType {
+    /// The type named `s` (`string`, `integer`, `number`, `boolean`).
+    pub fn parse(s: &str) -> Option<LineType> {
+        Some(match s {
+            "string" => LineType::String,
+            "integer" => LineType::Integer,
+            "number" => LineType::Number,
+            "boolean" => LineType::Boolean,
+            _ => return None,
+        })
+    }
+}
+
+/// A declared line format.
+#[derive(Clone, Debug)]
+pub enum LineFormat {
+    /// `key<separator>value` lines, keys from a declared list, each at most once; the output
+    /// is one object in line order.
+    KeyValue {
+        /// Between key and value (`=`, `: `).
+        separator: String,
+        /// Declared keys and their types.
+        keys: Vec<(String, LineType)>,
+    },
+    /// Every line matches one regex as a whole; the output is an array with one object per
+    /// line, of the named captures (typed by `types`, strings otherwise).
+    LineRegex {
+        /// The line regex (matched against the whole line).
+        regex: Regex,
+        /// Types of named captures.
+        types: Vec<(String, LineType)>,
+    },
+}
+
+/// Why command output was rejected: the 1-based line, the byte offset of the line's start,
+/// and a fixed reason (`invalid_utf8`, `too_large`, `carriage_return`, `blank_line`,
+/// `no_separator`, `unknown_key`, `duplicate_key`, `no_match`, `bad_value`, `too_long`,
+/// `too_many_lines`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineError {
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte offset of the start of the line.
+    pub offset: u64,
+    /// Fixed reason code.
+    pub reason: &'static str,
+}
+
+fn typed(t: LineType, text: &str) -> Option<Event<'_>> {
+    match t {
+        LineType::String => Some(Event::String(text)),
+        LineType::Boolean => match text {
+            "true" => Some(Event::Bool(true)),
+            "false" => Some(Event::Bool(false)),
+            _ => None,
+        },
+        LineType::Integer => {
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            let canonical = digits == "0"
+                || (!digits.is_empty()
+                    && !digits.starts_with('0')
+                    && digits.bytes().all(|b| b.is_ascii_digit()));
+            if canonical {
+                Number::parse(text).map(Event::Number)
+            } else {
+                None
+            }
+        }
+        LineType::Number => Number::parse(text).map(Event::Number),
+    }
+}
+
+impl LineFormat {
+    /// Converts `input` to events for `sink`. Returns `Ok(false)` if the sink stopped.
+    ///
+    /// # Errors
+    /// The first line that does not fit the format, or a crossed limit.
+    pub fn feed<S: Sink + ?Sized>(
+        &self,
+        input: &[u8],
+        limits: &Limits,
+        sink: &mut S,
+    ) -> Result<bool, LineError> {
+        let err = |line, offset, reason| LineError {
+            line,
+            offset,
+            reason,
+        };
+        if input.len() as u64 > limits.get_max_bytes() {
+            return Err(err(1, limits.get_max_bytes(), "too_large"));
+        }
+        let text = match std::str::from_utf8(input) {
+            Ok(t) => t,
+            Err(e) => {
+                let at = e.valid_up_to();
+                let line = input[..at].split(|&b| b == b'\n').count() as u64;
+                return Err(err(line, at as u64, "invalid_utf8"));
+            }
+        };
+        // One terminating newline is allowed; everything before it is lines.
+        let body = text.strip_suffix('\n').unwrap_or(text);
+        let mut emit = |ev: Event<'_>, offset: u64, line: u64| {
+            let at = Position {
+                offset,
+                line,
+                column: 1,
+            };
+            sink.event_at(ev, at) == Flow::Continue
+        };
+        let (open, close) = match self {
+            LineFormat::KeyValue { .. } => (Event::BeginObject, Event::EndObject),
+            LineFormat::LineRegex { .. } => (Event::BeginArray, Event::EndArray),
+        };
+        if !emit(open, 0, 1) {
+            return Ok(false);
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        let mut offset = 0u64;
+        let lines: Vec<&str> = if body.is_empty() && text.is_empty() {
+            Vec::new()
+        } else {
+            body.split('\n').collect()
+        };
+        for (i, l) in lines.iter().enumerate() {
+            let n = i as u64 + 1;
+            let start = offset;
+            offset += l.len() as u64 + 1;
+            if l.contains('\r') {
+                return Err(err(n, start, "carriage_return"));
+            }
+            if l.trim().is_empty() {
+                return Err(err(n, start, "blank_line"));
+            }
+            if l.len() as u64 > limits.get_max_string_bytes() {
+                return Err(err(n, start, "too_long"));
+            }
+            match self {
+                LineFormat::KeyValue { separator, keys } => {
+                    let (k, v) = l
+                        .split_once(separator.as_str())
+                        .ok_or_else(|| err(n, start, "no_separator"))?;
+                    let t = keys
+                        .iter()
+                        .find(|(name, _)| name == k)
+                        .map(|x| x.1)
+                        .ok_or_else(|| err(n, start, "unknown_key"))?;
+                    if seen.contains(&k) {
+                        return Err(err(n, start, "duplicate_key"));
+                    }
+                    if seen.len() as u64 >= limits.get_max_members() {
+                        return Err(err(n, start, "too_many_lines"));
+                    }
+                    seen.push(k);
+                    let ev = typed(t, v).ok_or_else(|| err(n, start, "bad_value"))?;
+                    if !emit(Event::Name(k), start, n) || !emit(ev, start, n) {
+                        return Ok(false);
+                    }
+                }
+                LineFormat::LineRegex { regex, types } => {
+                    if n > limits.get_max_items() {
+                        return Err(err(n, start, "too_many_lines"));
+                    }
+                    let caps = regex
+                        .captures(l)
+                        .filter(|c| c.get(0).is_some_and(|m| m.as_str().len() == l.len()))
+                        .ok_or_else(|| err(n, start, "no_match"))?;
+                    if !emit(Event::BeginObject, start, n) {
+                        return Ok(false);
+                    }
+                    for name in regex.capture_names().flatten() {
+                        let Some(m) = caps.name(name) else { continue };
+                        let t = types
+                            .iter()
+                            .find(|(x, _)| x == name)
+                            .map_or(LineType::String, |x| x.1);
+                        let ev = typed(t, m.as_str()).ok_or_else(|| err(n, start, "bad_value"))?;
+                        if !emit(Event::Name(name), start, n) || !emit(ev, start, n) {
+                            return Ok(false);
+                        }
+                    }
+                    if !emit(Event::EndObject, start, n) {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+        Ok(emit(close, input.len() as u64, lines.len() as u64 + 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::select::{Value, ValueBuilder};
+
+    fn run(f: &LineFormat, s: &str) -> Result<String, &'static str> {
+        let mut b = ValueBuilder::new();
+        f.feed(s.as_bytes(), &Limits::new(), &mut b)
+            .map_err(|e| e.reason)?;
+        Ok(b.take().unwrap_or(Value::Null).to_json())
+    }
+
+    #[test]
+    fn key_value_lines_are_strict() {
+        let f = LineFormat::KeyValue {
+            separator: "=".into(),
+            keys: vec![
+                ("state".into(), LineType::String),
+                ("uptime".into(), LineType::Integer),
+                ("ok".into(), LineType::Boolean),
+            ],
+        };
+        assert_eq!(
+            run(&f, "state=up=1\nuptime=42\nok=true\n"),
+            Ok(r#"{"state":"up=1","uptime":42,"ok":true}"#.into())
+        );
+        assert_eq!(run(&f, "Welcome!\nstate=up\n"), Err("no_separator"));
+        assert_eq!(run(&f, "state=up\n\n"), Err("blank_line"));
+        assert_eq!(run(&f, "state=up\r\n"), Err("carriage_return"));
+        assert_eq!(run(&f, "state=up\nstate=down"), Err("duplicate_key"));
+        assert_eq!(run(&f, "motd=hi"), Err("unknown_key"));
+        assert_eq!(run(&f, "uptime=042"), Err("bad_value"));
+        assert_eq!(run(&f, "ok=yes"), Err("bad_value"));
+        assert_eq!(run(&f, ""), Ok("{}".into()));
+    }
+
+    #[test]
+    fn line_regex_matches_whole_lines() {
+        let f = LineFormat::LineRegex {
+            regex: Regex::new(r"(?P<name>[a-z]+) (?P<pid>[0-9]+)").unwrap(),
+            types: vec![("pid".into(), LineType::Integer)],
+        };
+        assert_eq!(
+            run(&f, "sshd 12\ncron 7\n"),
+            Ok(r#"[{"name":"sshd","pid":12},{"name":"cron","pid":7}]"#.into())
+        );
+        assert_eq!(run(&f, "sshd 12 extra\n"), Err("no_match"));
+        assert_eq!(run(&f, "WARNING: x\nsshd 12\n"), Err("no_match"));
+    }
+}

@@ -1,0 +1,359 @@
+//! The contract file: one per tool, a JSON document checked against the schema the crate
+//! ships ([`CONTRACT_SCHEMA`], printed by `jsongate contract schema`) before it is read.
+//!
+//! This module only reads and checks contracts; compiling their schemas and running them is
+//! the gate's job.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::command::{LineFormat, LineType};
+use super::envelope::FailureCode;
+use super::retry::RetryPolicy;
+use super::semantic::{BelongsTo, Equals, Fresh, Ownership, SemanticCheck};
+use crate::select::Value;
+use crate::{Limits, Rejection, Schema, Validator};
+
+/// The JSON Schema of contract files (format 1).
+pub const CONTRACT_SCHEMA: &str = include_str!("contract.schema.json");
+
+/// Why a contract could not be loaded. Always a configuration error (CLI exit 2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContractError(pub(crate) String);
+
+impl fmt::Display for ContractError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ContractError {}
+
+pub(crate) fn err(msg: impl Into<String>) -> ContractError {
+    ContractError(msg.into())
+}
+
+/// Where a shape's schema comes from.
+#[derive(Clone, Debug)]
+pub(crate) enum SchemaSource {
+    Inline(Vec<u8>),
+    File(PathBuf),
+}
+
+impl SchemaSource {
+    pub(crate) fn bytes(&self) -> Result<Vec<u8>, ContractError> {
+        match self {
+            SchemaSource::Inline(b) => Ok(b.clone()),
+            SchemaSource::File(p) => std::fs::read(p)
+                .map_err(|e| err(format!("cannot read schema '{}': {e}", p.display()))),
+        }
+    }
+}
+
+/// One accepted upstream shape.
+#[derive(Clone, Debug)]
+pub(crate) struct Shape {
+    pub(crate) version: String,
+    pub(crate) schema: SchemaSource,
+    pub(crate) pointers: Vec<(String, String)>,
+}
+
+/// One output field.
+#[derive(Clone, Debug)]
+pub(crate) struct Field {
+    pub(crate) name: String,
+    pub(crate) pointer: String,
+    pub(crate) expose: bool,
+    pub(crate) required: bool,
+}
+
+/// A tool contract, read and checked but not compiled (see [`Gate::new`](super::Gate::new)).
+#[derive(Clone, Debug)]
+pub struct Contract {
+    pub(crate) tool: String,
+    pub(crate) version: String,
+    pub(crate) limits: Limits,
+    pub(crate) format: Option<LineFormat>,
+    pub(crate) format_assertion: bool,
+    pub(crate) shapes: Vec<Shape>,
+    pub(crate) errors: Vec<(FailureCode, SchemaSource)>,
+    pub(crate) fields: Vec<Field>,
+    pub(crate) checks: Vec<CheckSpec>,
+    pub(crate) retry: RetryPolicy,
+}
+
+/// A built-in check as the contract declares it.
+#[derive(Clone, Debug)]
+pub(crate) enum CheckSpec {
+    Equals(Equals),
+    Fresh(Fresh),
+    BelongsTo(BelongsTo),
+}
+
+impl CheckSpec {
+    pub(crate) fn boxed(&self) -> Box<dyn SemanticCheck> {
+        match self {
+            CheckSpec::Equals(c) => Box::new(c.clone()),
+            CheckSpec::Fresh(c) => Box::new(c.clone()),
+            CheckSpec::BelongsTo(c) => Box::new(c.clone()),
+        }
+    }
+}
+
+fn contract_schema() -> &'static Schema {
+    static S: OnceLock<Schema> = OnceLock::new();
+    // The shipped schema is a constant tested by `contract_schema_compiles`.
+    S.get_or_init(|| Schema::compile(CONTRACT_SCHEMA.as_bytes()).expect("shipped schema"))
+}
+
+impl Contract {
+    /// The tool name.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The contract version.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// Reads a contract file; `schema_file` references are relative to its directory.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not valid JSON, does not satisfy [`CONTRACT_SCHEMA`], or
+    /// is inconsistent (a check naming an unknown field, an invalid regex, …).
+    pub fn from_file(path: &Path) -> Result<Contract, ContractError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| err(format!("cannot read contract '{}': {e}", path.display())))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Contract::from_slice(&bytes, dir)
+    }
+
+    /// Reads a contract from bytes; `schema_file` references are relative to `dir`.
+    ///
+    /// # Errors
+    /// As [`from_file`](Self::from_file).
+    pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Contract, ContractError> {
+        let limits = Limits::new().max_bytes(1 << 20);
+        match Validator::new(contract_schema()).validate_slice(bytes, limits) {
+            Ok(()) => {}
+            Err(Rejection::Error(e)) => {
+                return Err(err(format!("contract is not valid JSON: {e}")))
+            }
+            Err(Rejection::Violation(v)) => {
+                return Err(err(format!(
+                    "contract does not satisfy the contract schema: {} at '{}'",
+                    v.message(),
+                    v.instance_pointer()
+                )))
+            }
+        }
+        let doc = Value::parse(bytes, limits).map_err(|e| err(e.to_string()))?;
+        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let tool = s(&doc, "tool").unwrap_or_default();
+        let version = s(&doc, "version").unwrap_or_default();
+
+        let mut lim = Limits::new();
+        for (k, v) in doc.get("limits").and_then(Value::as_object).unwrap_or(&[]) {
+            let n = v
+                .as_u64()
+                .ok_or_else(|| err(format!("limits.{k}: too large")))?;
+            lim = match k.as_str() {
+                "max_bytes" => lim.max_bytes(n),
+                "max_depth" => lim.max_depth(n),
+                "max_name_bytes" => lim.max_name_bytes(n),
+                "max_string_bytes" => lim.max_string_bytes(n),
+                "max_number_bytes" => lim.max_number_bytes(n),
+                "max_members" => lim.max_members(n),
+                _ => lim.max_items(n),
+            };
+        }
+
+        let types = |v: Option<&Value>| -> Vec<(String, LineType)> {
+            v.and_then(Value::as_object)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|(k, t)| Some((k.clone(), LineType::parse(t.as_str()?)?)))
+                .collect()
+        };
+        let format = match doc.get("input") {
+            Some(i) => match i.get("format").and_then(Value::as_str) {
+                Some("key_value") => Some(LineFormat::KeyValue {
+                    separator: s(i, "separator").unwrap_or_default(),
+                    keys: types(i.get("keys")),
+                }),
+                Some("line_regex") => {
+                    let re = s(i, "regex").unwrap_or_default();
+                    let regex =
+                        regex::Regex::new(&re).map_err(|e| err(format!("input.regex: {e}")))?;
+                    Some(LineFormat::LineRegex {
+                        regex,
+                        types: types(i.get("types")),
+                    })
+                }
+                _ => None,
+            },
+            None => None,
+        };
+
+        let source = |v: &Value| -> SchemaSource {
+            match (v.get("schema"), s(v, "schema_file")) {
+                (Some(inline), _) => SchemaSource::Inline(inline.to_json().into_bytes()),
+                (None, Some(f)) => SchemaSource::File(dir.join(f)),
+                (None, None) => SchemaSource::Inline(b"false".to_vec()),
+            }
+        };
+        let mut fields = Vec::new();
+        for (name, f) in doc.get("fields").and_then(Value::as_object).unwrap_or(&[]) {
+            fields.push(Field {
+                name: name.clone(),
+                pointer: s(f, "pointer").unwrap_or_default(),
+                expose: f.get("expose").and_then(Value::as_bool).unwrap_or(true),
+                required: f.get("required").and_then(Value::as_bool).unwrap_or(true),
+            });
+        }
+        let mut shapes = Vec::new();
+        for u in doc.get("upstream").and_then(Value::as_array).unwrap_or(&[]) {
+            let version = s(u, "version").unwrap_or_default();
+            if shapes.iter().any(|x: &Shape| x.version == version) {
+                return Err(err(format!("upstream version '{version}' appears twice")));
+            }
+            let mut pointers = Vec::new();
+            for (name, p) in u.get("pointers").and_then(Value::as_object).unwrap_or(&[]) {
+                if !fields.iter().any(|f| &f.name == name) {
+                    return Err(err(format!(
+                        "upstream '{version}': pointers names unknown field '{name}'"
+                    )));
+                }
+                pointers.push((name.clone(), p.as_str().unwrap_or_default().to_owned()));
+            }
+            shapes.push(Shape {
+                version,
+                schema: source(u),
+                pointers,
+            });
+        }
+        let mut errors = Vec::new();
+        for e in doc
+            .get("upstream_errors")
+            .and_then(Value::as_array)
+            .unwrap_or(&[])
+        {
+            let code = s(e, "code")
+                .and_then(|c| FailureCode::parse(&c))
+                .ok_or_else(|| err("upstream_errors: unknown code"))?;
+            errors.push((code, source(e)));
+        }
+
+        let mut checks = Vec::new();
+        for c in doc.get("checks").and_then(Value::as_array).unwrap_or(&[]) {
+            let field = s(c, "field").unwrap_or_default();
+            if !fields.iter().any(|f| f.name == field) {
+                return Err(err(format!("check names unknown field '{field}'")));
+            }
+            let code = |default| {
+                s(c, "code")
+                    .and_then(|x| FailureCode::parse(&x))
+                    .unwrap_or(default)
+            };
+            let secs = |k| c.get(k).and_then(Value::as_u64);
+            checks.push(match c.get("check").and_then(Value::as_str) {
+                Some("equals") => CheckSpec::Equals(Equals {
+                    field,
+                    context: s(c, "context").unwrap_or_default(),
+                    code: code(FailureCode::Mismatch),
+                }),
+                Some("fresh") => CheckSpec::Fresh(Fresh {
+                    field,
+                    max_age_seconds: secs("max_age_seconds")
+                        .ok_or_else(|| err("fresh: max_age_seconds too large"))?,
+                    max_skew_seconds: secs("max_skew_seconds").unwrap_or(0),
+                    code: code(FailureCode::Stale),
+                }),
+                _ => {
+                    let rule = match (s(c, "prefix"), s(c, "pattern")) {
+                        (Some(p), _) => Ownership::Prefix(p),
+                        (None, p) => {
+                            let p = p.unwrap_or_default();
+                            // Check the template compiles with placeholder values.
+                            let probe = super::semantic::template_keys(&p)
+                                .iter()
+                                .fold(p.clone(), |t, k| t.replace(&format!("{{{k}}}"), "x"));
+                            regex::Regex::new(&probe)
+                                .map_err(|e| err(format!("belongs_to pattern: {e}")))?;
+                            Ownership::Pattern(p)
+                        }
+                    };
+                    CheckSpec::BelongsTo(BelongsTo {
+                        field,
+                        rule,
+                        code: code(FailureCode::Mismatch),
+                    })
+                }
+            });
+        }
+
+        let retry = match doc.get("retry") {
+            None => RetryPolicy::default(),
+            Some(r) => {
+                let n = |k| r.get(k).and_then(Value::as_u64);
+                RetryPolicy {
+                    max_attempts: n("max_attempts").map_or(1, |x| x as u32),
+                    budget: Duration::from_millis(n("budget_ms").unwrap_or(0)),
+                    backoff: Duration::from_millis(n("backoff_ms").unwrap_or(0)),
+                    retry_on: r
+                        .get("retry_on")
+                        .and_then(Value::as_array)
+                        .unwrap_or(&[])
+                        .iter()
+                        .filter_map(|c| FailureCode::parse(c.as_str()?))
+                        .collect(),
+                }
+            }
+        };
+
+        Ok(Contract {
+            tool,
+            version,
+            limits: lim,
+            format,
+            format_assertion: doc
+                .get("format_assertion")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            shapes,
+            errors,
+            fields,
+            checks,
+            retry,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_schema_compiles() {
+        let _ = contract_schema();
+    }
+
+    #[test]
+    fn rejects_unknown_members_and_fields() {
+        let dir = Path::new(".");
+        let base = r#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"a","schema":true}],
+            "fields":{"x":{"pointer":"/x"}}"#;
+        assert!(Contract::from_slice(format!("{base}}}").as_bytes(), dir).is_ok());
+        let extra = format!(r#"{base},"extra":1}}"#);
+        assert!(Contract::from_slice(extra.as_bytes(), dir).is_err());
+        let check =
+            format!(r#"{base},"checks":[{{"check":"equals","field":"y","context":"c"}}]}}"#);
+        let e = Contract::from_slice(check.as_bytes(), dir).unwrap_err();
+        assert!(e.0.contains("unknown field 'y'"), "{e}");
+        let bad_ptr = base.replace("\"/x\"", "\"x\"");
+        assert!(Contract::from_slice(format!("{bad_ptr}}}").as_bytes(), dir).is_err());
+    }
+}

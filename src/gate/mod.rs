@@ -1,0 +1,688 @@
+//! The gate: one tool contract applied to one upstream response, in the safe order.
+//!
+//! limits → scan with duplicate rejection → schema (streaming; every accepted upstream shape
+//! side by side) → semantic checks (only after a shape passed) → the agent's object, built
+//! fresh from the selected values → the envelope, itself checked against the envelope schema
+//! → the audit record. The first failure stops reading and yields a fixed failure envelope;
+//! no upstream text reaches the agent, and the caller's `request_id` is the only one used.
+//!
+//! A [`Gate`] is compiled once from a [`Contract`] (immutable, `Send + Sync`); a [`Session`]
+//! holds the per-response state and is reused.
+//!
+//! # Example
+//! ```
+//! use jsongate::gate::{Context, Contract, Gate, Request};
+//! let contract = Contract::from_slice(br#"{"contract":1,"tool":"review","version":"1",
+//!   "upstream":[{"version":"v1","schema":{"type":"object","additionalProperties":false,
+//!       "required":["change_id","approved"],
+//!       "properties":{"change_id":{"type":"string"},"approved":{"type":"boolean"}}}}],
+//!   "fields":{"change_id":{"pointer":"/change_id"},"approved":{"pointer":"/approved"}},
+//!   "checks":[{"check":"equals","field":"change_id","context":"change_id"}]}"#,
+//!   std::path::Path::new(".")).unwrap();
+//! let gate = Gate::new(&contract).unwrap();
+//! let req = Request::new("req-7", Context::new().value("change_id", "c-1"));
+//! let d = gate.run_slice(br#"{"change_id":"c-1","approved":true}"#, &req).unwrap();
+//! assert_eq!(d.output, r#"{"tool":"review","request_id":"req-7","outcome":"success","data":{"change_id":"c-1","approved":true}}"#);
+//! let d = gate.run_slice(br#"{"change_id":"c-2","approved":true}"#, &req).unwrap();
+//! assert_eq!(d.output, r#"{"tool":"review","request_id":"req-7","outcome":"failure","error":{"code":"MISMATCH","retryable":false}}"#);
+//! ```
+
+mod audit;
+mod command;
+mod contract;
+mod envelope;
+mod retry;
+mod semantic;
+
+use std::fmt;
+use std::io::Read;
+use std::time::Instant;
+
+pub use audit::{AuditError, AuditRecord};
+pub use command::{LineError, LineFormat, LineType};
+pub use contract::{Contract, ContractError, CONTRACT_SCHEMA};
+pub use envelope::{envelope_schema, Envelope, FailureCode};
+pub use retry::{decide_retry, RetryDecision, RetryPolicy, StopReason};
+pub use semantic::{
+    BelongsTo, CheckFailure, Context, Equals, Fields, Fresh, Ownership, SemanticCheck, Timestamp,
+};
+
+use crate::scan::{Event, Flow, Position, Sink};
+use crate::select::{Projection, Selector, Value};
+use crate::{Error, ErrorKind, Limits, Scanner, Schema, Validator};
+use audit::{RawTap, TapReader};
+
+/// A request as the gate's caller issued it: its id (bound into the envelope) and context.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The caller-issued request id; the upstream can never replace it.
+    pub request_id: String,
+    /// Request values and clock for semantic checks.
+    pub context: Context,
+}
+
+impl Request {
+    /// A request with id `request_id`.
+    pub fn new(request_id: &str, context: Context) -> Request {
+        Request {
+            request_id: request_id.to_owned(),
+            context,
+        }
+    }
+}
+
+/// The caller did not supply what the contract needs (a configuration error, not a verdict
+/// about the response).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestError(String);
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+/// One decision: what the agent gets and what operators get.
+#[derive(Clone, Debug)]
+pub struct Decision {
+    /// The agent-facing envelope.
+    pub envelope: Envelope,
+    /// Its JSON line (checked against the envelope schema).
+    pub output: String,
+    /// The audit record.
+    pub audit: AuditRecord,
+    /// A bounded copy of the raw bytes, if the gate was asked for one.
+    pub raw: Option<Vec<u8>>,
+}
+
+struct CompiledShape {
+    version: String,
+    schema: Schema,
+    projection: Projection,
+}
+
+/// A compiled contract.
+pub struct Gate {
+    contract: Contract,
+    shapes: Vec<CompiledShape>,
+    errors: Vec<(FailureCode, Schema)>,
+    checks: Vec<Box<dyn SemanticCheck>>,
+    envelope_schema: Schema,
+    envelope_text: String,
+    raw_copy: Option<usize>,
+}
+
+impl fmt::Debug for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gate")
+            .field("tool", &self.contract.tool)
+            .field("version", &self.contract.version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gate {
+    /// Compiles a contract: its upstream and error schemas, one projection per shape, the
+    /// checks and the envelope schema.
+    ///
+    /// # Errors
+    /// A schema that does not compile, a bad pointer, or a check on an unknown field.
+    pub fn new(contract: &Contract) -> Result<Gate, ContractError> {
+        let compile = |what: &str, src: &contract::SchemaSource| {
+            Schema::options()
+                .format_assertion(contract.format_assertion)
+                .compile(&src.bytes()?)
+                .map_err(|e| contract::err(format!("{what}: invalid schema: {e}")))
+        };
+        let mut shapes = Vec::new();
+        for s in &contract.shapes {
+            let pairs = contract.fields.iter().map(|f| {
+                let p = s.pointers.iter().find(|(n, _)| *n == f.name);
+                (
+                    f.name.as_str(),
+                    p.map_or(f.pointer.as_str(), |x| x.1.as_str()),
+                )
+            });
+            let projection = Projection::new(pairs)
+                .map_err(|e| contract::err(format!("upstream '{}': {e}", s.version)))?;
+            shapes.push(CompiledShape {
+                version: s.version.clone(),
+                schema: compile(&format!("upstream '{}'", s.version), &s.schema)?,
+                projection,
+            });
+        }
+        let mut errors = Vec::new();
+        for (code, src) in &contract.errors {
+            errors.push((*code, compile("upstream_errors", src)?));
+        }
+        let exposed: Vec<(&str, bool)> = contract
+            .fields
+            .iter()
+            .filter(|f| f.expose)
+            .map(|f| (f.name.as_str(), f.required))
+            .collect();
+        let envelope_text = envelope_schema(&contract.tool, &exposed);
+        let envelope_schema = Schema::compile(envelope_text.as_bytes())
+            .map_err(|e| contract::err(format!("envelope schema: {e}")))?;
+        Ok(Gate {
+            checks: contract
+                .checks
+                .iter()
+                .map(contract::CheckSpec::boxed)
+                .collect(),
+            contract: contract.clone(),
+            shapes,
+            errors,
+            envelope_schema,
+            envelope_text,
+            raw_copy: None,
+        })
+    }
+
+    /// Adds a custom semantic check (runs after the contract's own, in order).
+    ///
+    /// # Errors
+    /// The check reads a field the contract does not declare.
+    pub fn with_check(mut self, check: Box<dyn SemanticCheck>) -> Result<Gate, ContractError> {
+        for f in check.fields() {
+            if !self.contract.fields.iter().any(|x| x.name == f) {
+                return Err(contract::err(format!(
+                    "check '{}' names unknown field '{f}'",
+                    check.name()
+                )));
+            }
+        }
+        self.checks.push(check);
+        Ok(self)
+    }
+
+    /// Keeps a copy of at most `limit` raw bytes of each response in its [`Decision`].
+    #[must_use]
+    pub fn raw_copy(mut self, limit: usize) -> Gate {
+        self.raw_copy = Some(limit);
+        self
+    }
+
+    /// The contract this gate runs.
+    pub fn contract(&self) -> &Contract {
+        &self.contract
+    }
+
+    /// The envelope schema (JSON text) every output is checked against.
+    pub fn envelope_schema(&self) -> &str {
+        &self.envelope_text
+    }
+
+    /// A reusable per-response runtime.
+    pub fn session(&self) -> Session<'_> {
+        Session {
+            gate: self,
+            scanner: Scanner::new(self.contract.limits),
+            validators: self
+                .shapes
+                .iter()
+                .map(|s| &s.schema)
+                .chain(self.errors.iter().map(|e| &e.1))
+                .map(Validator::new)
+                .collect(),
+            selectors: self
+                .shapes
+                .iter()
+                .map(|s| Selector::new(&s.projection))
+                .collect(),
+            envelope: Validator::new(&self.envelope_schema),
+            alive: Vec::new(),
+        }
+    }
+
+    /// Gates one response held in memory.
+    ///
+    /// # Errors
+    /// The request lacks a context value or the clock a check needs.
+    pub fn run_slice(&self, input: &[u8], req: &Request) -> Result<Decision, RequestError> {
+        self.session().run_read(input, req)
+    }
+
+    /// Gates one response read from `reader`, stopping at the verdict.
+    ///
+    /// # Errors
+    /// As [`run_slice`](Self::run_slice).
+    pub fn run_read<R: Read>(&self, reader: R, req: &Request) -> Result<Decision, RequestError> {
+        self.session().run_read(reader, req)
+    }
+
+    /// The decision when the upstream could not be called or answered at the transport
+    /// level (`UPSTREAM_UNAVAILABLE`, `RATE_LIMITED`, `NOT_FOUND` from a status code).
+    ///
+    /// # Errors
+    /// As [`run_slice`](Self::run_slice).
+    pub fn transport_failure(
+        &self,
+        code: FailureCode,
+        req: &Request,
+    ) -> Result<Decision, RequestError> {
+        let mut s = self.session();
+        s.check_request(req)?;
+        let verdict = Verdict::Fail(
+            code,
+            Box::new(AuditError {
+                kind: "transport".into(),
+                ..AuditError::default()
+            }),
+        );
+        Ok(s.decide(verdict, None, req, RawTap::new(None), Instant::now()))
+    }
+}
+
+/// Per-response state of a [`Gate`]: scanner, one validator per shape, one selector per
+/// success shape. Reused across responses.
+pub struct Session<'g> {
+    gate: &'g Gate,
+    scanner: Scanner,
+    validators: Vec<Validator>,
+    selectors: Vec<Selector>,
+    envelope: Validator,
+    alive: Vec<bool>,
+}
+
+impl fmt::Debug for Session<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("gate", self.gate)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Sends events to every validator still undecided and to the selectors of live success
+/// shapes; stops when every validator has rejected.
+struct Fan<'a> {
+    validators: &'a mut [Validator],
+    selectors: &'a mut [Selector],
+    alive: &'a mut [bool],
+    live: usize,
+}
+
+impl Sink for Fan<'_> {
+    fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
+        self.event_at(
+            event,
+            Position {
+                offset,
+                line: 1,
+                column: offset + 1,
+            },
+        )
+    }
+
+    fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
+        for (i, v) in self.validators.iter_mut().enumerate() {
+            if !self.alive[i] {
+                continue;
+            }
+            if v.event_at(event, at) == Flow::Stop {
+                self.alive[i] = false;
+                self.live -= 1;
+            } else if let Some(s) = self.selectors.get_mut(i) {
+                s.event(event, at.offset);
+            }
+        }
+        if self.live == 0 {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+}
+
+enum Verdict {
+    Accept(usize),
+    Fail(FailureCode, Box<AuditError>),
+}
+
+fn scan_error(e: &Error) -> Verdict {
+    let code = if matches!(e.kind(), ErrorKind::Io(_)) {
+        FailureCode::UpstreamUnavailable
+    } else {
+        FailureCode::InvalidResponse
+    };
+    Verdict::Fail(
+        code,
+        Box::new(AuditError {
+            kind: e.kind().code().to_owned(),
+            pointer: Some(e.pointer().to_owned()),
+            offset: Some(e.offset()),
+            ..AuditError::default()
+        }),
+    )
+}
+
+impl Session<'_> {
+    fn check_request(&self, req: &Request) -> Result<(), RequestError> {
+        if req.request_id.is_empty() {
+            return Err(RequestError("the request id is empty".into()));
+        }
+        for c in &self.gate.checks {
+            for k in c.context_keys() {
+                if req.context.get(k).is_none() {
+                    return Err(RequestError(format!(
+                        "check '{}' needs the request value '{k}'",
+                        c.name()
+                    )));
+                }
+            }
+            if c.needs_clock() && req.context.clock().is_none() {
+                return Err(RequestError(format!(
+                    "check '{}' needs the current time",
+                    c.name()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Gates one response held in memory.
+    ///
+    /// # Errors
+    /// As [`Gate::run_slice`].
+    pub fn run_slice(&mut self, input: &[u8], req: &Request) -> Result<Decision, RequestError> {
+        self.run_read(input, req)
+    }
+
+    /// Gates one response read from `reader`, stopping at the verdict.
+    ///
+    /// # Errors
+    /// As [`Gate::run_slice`].
+    pub fn run_read<R: Read>(
+        &mut self,
+        reader: R,
+        req: &Request,
+    ) -> Result<Decision, RequestError> {
+        self.check_request(req)?;
+        let start = Instant::now();
+        let mut tap = RawTap::new(self.gate.raw_copy);
+        let n = self.validators.len();
+        self.validators.iter_mut().for_each(Validator::reset);
+        self.selectors.iter_mut().for_each(Selector::reset);
+        self.alive.clear();
+        self.alive.resize(n, true);
+        let limits = self.gate.contract.limits;
+        let mut fan = Fan {
+            validators: &mut self.validators,
+            selectors: &mut self.selectors,
+            alive: &mut self.alive,
+            live: n,
+        };
+        let mut reader = TapReader {
+            inner: reader,
+            tap: &mut tap,
+        };
+        let scanned: Result<(), Verdict> = match &self.gate.contract.format {
+            None => self
+                .scanner
+                .scan_read(&mut reader, &mut fan)
+                .map(|_| ())
+                .map_err(|e| scan_error(&e)),
+            Some(format) => read_lines(&mut reader, &limits, format, &mut fan),
+        };
+        let verdict = match scanned {
+            Err(v) => v,
+            Ok(()) => self.schema_verdict(),
+        };
+        let verdict = match verdict {
+            Verdict::Accept(i) => self.semantic_verdict(i, req),
+            v @ Verdict::Fail(..) => v,
+        };
+        let shape = match verdict {
+            Verdict::Accept(i) => Some(i),
+            Verdict::Fail(..) => None,
+        };
+        Ok(self.decide(verdict, shape, req, tap, start))
+    }
+
+    /// After the scan: the first success shape that passed, else the first error shape,
+    /// else the current shape's violation.
+    fn schema_verdict(&self) -> Verdict {
+        let shapes = self.gate.shapes.len();
+        if let Some(i) = (0..shapes).find(|&i| self.alive[i] && self.validators[i].is_valid()) {
+            return Verdict::Accept(i);
+        }
+        for (j, (code, _)) in self.gate.errors.iter().enumerate() {
+            let i = shapes + j;
+            if self.alive[i] && self.validators[i].is_valid() {
+                return Verdict::Fail(
+                    *code,
+                    Box::new(AuditError {
+                        kind: "upstream_error".into(),
+                        keyword: Some(format!("upstream_errors/{j}")),
+                        ..AuditError::default()
+                    }),
+                );
+            }
+        }
+        let v = &self.validators[0];
+        let at = self.scanner.bytes_read();
+        let budget = v.budget_exceeded();
+        let mut e = AuditError {
+            kind: if budget { "budget_exceeded" } else { "schema" }.into(),
+            offset: Some(at),
+            ..AuditError::default()
+        };
+        if let Some(x) = v.violation() {
+            e.keyword = Some(x.keyword().to_owned());
+            e.schema_path = Some(x.keyword_location().to_owned());
+            e.pointer = Some(x.instance_pointer().to_owned());
+            e.offset = Some(x.offset());
+        }
+        Verdict::Fail(FailureCode::InvalidResponse, Box::new(e))
+    }
+
+    fn semantic_verdict(&self, shape: usize, req: &Request) -> Verdict {
+        let sel = &self.selectors[shape];
+        let projection = sel.projection();
+        for (i, f) in self.gate.contract.fields.iter().enumerate() {
+            if f.required && sel.value(i).is_none() {
+                return Verdict::Fail(
+                    FailureCode::InvalidResponse,
+                    Box::new(AuditError {
+                        kind: "missing_field".into(),
+                        field: Some(f.name.clone()),
+                        pointer: Some(projection.pointer(i).to_owned()),
+                        ..AuditError::default()
+                    }),
+                );
+            }
+        }
+        let values: Vec<Option<Value>> = (0..projection.len())
+            .map(|i| sel.value(i).cloned())
+            .collect();
+        let fields = Fields::new(projection, &values);
+        for c in &self.gate.checks {
+            if let Err(f) = c.check(&fields, &req.context) {
+                return Verdict::Fail(
+                    f.code,
+                    Box::new(AuditError {
+                        kind: "check".into(),
+                        check: Some(f.check),
+                        field: Some(f.field),
+                        reason: Some(f.reason.to_owned()),
+                        ..AuditError::default()
+                    }),
+                );
+            }
+        }
+        Verdict::Accept(shape)
+    }
+
+    fn decide(
+        &mut self,
+        verdict: Verdict,
+        shape: Option<usize>,
+        req: &Request,
+        tap: RawTap,
+        start: Instant,
+    ) -> Decision {
+        let gate = self.gate;
+        let tool = &gate.contract.tool;
+        let (mut envelope, mut error) = match verdict {
+            Verdict::Accept(i) => {
+                let sel = &self.selectors[i];
+                let data = gate
+                    .contract
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.expose)
+                    .filter_map(|(j, f)| Some((f.name.clone(), sel.value(j)?.clone())))
+                    .collect();
+                (
+                    Envelope::Success {
+                        data: Value::Object(data),
+                    },
+                    None,
+                )
+            }
+            Verdict::Fail(code, e) => (
+                Envelope::Failure {
+                    code,
+                    retryable: gate.contract.retry.retryable(code),
+                },
+                Some(*e),
+            ),
+        };
+        let mut output = envelope.render(tool, &req.request_id);
+        if self
+            .envelope
+            .validate_slice(output.as_bytes(), Limits::unlimited())
+            .is_err()
+        {
+            envelope = Envelope::Failure {
+                code: FailureCode::InvalidResponse,
+                retryable: false,
+            };
+            error = Some(AuditError {
+                kind: "envelope".into(),
+                ..AuditError::default()
+            });
+            output = envelope.render(tool, &req.request_id);
+        }
+        let (bytes, sha256, raw) = tap.finish();
+        let audit = AuditRecord {
+            time: req.context.clock().unwrap_or_else(Timestamp::now),
+            request_id: req.request_id.clone(),
+            tool: tool.clone(),
+            contract_version: gate.contract.version.clone(),
+            accepted: error.is_none(),
+            code: envelope.code(),
+            upstream_version: shape
+                .filter(|_| error.is_none())
+                .map(|i| gate.shapes[i].version.clone()),
+            error,
+            bytes,
+            sha256,
+            duration_us: u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
+            raw_copy: None,
+        };
+        Decision {
+            envelope,
+            output,
+            audit,
+            raw,
+        }
+    }
+}
+
+/// Reads command output (bounded by `max_bytes`) and feeds its lines as events.
+fn read_lines<R: Read>(
+    reader: &mut R,
+    limits: &Limits,
+    format: &LineFormat,
+    sink: &mut Fan<'_>,
+) -> Result<(), Verdict> {
+    let mut buf = Vec::new();
+    let cap = limits.get_max_bytes().saturating_add(1);
+    if let Err(e) = reader.take(cap).read_to_end(&mut buf) {
+        let _ = e;
+        return Err(Verdict::Fail(
+            FailureCode::UpstreamUnavailable,
+            Box::new(AuditError {
+                kind: "io".into(),
+                offset: Some(buf.len() as u64),
+                ..AuditError::default()
+            }),
+        ));
+    }
+    match format.feed(&buf, limits, sink) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Verdict::Fail(
+            FailureCode::InvalidResponse,
+            Box::new(AuditError {
+                kind: "line_format".into(),
+                line: Some(e.line),
+                offset: Some(e.offset),
+                reason: Some(e.reason.to_owned()),
+                ..AuditError::default()
+            }),
+        )),
+    }
+}
+
+// The gate must stay usable from many threads at once.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Gate>();
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn gate(extra: &str) -> Gate {
+        let c = format!(
+            r#"{{"contract":1,"tool":"t","version":"3",
+            "upstream":[{{"version":"new","schema":{{"type":"object","required":["id"],
+              "properties":{{"id":{{"type":"string"}}}}}}}},
+              {{"version":"old","schema":{{"type":"object","required":["ident"]}},
+                "pointers":{{"id":"/ident"}}}}],
+            "upstream_errors":[{{"code":"NOT_FOUND","schema":{{"required":["not_found"]}}}}],
+            "fields":{{"id":{{"pointer":"/id"}}}}{extra}}}"#
+        );
+        Gate::new(&Contract::from_slice(c.as_bytes(), Path::new(".")).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn historical_shape_uses_its_own_pointers() {
+        let g = gate("");
+        let req = Request::new("r", Context::new());
+        let d = g.run_slice(br#"{"ident":"x","id":5}"#, &req).unwrap();
+        assert_eq!(
+            d.output,
+            r#"{"tool":"t","request_id":"r","outcome":"success","data":{"id":"x"}}"#
+        );
+        assert_eq!(d.audit.upstream_version.as_deref(), Some("old"));
+    }
+
+    #[test]
+    fn error_shape_maps_to_its_code_and_session_is_reusable() {
+        let g = gate("");
+        let req = Request::new("r", Context::new());
+        let mut s = g.session();
+        let d = s.run_slice(br#"{"not_found":true}"#, &req).unwrap();
+        assert_eq!(d.envelope.code(), Some(FailureCode::NotFound));
+        let d = s.run_slice(br#"{"id":"a"}"#, &req).unwrap();
+        assert!(d.audit.accepted);
+    }
+
+    #[test]
+    fn missing_context_is_a_request_error() {
+        let g = gate(r#","checks":[{"check":"equals","field":"id","context":"want"}]"#);
+        assert!(g
+            .run_slice(b"{}", &Request::new("r", Context::new()))
+            .is_err());
+        assert!(g
+            .run_slice(b"{}", &Request::new("", Context::new().value("want", "x")))
+            .is_err());
+    }
+}

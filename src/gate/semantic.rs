@@ -1,0 +1,551 @@
+//! Semantic checks: what a schema cannot say, bound to the request.
+//!
+//! Checks run only after the upstream document satisfied its schema, on the values the
+//! selector kept (by output field name), against the caller's [`Context`]: the request's
+//! values and the caller's clock. Each check reports its own reason as a fixed code; no
+//! upstream text ever goes into a failure.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::envelope::FailureCode;
+use crate::select::{Projection, Value};
+
+/// A point in time: seconds and nanoseconds since the Unix epoch (UTC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Timestamp {
+    secs: i64,
+    nanos: u32,
+}
+
+impl Timestamp {
+    /// A timestamp from Unix seconds and nanoseconds (`nanos` is clamped below 10⁹).
+    pub fn from_unix(secs: i64, nanos: u32) -> Timestamp {
+        Timestamp {
+            secs,
+            nanos: nanos.min(999_999_999),
+        }
+    }
+
+    /// The system clock.
+    pub fn now() -> Timestamp {
+        match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => Timestamp::from_unix(
+                i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+                d.subsec_nanos(),
+            ),
+            Err(_) => Timestamp::from_unix(0, 0),
+        }
+    }
+
+    /// Seconds since the Unix epoch.
+    pub fn unix_secs(&self) -> i64 {
+        self.secs
+    }
+
+    /// Parses an RFC 3339 `date-time` (`2024-05-01T12:00:00Z`, `…T12:00:00.25+02:00`; `T`
+    /// and `Z` in either case). Calendar dates are checked (leap years included); a leap
+    /// second (`:60`) is accepted and counted as the next second.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Timestamp;
+    /// let t = Timestamp::parse_rfc3339("1970-01-02T00:00:01+01:00").unwrap();
+    /// assert_eq!(t.unix_secs(), 86_400 + 1 - 3_600);
+    /// assert!(Timestamp::parse_rfc3339("2023-02-29T00:00:00Z").is_none());
+    /// assert!(Timestamp::parse_rfc3339("2024-01-01 00:00:00").is_none());
+    /// ```
+    pub fn parse_rfc3339(s: &str) -> Option<Timestamp> {
+        let b = s.as_bytes();
+        let num = |r: std::ops::Range<usize>| -> Option<i64> {
+            let d = b.get(r)?;
+            if d.iter().all(u8::is_ascii_digit) {
+                Some(d.iter().fold(0i64, |n, &c| n * 10 + i64::from(c - b'0')))
+            } else {
+                None
+            }
+        };
+        let sep = |i: usize, c: &[u8]| b.get(i).is_some_and(|x| c.contains(x));
+        if !(sep(4, b"-") && sep(7, b"-") && sep(10, b"Tt") && sep(13, b":") && sep(16, b":")) {
+            return None;
+        }
+        let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let days_in_month = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return None,
+        };
+        if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 60 {
+            return None;
+        }
+        let mut i = 19;
+        let mut nanos = 0u32;
+        if b.get(i) == Some(&b'.') {
+            let start = i + 1;
+            i = start;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                if i - start < 9 {
+                    nanos = nanos * 10 + u32::from(b[i] - b'0');
+                }
+                i += 1;
+            }
+            if i == start {
+                return None;
+            }
+            for _ in (i - start)..9 {
+                nanos *= 10;
+            }
+        }
+        let offset = match b.get(i)? {
+            b'Z' | b'z' if i + 1 == b.len() => 0,
+            &c @ (b'+' | b'-') if i + 6 == b.len() && b[i + 3] == b':' => {
+                let (h, m) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
+                if h > 23 || m > 59 {
+                    return None;
+                }
+                let o = h * 3600 + m * 60;
+                if c == b'-' {
+                    -o
+                } else {
+                    o
+                }
+            }
+            _ => return None,
+        };
+        let days = days_from_civil(year, month, day);
+        let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
+        Some(Timestamp { secs, nanos })
+    }
+
+    /// Formats as RFC 3339 in UTC (`2024-05-01T12:00:00Z`, with a fraction only when the
+    /// nanoseconds are not zero).
+    pub fn to_rfc3339(&self) -> String {
+        let days = self.secs.div_euclid(86_400);
+        let rem = self.secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        let mut s = format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+            rem / 3600,
+            rem % 3600 / 60,
+            rem % 60
+        );
+        if self.nanos != 0 {
+            let frac = format!("{:09}", self.nanos);
+            s.push('.');
+            s.push_str(frac.trim_end_matches('0'));
+        }
+        s.push('Z');
+        s
+    }
+
+    /// `self - other` in whole seconds (rounded toward negative infinity for the fraction).
+    fn seconds_since(&self, other: &Timestamp) -> i128 {
+        let a = i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos);
+        let b = i128::from(other.secs) * 1_000_000_000 + i128::from(other.nanos);
+        (a - b).div_euclid(1_000_000_000)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_rfc3339())
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// What the gate's caller knows about the request: its values (`project_id=p-1`) and the
+/// clock to judge freshness against.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    values: BTreeMap<String, String>,
+    now: Option<Timestamp>,
+}
+
+impl Context {
+    /// An empty context without a clock.
+    pub fn new() -> Context {
+        Context::default()
+    }
+
+    /// Adds a request value.
+    #[must_use]
+    pub fn value(mut self, key: &str, value: &str) -> Context {
+        self.values.insert(key.to_owned(), value.to_owned());
+        self
+    }
+
+    /// Sets the clock freshness checks compare against.
+    #[must_use]
+    pub fn now(mut self, now: Timestamp) -> Context {
+        self.now = Some(now);
+        self
+    }
+
+    /// The request value `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+
+    /// The caller's clock, if set.
+    pub fn clock(&self) -> Option<Timestamp> {
+        self.now
+    }
+}
+
+/// The values the selector kept, by output field name.
+#[derive(Clone, Copy, Debug)]
+pub struct Fields<'a> {
+    projection: &'a Projection,
+    values: &'a [Option<Value>],
+}
+
+impl<'a> Fields<'a> {
+    pub(crate) fn new(projection: &'a Projection, values: &'a [Option<Value>]) -> Self {
+        Fields { projection, values }
+    }
+
+    /// The value of field `name`, if the document had it.
+    pub fn get(&self, name: &str) -> Option<&'a Value> {
+        self.values.get(self.projection.position(name)?)?.as_ref()
+    }
+}
+
+/// A failed check: its code for the agent, and for operators which check failed, on which
+/// field, and a fixed reason (`not_equal`, `missing`, `wrong_type`, `too_old`, `in_future`,
+/// `bad_timestamp`, `not_owned`, or a custom check's own).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckFailure {
+    /// The failure code the agent sees.
+    pub code: FailureCode,
+    /// The check's name (`equals`, `fresh`, `belongs_to`, or a custom name).
+    pub check: String,
+    /// The output field the check looked at.
+    pub field: String,
+    /// A fixed reason code (never upstream text).
+    pub reason: &'static str,
+}
+
+/// A semantic check. Implement it for checks the built-in ones cannot express and add them
+/// with [`Gate::with_check`](super::Gate::with_check).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{CheckFailure, Context, FailureCode, Fields, SemanticCheck};
+/// struct NonNegative;
+/// impl SemanticCheck for NonNegative {
+///     fn name(&self) -> &str { "non_negative" }
+///     fn check(&self, f: &Fields<'_>, _: &Context) -> Result<(), CheckFailure> {
+///         match f.get("count").and_then(|v| v.as_number_text()) {
+///             Some(n) if !n.starts_with('-') => Ok(()),
+///             _ => Err(CheckFailure { code: FailureCode::Mismatch, check: "non_negative".into(),
+///                                     field: "count".into(), reason: "negative" }),
+///         }
+///     }
+/// }
+/// ```
+pub trait SemanticCheck: Send + Sync {
+    /// The check's name, for the audit record.
+    fn name(&self) -> &str;
+    /// Checks the selected fields against the request.
+    ///
+    /// # Errors
+    /// The failure, with a code and a fixed reason.
+    fn check(&self, fields: &Fields<'_>, ctx: &Context) -> Result<(), CheckFailure>;
+    /// Request values this check needs; the gate refuses to run without them.
+    fn context_keys(&self) -> Vec<&str> {
+        Vec::new()
+    }
+    /// Whether the check needs the caller's clock.
+    fn needs_clock(&self) -> bool {
+        false
+    }
+    /// Output fields this check reads (they must exist in the contract).
+    fn fields(&self) -> Vec<&str> {
+        Vec::new()
+    }
+}
+
+/// The text a field compares as: a string's contents or a number's exact text.
+fn scalar_text(v: &Value) -> Option<&str> {
+    v.as_str().or_else(|| v.as_number_text())
+}
+
+/// The field must equal the request value `context` (strings compare exactly; a number
+/// compares by its exact text).
+#[derive(Clone, Debug)]
+pub struct Equals {
+    /// Output field.
+    pub field: String,
+    /// Request value key.
+    pub context: String,
+    /// Code on failure (default [`FailureCode::Mismatch`]).
+    pub code: FailureCode,
+}
+
+impl SemanticCheck for Equals {
+    fn name(&self) -> &'static str {
+        "equals"
+    }
+    fn check(&self, f: &Fields<'_>, ctx: &Context) -> Result<(), CheckFailure> {
+        let fail = |reason| failure(self.code, "equals", &self.field, reason);
+        let v = f.get(&self.field).ok_or_else(|| fail("missing"))?;
+        let text = scalar_text(v).ok_or_else(|| fail("wrong_type"))?;
+        match ctx.get(&self.context) {
+            Some(want) if want == text => Ok(()),
+            _ => Err(fail("not_equal")),
+        }
+    }
+    fn context_keys(&self) -> Vec<&str> {
+        vec![&self.context]
+    }
+    fn fields(&self) -> Vec<&str> {
+        vec![&self.field]
+    }
+}
+
+/// The field is an RFC 3339 timestamp not older than `max_age_seconds` and not later than
+/// `now + max_skew_seconds`.
+#[derive(Clone, Debug)]
+pub struct Fresh {
+    /// Output field.
+    pub field: String,
+    /// Oldest accepted age, in seconds.
+    pub max_age_seconds: u64,
+    /// How far in the future a timestamp may lie (clock skew), in seconds.
+    pub max_skew_seconds: u64,
+    /// Code on failure (default [`FailureCode::Stale`]).
+    pub code: FailureCode,
+}
+
+impl SemanticCheck for Fresh {
+    fn name(&self) -> &'static str {
+        "fresh"
+    }
+    fn check(&self, f: &Fields<'_>, ctx: &Context) -> Result<(), CheckFailure> {
+        let fail = |reason| failure(self.code, "fresh", &self.field, reason);
+        let v = f.get(&self.field).ok_or_else(|| fail("missing"))?;
+        let s = v.as_str().ok_or_else(|| fail("wrong_type"))?;
+        let t = Timestamp::parse_rfc3339(s).ok_or_else(|| fail("bad_timestamp"))?;
+        let now = ctx.clock().ok_or_else(|| fail("no_clock"))?;
+        let age = now.seconds_since(&t);
+        if age > i128::from(self.max_age_seconds) {
+            Err(fail("too_old"))
+        } else if -age > i128::from(self.max_skew_seconds) {
+            Err(fail("in_future"))
+        } else {
+            Ok(())
+        }
+    }
+    fn needs_clock(&self) -> bool {
+        true
+    }
+    fn fields(&self) -> Vec<&str> {
+        vec![&self.field]
+    }
+}
+
+/// The field (a string) must belong to the asked resource: start with a prefix, or match a
+/// whole-string pattern, in which `{key}` stands for the request value `key` (inserted
+/// literally, regex metacharacters escaped).
+#[derive(Clone, Debug)]
+pub struct BelongsTo {
+    /// Output field.
+    pub field: String,
+    /// `Prefix("{project_id}/")` or `Pattern("{project_id}-run-[0-9]+")`.
+    pub rule: Ownership,
+    /// Code on failure (default [`FailureCode::Mismatch`]).
+    pub code: FailureCode,
+}
+
+/// How [`BelongsTo`] decides ownership. Templates use `{key}` for request values.
+#[derive(Clone, Debug)]
+pub enum Ownership {
+    /// The field starts with this template.
+    Prefix(String),
+    /// The whole field matches this regex template.
+    Pattern(String),
+}
+
+impl Ownership {
+    fn template(&self) -> &str {
+        match self {
+            Ownership::Prefix(t) | Ownership::Pattern(t) => t,
+        }
+    }
+}
+
+/// Splits a template into literal text and `{key}` references.
+pub(crate) fn template_keys(t: &str) -> Vec<&str> {
+    let mut keys = Vec::new();
+    let mut rest = t;
+    while let Some(open) = rest.find('{') {
+        match rest[open..].find('}') {
+            Some(close) => {
+                let key = &rest[open + 1..open + close];
+                if !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                    keys.push(key);
+                }
+                rest = &rest[open + close + 1..];
+            }
+            None => break,
+        }
+    }
+    keys
+}
+
+fn fill(t: &str, ctx: &Context, escape: bool) -> Option<String> {
+    let mut out = t.to_owned();
+    for key in template_keys(t) {
+        let v = ctx.get(key)?;
+        let v = if escape {
+            regex::escape(v)
+        } else {
+            v.to_owned()
+        };
+        out = out.replace(&format!("{{{key}}}"), &v);
+    }
+    Some(out)
+}
+
+impl SemanticCheck for BelongsTo {
+    fn name(&self) -> &'static str {
+        "belongs_to"
+    }
+    fn check(&self, f: &Fields<'_>, ctx: &Context) -> Result<(), CheckFailure> {
+        let fail = |reason| failure(self.code, "belongs_to", &self.field, reason);
+        let v = f.get(&self.field).ok_or_else(|| fail("missing"))?;
+        let s = scalar_text(v).ok_or_else(|| fail("wrong_type"))?;
+        let ok = match &self.rule {
+            Ownership::Prefix(t) => {
+                s.starts_with(&fill(t, ctx, false).ok_or_else(|| fail("no_context"))?)
+            }
+            Ownership::Pattern(t) => {
+                let p = fill(t, ctx, true).ok_or_else(|| fail("no_context"))?;
+                regex::Regex::new(&format!("^(?:{p})$")).is_ok_and(|re| re.is_match(s))
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(fail("not_owned"))
+        }
+    }
+    fn context_keys(&self) -> Vec<&str> {
+        template_keys(self.rule.template())
+    }
+    fn fields(&self) -> Vec<&str> {
+        vec![&self.field]
+    }
+}
+
+fn failure(code: FailureCode, check: &str, field: &str, reason: &'static str) -> CheckFailure {
+    CheckFailure {
+        code,
+        check: check.to_owned(),
+        field: field.to_owned(),
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_round_trip_and_rejections() {
+        for s in [
+            "2024-02-29T23:59:59Z",
+            "1969-12-31T23:59:59.5Z",
+            "2000-01-01T00:00:00Z",
+        ] {
+            assert_eq!(Timestamp::parse_rfc3339(s).unwrap().to_rfc3339(), s);
+        }
+        let t = Timestamp::parse_rfc3339("2024-05-01t12:00:00.123456789123-01:30").unwrap();
+        assert_eq!(t.to_rfc3339(), "2024-05-01T13:30:00.123456789Z");
+        for bad in [
+            "2024-13-01T00:00:00Z",
+            "2024-04-31T00:00:00Z",
+            "2100-02-29T00:00:00Z",
+            "2024-01-01T24:00:00Z",
+            "2024-01-01T00:00:00",
+            "2024-01-01T00:00:00.Z",
+            "2024-01-01T00:00:00+0100",
+            "2024-01-01T00:00:00Zjunk",
+            "２024-01-01T00:00:00Z",
+        ] {
+            assert!(Timestamp::parse_rfc3339(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn freshness_window_and_skew() {
+        let p = Projection::new([("t", "/t")]).unwrap();
+        let check = Fresh {
+            field: "t".into(),
+            max_age_seconds: 60,
+            max_skew_seconds: 5,
+            code: FailureCode::Stale,
+        };
+        let now = Timestamp::parse_rfc3339("2024-05-01T12:00:00Z").unwrap();
+        let ctx = Context::new().now(now);
+        let run = |s: &str| {
+            let vals = [Some(Value::String(s.into()))];
+            check
+                .check(&Fields::new(&p, &vals), &ctx)
+                .map_err(|e| e.reason)
+        };
+        assert_eq!(run("2024-05-01T11:59:00Z"), Ok(()));
+        assert_eq!(run("2024-05-01T11:58:59Z"), Err("too_old"));
+        assert_eq!(run("2024-05-01T12:00:05Z"), Ok(()));
+        assert_eq!(run("2024-05-01T12:00:05.5Z"), Err("in_future"));
+        assert_eq!(run("yesterday"), Err("bad_timestamp"));
+    }
+
+    #[test]
+    fn belongs_to_escapes_context_values() {
+        let p = Projection::new([("id", "/id")]).unwrap();
+        let check = BelongsTo {
+            field: "id".into(),
+            rule: Ownership::Pattern("{project}-run-[0-9]+".into()),
+            code: FailureCode::Mismatch,
+        };
+        let ctx = Context::new().value("project", "p.1");
+        let run = |s: &str| {
+            let vals = [Some(Value::String(s.into()))];
+            check
+                .check(&Fields::new(&p, &vals), &ctx)
+                .map_err(|e| e.reason)
+        };
+        assert_eq!(run("p.1-run-42"), Ok(()));
+        assert_eq!(run("pX1-run-42"), Err("not_owned"));
+        assert_eq!(run("p.1-run-42\nx"), Err("not_owned"));
+        assert_eq!(check.context_keys(), ["project"]);
+    }
+}
