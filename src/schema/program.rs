@@ -151,6 +151,14 @@ pub(crate) struct Keywords {
     /// The numeric bounds as `i64` when every one present is an integer that fits, so that
     /// integer instances are checked without exact decimal arithmetic.
     pub(crate) int_bounds: Option<IntBounds>,
+    /// Names whose presence the node tracks: `required`, then `dependentRequired` keys and
+    /// values, then `dependentSchemas` keys (first occurrence wins), with a hash index when
+    /// there are many.
+    pub(crate) watch: Vec<Box<str>>,
+    pub(crate) watch_map: Option<HashMap<Box<str>, u32>>,
+    /// Whether the node has results to fold when its value closes (`anyOf`, `oneOf`,
+    /// structural `enum`, `unevaluated*`).
+    pub(crate) folds: bool,
 }
 
 /// The value of an integral decimal that fits `i64`.
@@ -210,8 +218,49 @@ impl Keywords {
             && self.if_.is_none()
     }
 
-    /// Computes [`needs_decimal`](Self::needs_decimal) once the keywords are known.
+    /// Index of `name` among the watched names.
+    #[inline]
+    pub(crate) fn watch_index(&self, name: &str) -> Option<u32> {
+        match &self.watch_map {
+            Some(m) => m.get(name).copied(),
+            None => self
+                .watch
+                .iter()
+                .position(|w| &**w == name)
+                .map(|i| i as u32),
+        }
+    }
+
+    /// Computes the derived fields once the keywords are known.
     pub(crate) fn finish(&mut self) {
+        let mut watch: Vec<Box<str>> = Vec::new();
+        let names = self
+            .required
+            .iter()
+            .chain(
+                self.dependent_required
+                    .iter()
+                    .flat_map(|(k, v)| std::iter::once(k).chain(v)),
+            )
+            .chain(self.dependent_schemas.iter().map(|(k, _)| k));
+        for n in names {
+            if !watch.contains(n) {
+                watch.push(n.clone());
+            }
+        }
+        self.watch_map = (watch.len() > 8).then(|| {
+            watch
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), i as u32))
+                .collect()
+        });
+        self.watch = watch;
+        self.folds = !self.any_of.is_empty()
+            || !self.one_of.is_empty()
+            || self.enum_.is_some()
+            || self.unevaluated_items.is_some()
+            || self.unevaluated_properties.is_some();
         let as_int = |d: &Option<Decimal>| -> Result<Option<i64>, ()> {
             match d {
                 None => Ok(None),

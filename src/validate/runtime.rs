@@ -254,6 +254,8 @@ pub(crate) struct Runtime {
     scopes: Vec<(u32, u32)>,
     /// Violations found, in the order their failures reached the root.
     pub(crate) violations: Vec<Violation>,
+    /// Depth inside a value that no subschema constrains (0 when not skipping).
+    skip: u32,
     /// How many violations to collect before stopping (1: stop at the first).
     pub(crate) max_errors: usize,
     pub(crate) budget_exceeded: bool,
@@ -307,6 +309,7 @@ impl Runtime {
             pending: Vec::new(),
             scopes: Vec::new(),
             violations: Vec::new(),
+            skip: 0,
             max_errors: 1,
             budget_exceeded: false,
             created: 0,
@@ -325,6 +328,7 @@ impl Runtime {
         self.pending.clear();
         self.scopes.clear();
         self.violations.clear();
+        self.skip = 0;
         self.budget_exceeded = false;
         self.created = 0;
         self.root_result = None;
@@ -505,6 +509,10 @@ impl Runtime {
             if !passed && self.max_errors > 1 && conjunctive(slot) {
                 self.repeat(p, parent, reason);
             }
+            return;
+        }
+        if passed && matches!(slot, Slot::Member | Slot::Item | Slot::PropertyName) {
+            // Annotations of child values were recorded when they were spawned.
             return;
         }
         let merge = |rt: &mut Runtime| {
@@ -799,6 +807,15 @@ impl Runtime {
 
     /// Handles one scanner event. Returns `false` once the document is known to be invalid.
     pub(crate) fn event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
+        if self.skip > 0 {
+            // Inside a value no subschema constrains: only its nesting is followed.
+            match ev {
+                Event::BeginObject | Event::BeginArray => self.skip += 1,
+                Event::EndObject | Event::EndArray => self.skip -= 1,
+                _ => {}
+            }
+            return true;
+        }
         match ev {
             Event::Name(name) => self.on_name(p, name, offset),
             Event::EndObject | Event::EndArray => self.on_end(p, offset),
@@ -829,9 +846,17 @@ impl Runtime {
                 }
             }
         }
-        self.ensure_level();
         let parent_hashing = self.depth > 0 && self.levels[self.depth - 1].hashing;
         let wants_unique = self.depth > 0 && self.unique_wanted(p, self.depth - 1);
+        if self.pending.is_empty() && !parent_hashing && !wants_unique {
+            // Nothing applies to this value: a scalar needs no work, a container is skipped
+            // to its end.
+            if matches!(ev, Event::BeginObject | Event::BeginArray) {
+                self.skip = 1;
+            }
+            return;
+        }
+        self.ensure_level();
         let d = self.depth;
         self.depth += 1;
         {
@@ -1574,6 +1599,9 @@ impl Runtime {
 
     /// Finalises every eval of level `d`, last first, and reports each to its parent.
     fn finish_level(&mut self, p: &Program, d: usize, offset: u64) {
+        if self.levels[d].evals.is_empty() {
+            return;
+        }
         let evals = std::mem::take(&mut self.levels[d].evals);
         for &e in evals.iter().rev() {
             let ev = &self.evals[e as usize];
@@ -1601,9 +1629,7 @@ impl Runtime {
                 },
             );
         }
-        for &e in &evals {
-            self.release(e);
-        }
+        self.free.extend_from_slice(&evals);
         let mut evals = evals;
         evals.clear();
         self.levels[d].evals = evals;
@@ -1611,6 +1637,10 @@ impl Runtime {
 
     /// The final result of a running eval whose value has closed.
     fn fold(&mut self, p: &Program, e: u32) -> (bool, &'static str) {
+        let k = match &p.nodes[self.evals[e as usize].node as usize].kind {
+            NodeKind::Keywords(k) if k.folds => &**k,
+            _ => return (true, ""),
+        };
         let count = self
             .levels
             .get(self.evals[e as usize].level as usize)
@@ -1619,10 +1649,6 @@ impl Runtime {
             .levels
             .get(self.evals[e as usize].level as usize)
             .map_or(Container::Scalar, |l| l.container);
-        let k = match &p.nodes[self.evals[e as usize].node as usize].kind {
-            NodeKind::Keywords(k) => &**k,
-            _ => return (true, ""),
-        };
         let ev = &mut self.evals[e as usize];
         if !k.any_of.is_empty() && ev.any_pass == 0 {
             return (false, "anyOf");
@@ -1706,32 +1732,7 @@ fn two<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
 /// Index of `name` among the names a node watches: `required`, then `dependentRequired`
 /// keys and values, then `dependentSchemas` keys (first occurrence wins).
 fn watch_index(k: &Keywords, name: &str) -> Option<u32> {
-    let mut i = 0u32;
-    for r in &k.required {
-        if &**r == name {
-            return Some(i);
-        }
-        i += 1;
-    }
-    for (key, names) in &k.dependent_required {
-        if &**key == name {
-            return Some(i);
-        }
-        i += 1;
-        for n in names {
-            if &**n == name {
-                return Some(i);
-            }
-            i += 1;
-        }
-    }
-    for (key, _) in &k.dependent_schemas {
-        if &**key == name {
-            return Some(i);
-        }
-        i += 1;
-    }
-    None
+    k.watch_index(name)
 }
 
 /// Whether the first event of a value can still equal the constant (scalars: whether it does).
