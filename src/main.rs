@@ -16,6 +16,10 @@ jsongate — streaming, bounded-memory JSON gate for untrusted tool output
 
 USAGE:
     jsongate check [OPTIONS] [--schema SCHEMA [SCHEMA OPTIONS]] [FILE | -]
+    jsongate gate --contract FILE --request-id ID [--context KEY=VALUE]... [--now RFC3339]
+                  [--audit FILE] [--raw-copy FILE [--raw-copy-bytes N]]
+                  [--transport-error CODE] [FILE | -]
+    jsongate contract test DIR | contract schema | contract envelope-schema --contract FILE
     jsongate --help | --version
 
 COMMANDS:
@@ -26,6 +30,26 @@ COMMANDS:
                {\"valid\":true,\"bytes_read\":N}
                {\"valid\":false,\"bytes_read\":N,\"error\":{\"kind\":K,\"offset\":N,\"line\":L,
                 \"column\":C,\"pointer\":P,\"message\":M}}
+
+    gate     Apply a tool contract to one upstream response: limits, strict scan, the
+             contract's schemas, its semantic checks against --context and --now (default:
+             the system clock), then print the agent-facing envelope on stdout:
+               {\"tool\":T,\"request_id\":ID,\"outcome\":\"success\",\"data\":{...}}
+               {\"tool\":T,\"request_id\":ID,\"outcome\":\"failure\",
+                \"error\":{\"code\":C,\"retryable\":B}}
+             C is NOT_FOUND, UPSTREAM_UNAVAILABLE, RATE_LIMITED, INVALID_RESPONSE, STALE or
+             MISMATCH. One audit JSON line per decision is appended to --audit FILE (never
+             to stdout). --raw-copy writes at most N (default 65536) raw bytes of a rejected
+             response to FILE (mode 0600). --transport-error CODE records a failed call
+             without reading input. Exit 0 success, 1 failure, 2 configuration error.
+    contract test DIR
+             Run DIR/cases.json (each case: name, input file, request_id, context, now,
+             expected envelope) against DIR/contract.json; one line per case; exit 0 if all
+             pass, 1 otherwise.
+    contract schema
+             Print the JSON Schema of contract files.
+    contract envelope-schema --contract FILE
+             Print the envelope schema derived from a contract.
 
 OPTIONS (N is a non-negative integer or 'unlimited'):
     --max-bytes N          input bytes, whitespace included     [default: 16777216 (16 MiB)]
@@ -84,6 +108,8 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Some("check") => check(&args[1..]),
+        Some("gate") => gate_cmd(&args[1..]),
+        Some("contract") => contract_cmd(&args[1..]),
         Some(other) => Err(format!("unknown command '{other}'")),
     }
 }
@@ -317,4 +343,207 @@ fn push_json_string(out: &mut String, s: &str) {
         }
     }
     out.push('"');
+}
+
+/// `jsongate gate`: one response through a tool contract.
+fn gate_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::gate::{Context, Contract, FailureCode, Gate, Request, Timestamp};
+    let mut contract: Option<String> = None;
+    let mut request_id: Option<String> = None;
+    let mut ctx = Context::new();
+    let mut now: Option<Timestamp> = None;
+    let mut audit: Option<String> = None;
+    let mut raw_copy: Option<String> = None;
+    let mut raw_bytes: usize = 64 * 1024;
+    let mut transport: Option<FailureCode> = None;
+    let mut file: Option<String> = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |flag: &str| it.next().cloned().ok_or(format!("{flag} needs a value"));
+        match arg.as_str() {
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            "--contract" => contract = Some(value(arg)?),
+            "--request-id" => request_id = Some(value(arg)?),
+            "--context" => {
+                let kv = value(arg)?;
+                let (k, v) = kv
+                    .split_once('=')
+                    .ok_or_else(|| format!("--context: '{kv}' is not KEY=VALUE"))?;
+                ctx = ctx.value(k, v);
+            }
+            "--now" => {
+                let t = value(arg)?;
+                now = Some(
+                    Timestamp::parse_rfc3339(&t)
+                        .ok_or_else(|| format!("--now: '{t}' is not an RFC 3339 date-time"))?,
+                );
+            }
+            "--audit" => audit = Some(value(arg)?),
+            "--raw-copy" => raw_copy = Some(value(arg)?),
+            "--raw-copy-bytes" => {
+                let n = value(arg)?;
+                raw_bytes = n
+                    .parse()
+                    .map_err(|_| format!("--raw-copy-bytes: '{n}' is not a number"))?;
+            }
+            "--transport-error" => {
+                let c = value(arg)?;
+                transport = Some(
+                    FailureCode::parse(&c)
+                        .ok_or_else(|| format!("--transport-error: unknown code '{c}'"))?,
+                );
+            }
+            f if f.starts_with('-') && f != "-" => return Err(format!("unknown option '{f}'")),
+            f => set_file(&mut file, f)?,
+        }
+    }
+    let contract = contract.ok_or("gate needs --contract FILE")?;
+    let request_id = request_id.ok_or("gate needs --request-id ID")?;
+    let contract = Contract::from_file(std::path::Path::new(&contract))
+        .map_err(|e| format!("contract '{contract}': {e}"))?;
+    let mut gate = Gate::new(&contract).map_err(|e| e.to_string())?;
+    if raw_copy.is_some() {
+        gate = gate.raw_copy(raw_bytes);
+    }
+    let req = Request::new(&request_id, ctx.now(now.unwrap_or_else(Timestamp::now)));
+    let mut decision = match transport {
+        Some(code) => gate.transport_failure(code, &req),
+        None => match file.as_deref() {
+            None | Some("-") => gate.run_read(io::stdin().lock(), &req),
+            Some(path) => {
+                let f =
+                    std::fs::File::open(path).map_err(|e| format!("cannot open '{path}': {e}"))?;
+                gate.run_read(f, &req)
+            }
+        },
+    }
+    .map_err(|e| e.to_string())?;
+    if let (Some(path), Some(raw), false) = (&raw_copy, &decision.raw, decision.audit.accepted) {
+        write_protected(path, raw).map_err(|e| format!("cannot write '{path}': {e}"))?;
+        decision.audit.raw_copy = Some(path.clone());
+    }
+    if let Some(path) = &audit {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("cannot open audit file '{path}': {e}"))?;
+        writeln!(f, "{}", decision.audit.to_json())
+            .map_err(|e| format!("cannot write audit file '{path}': {e}"))?;
+    }
+    let mut stdout = io::stdout().lock();
+    let _ = writeln!(stdout, "{}", decision.output);
+    let _ = stdout.flush();
+    Ok(if decision.audit.accepted {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Creates `path` readable by its owner only (on Unix) and writes `bytes`.
+fn write_protected(path: &str, bytes: &[u8]) -> io::Result<()> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    o.open(path)?.write_all(bytes)
+}
+
+/// `jsongate contract ...`.
+fn contract_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::gate::{Contract, Gate, CONTRACT_SCHEMA};
+    match args.first().map(String::as_str) {
+        Some("schema") => {
+            print!("{CONTRACT_SCHEMA}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("envelope-schema") => {
+            let path = match &args[1..] {
+                [flag, p] if flag == "--contract" => p,
+                _ => return Err("contract envelope-schema needs --contract FILE".into()),
+            };
+            let c = Contract::from_file(std::path::Path::new(path))
+                .map_err(|e| format!("contract '{path}': {e}"))?;
+            let g = Gate::new(&c).map_err(|e| e.to_string())?;
+            println!("{}", g.envelope_schema());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("test") => match &args[1..] {
+            [dir] => contract_test(std::path::Path::new(dir)),
+            _ => Err("contract test needs DIR".into()),
+        },
+        _ => Err("contract needs 'test DIR', 'schema' or 'envelope-schema --contract FILE'".into()),
+    }
+}
+
+/// Runs `DIR/cases.json` against `DIR/contract.json`.
+fn contract_test(dir: &std::path::Path) -> Result<ExitCode, String> {
+    use jsongate::gate::{Context, Contract, Gate, Request, Timestamp};
+    use jsongate::select::Value;
+    let contract = Contract::from_file(&dir.join("contract.json")).map_err(|e| e.to_string())?;
+    let gate = Gate::new(&contract).map_err(|e| e.to_string())?;
+    let cases_path = dir.join("cases.json");
+    let bytes = std::fs::read(&cases_path)
+        .map_err(|e| format!("cannot read '{}': {e}", cases_path.display()))?;
+    let cases = Value::parse(&bytes, Limits::new())
+        .map_err(|e| format!("'{}': {e}", cases_path.display()))?;
+    let cases = cases.as_array().ok_or("cases.json must be an array")?;
+    let mut failed = 0;
+    let mut session = gate.session();
+    for (i, case) in cases.iter().enumerate() {
+        let s = |k: &str| case.get(k).and_then(Value::as_str);
+        let name = s("name").map_or_else(|| format!("case {i}"), str::to_owned);
+        let input = s("input").ok_or_else(|| format!("{name}: missing 'input'"))?;
+        let raw = std::fs::read(dir.join(input))
+            .map_err(|e| format!("{name}: cannot read '{input}': {e}"))?;
+        let mut ctx = Context::new();
+        for (k, v) in case
+            .get("context")
+            .and_then(Value::as_object)
+            .unwrap_or(&[])
+        {
+            ctx = ctx.value(
+                k,
+                v.as_str()
+                    .ok_or_else(|| format!("{name}: context values are strings"))?,
+            );
+        }
+        if let Some(t) = s("now") {
+            ctx = ctx.now(Timestamp::parse_rfc3339(t).ok_or_else(|| format!("{name}: bad 'now'"))?);
+        }
+        let req = Request::new(s("request_id").unwrap_or("contract-test"), ctx);
+        let expect = case
+            .get("expect")
+            .ok_or_else(|| format!("{name}: missing 'expect'"))?;
+        let d = session
+            .run_slice(&raw, &req)
+            .map_err(|e| format!("{name}: {e}"))?;
+        let got = Value::parse(d.output.as_bytes(), Limits::new()).map_err(|e| e.to_string())?;
+        let mut line = String::from("{\"case\":");
+        push_json_string(&mut line, &name);
+        if &got == expect {
+            line.push_str(",\"pass\":true}");
+        } else {
+            failed += 1;
+            let _ = write!(
+                line,
+                ",\"pass\":false,\"got\":{},\"expected\":{}}}",
+                d.output, expect
+            );
+        }
+        println!("{line}");
+    }
+    println!("{{\"cases\":{},\"failed\":{failed}}}", cases.len());
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

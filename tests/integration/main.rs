@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod differential;
 mod errors;
+mod gate;
 mod harness;
 mod limits;
 mod memory;
