@@ -24,10 +24,13 @@ fn now() -> Timestamp {
 }
 
 fn sha(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
     Sha256::digest(bytes)
         .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+        .fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 /// Runs one response through the library; returns the output and the audit line with its
@@ -89,7 +92,8 @@ fn scenario(tool: &str, file: &str, ctx: &[(&str, &str)], output: &str, audit: &
     let (o, a, code) = run_cli(tool, file, "req-1", ctx);
     assert_eq!(o, format!("{output}\n"));
     assert_eq!(a, audit);
-    assert_eq!(code, if output.contains("\"success\"") { 0 } else { 1 });
+    let success = output.contains("\"success\"");
+    assert_eq!(code, i32::from(!success));
 }
 
 const HEAD: &str = r#"{"time":"2024-06-01T12:00:00Z","jsongate":"0.1.0","tool":"review_status","contract_version":"2024-06-01","request_id":"req-1","#;
