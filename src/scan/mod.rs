@@ -220,7 +220,7 @@ pub struct Scanner {
     stack: Vec<Frame>,
     names: names::Names,
     /// Decoded text of a token that is split or escaped.
-    scratch: Vec<u8>,
+    scratch: simd::Utf8Buf,
     str_state: StrState,
     /// Offset of the next byte to be fed (bytes consumed so far).
     offset: u64,
@@ -245,7 +245,7 @@ impl Scanner {
             state: State::Value(Slot::Top),
             stack: Vec::new(),
             names: names::Names::new(),
-            scratch: Vec::new(),
+            scratch: simd::Utf8Buf::default(),
             str_state: StrState::default(),
             offset: 0,
             token_start: 0,

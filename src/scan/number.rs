@@ -223,7 +223,9 @@ impl super::Scanner {
             return Err(self.error(kind, base + i as u64 + limit, None));
         }
         self.scratch.clear();
-        self.scratch.extend_from_slice(&buf[i..j]);
+        for &b in &buf[i..j] {
+            self.scratch.push_ascii(b);
+        }
         self.token_start = base + i as u64;
         Ok((j, None, st))
     }
@@ -245,7 +247,7 @@ impl super::Scanner {
                         let kind = crate::ErrorKind::NumberTooLong { limit };
                         return Err(self.error(kind, base + j as u64, None));
                     }
-                    self.scratch.push(b);
+                    self.scratch.push_ascii(b);
                     st = n;
                     j += 1;
                 }
@@ -264,7 +266,7 @@ impl super::Scanner {
         sink: &mut S,
     ) -> super::Flow {
         let at = self.pos(self.token_start);
-        sink.event_at(super::Event::Number(Number(&self.scratch)), at)
+        sink.event_at(super::Event::Number(Number(self.scratch.as_bytes())), at)
     }
 }
 

@@ -47,6 +47,48 @@ impl<'a> Run<'a> {
     }
 }
 
+/// A reusable byte buffer that only ever holds well-formed UTF-8: every mutator takes text
+/// (`&str`, `char`) or an ASCII byte, so [`as_str`](Self::as_str) needs no validation.
+#[derive(Default, Debug)]
+pub(crate) struct Utf8Buf(Vec<u8>);
+
+impl Utf8Buf {
+    #[inline]
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+    #[inline]
+    pub(crate) fn push_str(&mut self, s: &str) {
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    #[inline]
+    pub(crate) fn push_char(&mut self, c: char) {
+        let mut tmp = [0u8; 4];
+        self.0.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+    }
+    /// Appends an ASCII byte; other bytes are ignored (callers only pass ASCII).
+    #[inline]
+    pub(crate) fn push_ascii(&mut self, b: u8) {
+        if b.is_ascii() {
+            self.0.push(b);
+        }
+    }
+    #[inline]
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+    #[inline]
+    pub(crate) fn as_str(&self) -> &str {
+        // SAFETY: the buffer is only extended with `&str` contents, encoded `char`s and ASCII
+        // bytes (see the mutators above), so it always holds well-formed UTF-8.
+        unsafe { std::str::from_utf8_unchecked(&self.0) }
+    }
+}
+
 /// Backends, in the order they are preferred.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Backend {
@@ -244,6 +286,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn utf8_buf_holds_only_text() {
+        let mut b = Utf8Buf::default();
+        b.push_str("caf");
+        b.push_char('é');
+        b.push_ascii(b'!');
+        b.push_ascii(0xff); // ignored: not ASCII
+        assert_eq!(b.as_str(), "café!");
+        assert_eq!(b.len(), 6);
+        b.clear();
+        assert_eq!(b.as_str(), "");
     }
 
     #[test]

@@ -86,6 +86,57 @@ impl Scanner {
         }
     }
 
+    /// Decodes the escape starting at `buf[j]` (a backslash) when it lies whole in `buf`
+    /// and is valid: a simple escape, a `\uXXXX` outside the surrogates, or a surrogate
+    /// pair. Returns the index after it; `None` leaves everything else (cut escapes, errors,
+    /// length limits) to the byte-wise decoder, which reports them at the right byte.
+    #[inline]
+    fn escape_at(&mut self, buf: &[u8], j: usize, limit: u64) -> Option<usize> {
+        let hex4 = |at: usize| -> Option<u16> {
+            let h = buf.get(at..at + 4)?;
+            let mut v = 0u16;
+            for &c in h {
+                v = (v << 4) | (c as char).to_digit(16)? as u16;
+            }
+            Some(v)
+        };
+        let (c, next) = match *buf.get(j + 1)? {
+            b'"' => ('"', j + 2),
+            b'\\' => ('\\', j + 2),
+            b'/' => ('/', j + 2),
+            b'b' => ('\u{8}', j + 2),
+            b'f' => ('\u{c}', j + 2),
+            b'n' => ('\n', j + 2),
+            b'r' => ('\r', j + 2),
+            b't' => ('\t', j + 2),
+            b'u' => {
+                let v = hex4(j + 2)?;
+                match v {
+                    0xD800..=0xDBFF => {
+                        if buf.get(j + 6..j + 8)? != b"\\u" {
+                            return None;
+                        }
+                        let lo = hex4(j + 8)?;
+                        if !(0xDC00..=0xDFFF).contains(&lo) {
+                            return None;
+                        }
+                        let cp =
+                            0x10000 + ((u32::from(v) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
+                        (char::from_u32(cp)?, j + 12)
+                    }
+                    0xDC00..=0xDFFF => return None,
+                    v => (char::from_u32(u32::from(v))?, j + 6),
+                }
+            }
+            _ => return None,
+        };
+        if (self.scratch.len() + c.len_utf8()) as u64 > limit {
+            return None;
+        }
+        self.scratch.push_char(c);
+        Some(next)
+    }
+
     /// Starts the string whose opening quote is `buf[i]`. Returns the index after the string
     /// and `Some(flow)` when it was complete and delivered, or `None` when the chunk ended
     /// inside it (the scanner is then in the string state).
@@ -176,14 +227,14 @@ impl Scanner {
                 if st.utf8_len as usize == need {
                     let seq = st.utf8;
                     st.utf8_len = 0;
-                    if simdutf8::basic::from_utf8(&seq[..need]).is_err() {
+                    let Ok(text) = simdutf8::basic::from_utf8(&seq[..need]) else {
                         let at = self.str_state.utf8_at;
                         return Err(self.error(ErrorKind::InvalidUtf8, at, None));
-                    }
+                    };
                     if (self.scratch.len() + need) as u64 > limit {
                         return Err(self.error(too_long(limit), at, None));
                     }
-                    self.scratch.extend_from_slice(&seq[..need]);
+                    self.scratch.push_str(text);
                 }
                 continue;
             }
@@ -220,7 +271,7 @@ impl Scanner {
                     if self.scratch.len() as u64 >= limit {
                         return Err(self.error(too_long(limit), at, None));
                     }
-                    self.scratch.push(decoded);
+                    self.scratch.push_ascii(decoded);
                     continue;
                 }
                 Esc::Unicode { n, v } => {
@@ -253,9 +304,7 @@ impl Scanner {
                     if (self.scratch.len() + c.len_utf8()) as u64 > limit {
                         return Err(self.error(too_long(limit), at, None));
                     }
-                    let mut tmp = [0u8; 4];
-                    self.scratch
-                        .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    self.scratch.push_char(c);
                     continue;
                 }
             }
@@ -281,8 +330,27 @@ impl Scanner {
             let n = run.len();
             let plain = &window[..n];
             let checked = &plain[..n.min(room as usize)];
-            if !run.is_ascii() {
-                if let Err(e) = simdutf8::compat::from_utf8(checked) {
+            // One validation per run: the ASCII flag, or simdutf8 on the rest.
+            let valid = if run.is_ascii() {
+                run.as_str()
+            } else {
+                simdutf8::basic::from_utf8(checked).ok()
+            };
+            match valid {
+                Some(text) if n as u64 <= room => self.scratch.push_str(text),
+                Some(_) => {
+                    return Err(self.error(
+                        too_long(limit),
+                        base + (j + room as usize) as u64,
+                        None,
+                    ));
+                }
+                None => {
+                    // Locate the problem (the slow path: errors and cut sequences only).
+                    let Err(e) = simdutf8::compat::from_utf8(checked) else {
+                        // Both validators agree in practice; never accept on a disagreement.
+                        return Err(self.error(ErrorKind::InvalidUtf8, base + j as u64, None));
+                    };
                     let good = e.valid_up_to();
                     let cut_by_chunk =
                         e.error_len().is_none() && j + n == buf.len() && n as u64 <= room;
@@ -299,7 +367,9 @@ impl Scanner {
                         }
                         return Err(self.error(ErrorKind::InvalidUtf8, bad, None));
                     }
-                    self.scratch.extend_from_slice(&plain[..good]);
+                    if let Ok(prefix) = simdutf8::basic::from_utf8(&plain[..good]) {
+                        self.scratch.push_str(prefix);
+                    }
                     let st = &mut self.str_state;
                     let tail = &plain[good..];
                     st.utf8[..tail.len()].copy_from_slice(tail);
@@ -309,10 +379,6 @@ impl Scanner {
                     continue;
                 }
             }
-            if n as u64 > room {
-                return Err(self.error(too_long(limit), base + (j + room as usize) as u64, None));
-            }
-            self.scratch.extend_from_slice(plain);
             j += n;
             let Some(&stop) = buf.get(j) else {
                 return Ok((j, None));
@@ -321,21 +387,26 @@ impl Scanner {
                 b'"' => {
                     let close = base + j as u64;
                     let start = self.str_state.start;
-                    let Ok(text) = simdutf8::basic::from_utf8(&self.scratch) else {
-                        return Err(self.error(ErrorKind::InvalidUtf8, close, None));
-                    };
+                    let text = self.scratch.as_str();
                     let at = self.pos(start);
                     return match deliver(&mut self.names, &mut self.stack, text, name, at, sink) {
                         Ok(flow) => Ok((j + 1, Some(flow))),
                         Err(()) => {
-                            let dup = self.scratch.clone();
+                            let dup = self.scratch.as_bytes().to_vec();
                             Err(self.error(ErrorKind::DuplicateName, close, Some(&dup)))
                         }
                     };
                 }
                 b'\\' => {
-                    self.str_state.esc = Esc::Backslash;
-                    j += 1;
+                    // Whole escapes inside the chunk are decoded at once; an escape cut by
+                    // the chunk end goes through the byte-wise state machine below.
+                    match self.escape_at(buf, j, limit) {
+                        Some(next) => j = next,
+                        None => {
+                            self.str_state.esc = Esc::Backslash;
+                            j += 1;
+                        }
+                    }
                 }
                 _ => {
                     return Err(self.error(

@@ -382,8 +382,10 @@ fn duplicate_checking_is_near_linear_in_members() {
     };
     let (small, large) = (object(50_000), object(200_000));
     let mut scanner = Scanner::new(Limits::new().max_members(UNLIMITED));
-    // Linear work gives about 4x (a little more from caches), quadratic 16x. The machine may
-    // be busy: take the best of three interleaved runs, and measure again if that is slow.
+    // Linear work gives about 4x (a little more from caches); quadratic work would take
+    // minutes at this size. The machine may be busy (other tests run beside this one): take
+    // the best of three interleaved runs, measure again if that is slow, and allow 12x. The
+    // exact, load-independent bound is the comparison count pinned in `scan::names` tests.
     let mut ratios = Vec::new();
     for _ in 0..3 {
         let (mut best_small, mut best_large) = (Duration::MAX, Duration::MAX);
@@ -392,10 +394,10 @@ fn duplicate_checking_is_near_linear_in_members() {
             best_large = best_large.min(time_scan(&mut scanner, &large));
         }
         let ratio = best_large.as_secs_f64() / best_small.as_secs_f64();
-        if ratio < 8.0 {
+        if ratio < 12.0 {
             return;
         }
         ratios.push(format!("{ratio:.1} ({best_small:?} vs {best_large:?})"));
     }
-    panic!("4x the members took more than 8x the time: {ratios:?}");
+    panic!("4x the members took more than 12x the time: {ratios:?}");
 }
