@@ -310,3 +310,79 @@ proptest! {
         prop_assert_eq!(out, expected);
     }
 }
+
+/// The gate's peak heap does not grow with the upstream response: a search-results page of
+/// 1 MB and of 10 MB, under a contract exposing three fields, peak within a few KiB of each
+/// other (measured with the per-thread counting allocator of `memory.rs`).
+#[test]
+fn gate_peak_heap_does_not_grow_with_response_size() {
+    use crate::memory::{current, docgen, peak, reset_peak};
+    const MIB: isize = 1 << 20;
+    // As in `memory.rs`: a few token-sized buffers, far below any document size here.
+    const SLACK: isize = 16 << 10;
+
+    let contract = r#"{"contract":1,"tool":"web_search","version":"1",
+        "limits":{"max_bytes":16777216},
+        "upstream":[{"version":"v1","schema_file":"search_results.schema.json"}],
+        "fields":{"query":{"pointer":"/query"},"total":{"pointer":"/total"},
+                  "top_url":{"pointer":"/results/0/url"}}}"#;
+    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/schemas");
+    let g = Gate::new(&Contract::from_slice(contract.as_bytes(), &schemas).unwrap()).unwrap();
+    let req = Request::new("req-1", Context::new().now(now()));
+    // Built before any measurement; only the gate's own allocations are counted below.
+    let docs: Vec<(usize, Vec<u8>)> = [1, 10]
+        .into_iter()
+        .map(|mb| (mb, docgen::search_results(mb * 1_000_000)))
+        .collect();
+    let check = |d: &jsongate::gate::Decision, doc: &[u8]| {
+        assert!(d.audit.accepted, "{}", d.output);
+        assert_eq!(d.audit.bytes, doc.len() as u64);
+        assert!(
+            d.output.contains(r#""top_url":"https://example.com/"#),
+            "{}",
+            d.output
+        );
+    };
+
+    // A fresh session per response: peak live bytes from `session()` to the decision.
+    let mut fresh = Vec::new();
+    for (mb, doc) in &docs {
+        let base = current();
+        reset_peak();
+        let mut s = g.session();
+        let d = s.run_slice(doc, &req).unwrap();
+        let p = peak() - base;
+        check(&d, doc);
+        eprintln!(
+            "memory: gate, fresh session, {mb} MB response ({} bytes): peak heap {p} bytes",
+            doc.len()
+        );
+        fresh.push(p);
+    }
+
+    // One session reused: its whole footprint (retained buffers included) at each peak.
+    let base = current();
+    let mut s = g.session();
+    let mut reused = Vec::new();
+    for (mb, doc) in &docs {
+        reset_peak();
+        let d = s.run_slice(doc, &req).unwrap();
+        let p = peak() - base;
+        check(&d, doc);
+        drop(d);
+        eprintln!("memory: gate, reused session, {mb} MB response: peak heap {p} bytes");
+        reused.push(p);
+    }
+
+    for p in fresh.iter().chain(&reused) {
+        assert!(*p < MIB, "peak heap {p} bytes is not below 1 MiB");
+    }
+    assert!(
+        fresh[1] <= fresh[0] + SLACK,
+        "fresh-session peaks grow with size: {fresh:?}"
+    );
+    assert!(
+        reused[1] <= reused[0] + SLACK,
+        "reused-session peaks grow with size: {reused:?}"
+    );
+}

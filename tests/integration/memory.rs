@@ -14,7 +14,7 @@ use std::cell::Cell;
 use jsongate::{Ignore, Limits, Outcome, Scanner, READ_CHUNK, UNLIMITED};
 
 #[path = "../../benches/docgen/mod.rs"]
-mod docgen;
+pub(crate) mod docgen;
 
 /// Forwards to [`System`], counting live and peak bytes of the calling thread.
 struct Counting;
@@ -47,15 +47,15 @@ fn signed(n: usize) -> isize {
     isize::try_from(n).unwrap_or(isize::MAX)
 }
 
-fn current() -> isize {
+pub(crate) fn current() -> isize {
     CURRENT.with(Cell::get)
 }
 
-fn peak() -> isize {
+pub(crate) fn peak() -> isize {
     PEAK.with(Cell::get)
 }
 
-fn reset_peak() {
+pub(crate) fn reset_peak() {
     PEAK.with(|p| p.set(current()));
 }
 
