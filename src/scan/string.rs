@@ -203,9 +203,12 @@ impl Scanner {
 
             // A UTF-8 sequence cut by the previous chunk boundary.
             if st.utf8_len > 0 {
-                // The length limit is crossed at the first byte past it, as on the uncut
-                // path, which checks the length before the encoding of that byte.
-                if (self.scratch.len() + st.utf8_len as usize) as u64 >= limit {
+                // As on the uncut path: a byte that would belong to the string's text and
+                // lies past the length limit is a length error, checked before its encoding;
+                // a quote, backslash or control byte ends the text, so the cut sequence is
+                // then simply truncated.
+                let ends_text = b == b'"' || b == b'\\' || b < 0x20;
+                if !ends_text && (self.scratch.len() + st.utf8_len as usize) as u64 >= limit {
                     return Err(self.error(too_long(limit), at, None));
                 }
                 if b & 0xC0 != 0x80 {

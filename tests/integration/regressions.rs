@@ -140,7 +140,6 @@ fn split_utf8_cut_crossing_name_limit_at_end() {
 /// boundary was reported as `name_too_long` at the quote, although the name's 24 bytes are
 /// within the limit: the one-shot scan (and the right answer) is `invalid_utf8` at the lead.
 #[test]
-#[ignore = "bug F4: truncated UTF-8 sequence cut by a chunk boundary is reported as a length limit at the quote"]
 fn split_utf8_truncated_by_quote_at_name_limit() {
     let data = saved("split-utf8-truncated-by-quote-at-name-limit");
     let (_, doc) = split_input(&data);
