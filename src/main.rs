@@ -4,6 +4,8 @@
 //! stderr). The verdict is exactly one JSON line on stdout.
 
 use std::fmt::Write as _;
+
+use jsongate::select::write_json_string;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -294,9 +296,9 @@ fn push_error(out: &mut String, e: &Error) {
         e.line(),
         e.column()
     );
-    push_json_string(out, e.pointer());
+    write_json_string(out, e.pointer());
     out.push_str(",\"message\":");
-    push_json_string(out, &e.kind().to_string());
+    write_json_string(out, &e.kind().to_string());
     out.push('}');
 }
 
@@ -308,13 +310,13 @@ fn push_violation(out: &mut String, v: &Violation) {
         v.line(),
         v.column()
     );
-    push_json_string(out, v.instance_pointer());
+    write_json_string(out, v.instance_pointer());
     out.push_str(",\"message\":");
-    push_json_string(out, &v.message());
+    write_json_string(out, &v.message());
     out.push_str(",\"keyword\":");
-    push_json_string(out, v.keyword());
+    write_json_string(out, v.keyword());
     out.push_str(",\"schema_path\":");
-    push_json_string(out, v.keyword_location());
+    write_json_string(out, v.keyword_location());
     out.push('}');
 }
 
@@ -324,25 +326,6 @@ fn set_file(file: &mut Option<String>, f: &str) -> Result<(), String> {
     }
     *file = Some(f.to_string());
     Ok(())
-}
-
-/// Appends `s` as a JSON string literal.
-fn push_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// `jsongate gate`: one response through a tool contract.
@@ -527,7 +510,7 @@ fn contract_test(dir: &std::path::Path) -> Result<ExitCode, String> {
             .map_err(|e| format!("{name}: {e}"))?;
         let got = Value::parse(d.output.as_bytes(), Limits::new()).map_err(|e| e.to_string())?;
         let mut line = String::from("{\"case\":");
-        push_json_string(&mut line, &name);
+        write_json_string(&mut line, &name);
         if &got == expect {
             line.push_str(",\"pass\":true}");
         } else {
