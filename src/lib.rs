@@ -29,6 +29,7 @@
 //! the consumer). Noncharacters such as U+FFFF are accepted, as RFC 8259 requires.
 #![deny(unsafe_code)]
 
+pub mod action;
 mod error;
 pub mod gate;
 mod limits;

@@ -1,0 +1,378 @@
+//! The decision record and the invariant it carries.
+//!
+//! A [`Decision`] can only be made by [`Decision::from_facts`], which derives `decision` and
+//! `reason` from the facts; there is no other constructor and no setter, so
+//! `decision == allow ⇒ toolAllowed ∧ argumentsValid ∧ required ⊆ grant ∧ no rule failed`
+//! holds for every value of the type. Records received as JSON are [`Claim`]s, never
+//! decisions: [`Policy::recheck`](super::Policy::recheck) turns a claim back into a
+//! decision by recomputing the facts.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use crate::select::{write_json_string, Value};
+use crate::{Limits, Rejection, Schema, Validator};
+
+use super::rules::RuleFailure;
+
+/// The JSON Schema every decision record satisfies (also used to read received records).
+pub const DECISION_SCHEMA: &str = include_str!("decision.schema.json");
+
+/// `allow`, `deny` or `ask` (a person decides).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every condition holds.
+    Allow,
+    /// Some condition failed.
+    Deny,
+    /// Every condition holds but the tool needs a person's approval.
+    Ask,
+}
+
+impl Verdict {
+    /// `"allow"`, `"deny"` or `"ask"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::Deny => "deny",
+            Verdict::Ask => "ask",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Verdict> {
+        [Verdict::Allow, Verdict::Deny, Verdict::Ask]
+            .into_iter()
+            .find(|v| v.as_str() == s)
+    }
+}
+
+/// Why: a closed set, in the order the checks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    /// Allowed.
+    Ok,
+    /// The tool is not on the policy's allowlist.
+    ToolNotAllowlisted,
+    /// The arguments do not satisfy the tool's schema, or name an undeclared argument.
+    ArgumentsInvalid,
+    /// A path leaves the workspace.
+    PathEscape,
+    /// A URL is not https or its host is not allowlisted.
+    HostNotAllowed,
+    /// A string is longer than its cap.
+    FieldTooLong,
+    /// A string contains a forbidden substring.
+    ForbiddenSubstring,
+    /// The session's grants lack a capability the tool requires.
+    GrantMissing,
+    /// The tool's rate limit (or the read-only mode it triggered) is in force.
+    RateLimited,
+    /// The tool always needs a person's approval.
+    NeedsApproval,
+}
+
+impl Reason {
+    /// Every reason, in check order.
+    pub const ALL: [Reason; 10] = [
+        Reason::Ok,
+        Reason::ToolNotAllowlisted,
+        Reason::ArgumentsInvalid,
+        Reason::PathEscape,
+        Reason::HostNotAllowed,
+        Reason::FieldTooLong,
+        Reason::ForbiddenSubstring,
+        Reason::GrantMissing,
+        Reason::RateLimited,
+        Reason::NeedsApproval,
+    ];
+
+    /// The `snake_case` name used in records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Ok => "ok",
+            Reason::ToolNotAllowlisted => "tool_not_allowlisted",
+            Reason::ArgumentsInvalid => "arguments_invalid",
+            Reason::PathEscape => "path_escape",
+            Reason::HostNotAllowed => "host_not_allowed",
+            Reason::FieldTooLong => "field_too_long",
+            Reason::ForbiddenSubstring => "forbidden_substring",
+            Reason::GrantMissing => "grant_missing",
+            Reason::RateLimited => "rate_limited",
+            Reason::NeedsApproval => "needs_approval",
+        }
+    }
+
+    /// The reason named `s`.
+    pub fn parse(s: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What was established about one call; [`Decision::from_facts`] derives the verdict.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// The tool name as called.
+    pub tool: String,
+    /// The tool is on the allowlist.
+    pub tool_allowed: bool,
+    /// The arguments satisfied the tool's schema and named only declared arguments.
+    pub arguments_valid: bool,
+    /// The session's grants.
+    pub grant: Vec<String>,
+    /// The capabilities the tool requires.
+    pub required: Vec<String>,
+    /// Semantic rules that failed.
+    pub rule_failures: Vec<RuleFailure>,
+    /// The rate limit is in force for this call.
+    pub rate_limited: bool,
+    /// The tool always needs approval.
+    pub ask: bool,
+}
+
+/// A decision whose verdict follows from its facts (see the module docs).
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Decision, Facts, Reason, Verdict};
+/// let facts = Facts {
+///     tool: "send_email".into(),
+///     tool_allowed: true,
+///     arguments_valid: true,
+///     grant: vec!["read_inbox".into()],
+///     required: vec!["send_email".into()],
+///     ..Facts::default()
+/// };
+/// let d = Decision::from_facts(facts);
+/// assert_eq!((d.verdict(), d.reason()), (Verdict::Deny, Reason::GrantMissing));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    facts: Facts,
+    verdict: Verdict,
+    reason: Reason,
+}
+
+impl Decision {
+    /// The only constructor: the first failed condition (in check order) denies; a tool
+    /// marked `ask` asks; otherwise allow.
+    pub fn from_facts(mut facts: Facts) -> Decision {
+        let mut seen = Vec::with_capacity(facts.grant.len());
+        facts.grant.retain(|g| {
+            let new = !seen.contains(g);
+            seen.push(g.clone());
+            new
+        });
+        let missing = facts.required.iter().any(|r| !facts.grant.contains(r));
+        let reason = if !facts.tool_allowed {
+            Reason::ToolNotAllowlisted
+        } else if !facts.arguments_valid {
+            Reason::ArgumentsInvalid
+        } else if let Some(f) = facts.rule_failures.first() {
+            f.reason
+        } else if missing {
+            Reason::GrantMissing
+        } else if facts.rate_limited {
+            Reason::RateLimited
+        } else if facts.ask {
+            Reason::NeedsApproval
+        } else {
+            Reason::Ok
+        };
+        let verdict = match reason {
+            Reason::Ok => Verdict::Allow,
+            Reason::NeedsApproval => Verdict::Ask,
+            _ => Verdict::Deny,
+        };
+        Decision {
+            facts,
+            verdict,
+            reason,
+        }
+    }
+
+    /// `allow`, `deny` or `ask`.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    /// Why.
+    pub fn reason(&self) -> Reason {
+        self.reason
+    }
+
+    /// The facts the verdict was derived from.
+    pub fn facts(&self) -> &Facts {
+        &self.facts
+    }
+
+    /// The record as one JSON line (it satisfies [`DECISION_SCHEMA`]).
+    pub fn to_json(&self) -> String {
+        let f = &self.facts;
+        let list = |out: &mut String, xs: &[String]| {
+            out.push('[');
+            for (i, x) in xs.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_string(out, x);
+            }
+            out.push(']');
+        };
+        let mut out = String::from("{\"tool\":");
+        write_json_string(&mut out, &f.tool);
+        out.push_str(if f.arguments_valid {
+            ",\"argumentsValid\":true"
+        } else {
+            ",\"argumentsValid\":false"
+        });
+        out.push_str(if f.tool_allowed {
+            ",\"toolAllowed\":true"
+        } else {
+            ",\"toolAllowed\":false"
+        });
+        out.push_str(",\"grant\":");
+        list(&mut out, &f.grant);
+        out.push_str(",\"required\":");
+        list(&mut out, &f.required);
+        out.push_str(",\"decision\":\"");
+        out.push_str(self.verdict.as_str());
+        out.push_str("\",\"reason\":\"");
+        out.push_str(self.reason.as_str());
+        out.push_str("\"}");
+        out
+    }
+}
+
+/// A decision record received from elsewhere: what it claims, not a [`Decision`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// The tool.
+    pub tool: String,
+    /// Claimed `argumentsValid`.
+    pub arguments_valid: bool,
+    /// Claimed `toolAllowed`.
+    pub tool_allowed: bool,
+    /// Claimed grants.
+    pub grant: Vec<String>,
+    /// Claimed required capabilities.
+    pub required: Vec<String>,
+    /// Claimed verdict.
+    pub verdict: Verdict,
+    /// Claimed reason.
+    pub reason: Reason,
+}
+
+/// A received record that is not a decision record at all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimError(pub String);
+
+impl fmt::Display for ClaimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ClaimError {}
+
+pub(crate) fn decision_schema() -> &'static Schema {
+    static S: OnceLock<Schema> = OnceLock::new();
+    // A shipped constant, compiled by the `schema_compiles` test.
+    S.get_or_init(|| Schema::compile(DECISION_SCHEMA.as_bytes()).expect("shipped schema"))
+}
+
+/// Checks `record` against [`DECISION_SCHEMA`].
+///
+/// # Errors
+/// A message saying why it is not a decision record.
+pub fn validate_record(record: &[u8]) -> Result<(), ClaimError> {
+    match Validator::new(decision_schema()).validate_slice(record, Limits::new().max_bytes(1 << 20))
+    {
+        Ok(()) => Ok(()),
+        Err(Rejection::Error(e)) => Err(ClaimError(format!("not valid JSON: {e}"))),
+        Err(Rejection::Violation(v)) => Err(ClaimError(format!(
+            "does not satisfy the decision schema: {} at '{}'",
+            v.message(),
+            v.instance_pointer()
+        ))),
+    }
+}
+
+impl Claim {
+    /// Reads a received record; it must satisfy [`DECISION_SCHEMA`] (so even a claim is
+    /// internally consistent about `allow` ⇒ `ok`).
+    ///
+    /// # Errors
+    /// The bytes are not a decision record.
+    pub fn parse(record: &[u8]) -> Result<Claim, ClaimError> {
+        validate_record(record)?;
+        let v = Value::parse(record, Limits::new().max_bytes(1 << 20))
+            .map_err(|e| ClaimError(e.to_string()))?;
+        let s = |k| v.get(k).and_then(Value::as_str).unwrap_or_default();
+        let b = |k| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let list = |k| -> Vec<String> {
+            v.get(k)
+                .and_then(Value::as_array)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        };
+        Ok(Claim {
+            tool: s("tool").to_owned(),
+            arguments_valid: b("argumentsValid"),
+            tool_allowed: b("toolAllowed"),
+            grant: list("grant"),
+            required: list("required"),
+            verdict: Verdict::parse(s("decision")).unwrap_or(Verdict::Deny),
+            reason: Reason::parse(s("reason")).unwrap_or(Reason::ArgumentsInvalid),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_compiles_and_records_satisfy_it() {
+        let _ = decision_schema();
+        let d = Decision::from_facts(Facts {
+            tool: "t".into(),
+            tool_allowed: true,
+            arguments_valid: true,
+            grant: vec!["a".into(), "a".into()],
+            required: vec!["a".into()],
+            ..Facts::default()
+        });
+        assert_eq!(d.verdict(), Verdict::Allow);
+        validate_record(d.to_json().as_bytes()).unwrap();
+        assert_eq!(Claim::parse(d.to_json().as_bytes()).unwrap().grant, ["a"]);
+    }
+
+    #[test]
+    fn schema_refuses_inconsistent_records() {
+        let bad = br#"{"tool":"t","argumentsValid":false,"toolAllowed":true,"grant":[],
+            "required":[],"decision":"allow","reason":"ok"}"#;
+        assert!(Claim::parse(bad).is_err());
+        let bad = br#"{"tool":"t","argumentsValid":true,"toolAllowed":true,"grant":[],
+            "required":[],"decision":"deny","reason":"ok"}"#;
+        assert!(Claim::parse(bad).is_err());
+        let bad = br#"{"tool":"t","argumentsValid":true,"toolAllowed":true,"grant":[],
+            "required":[],"decision":"allow","reason":"ok","extra":1}"#;
+        assert!(Claim::parse(bad).is_err());
+    }
+
+    #[test]
+    fn reasons_round_trip() {
+        for r in Reason::ALL {
+            assert_eq!(Reason::parse(r.as_str()), Some(r));
+            assert!(DECISION_SCHEMA.contains(&format!("\"{r}\"")));
+        }
+    }
+}

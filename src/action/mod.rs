@@ -1,0 +1,45 @@
+//! The action boundary: decisions on tool calls a model proposes (`allow`, `deny`, `ask`)
+//! and screening of untrusted free text before a model reads it.
+//!
+//! A call passes, in order: the tool is on the policy's allowlist, its arguments satisfy the
+//! tool's JSON Schema (the crate's [`Validator`](crate::Validator), the policy's limits) and
+//! name only declared arguments, the semantic [`Rule`]s hold (path containment, https host
+//! allowlist, length caps, forbidden substrings), the session's grants include every
+//! capability the tool requires, and the tool's rate limit admits it. A tool marked `ask`
+//! then asks a person. The [`Decision`] type makes `allow` unconstructible unless all of
+//! that holds.
+//!
+//! This module depends on the scanner, schema, validator and select layers only; nothing
+//! below it depends on it.
+//!
+//! # Example
+//! ```
+//! use jsongate::action::{Call, Policy, RateState, Reason, Session, Verdict};
+//! use jsongate::Limits;
+//! let policy = Policy::from_slice(br#"{"policy":1,"tools":{"send_email":{
+//!     "arguments":{"type":"object","additionalProperties":false,
+//!                  "properties":{"to":{"type":"string"},"body":{"type":"string"}}},
+//!     "requires":["send_email"]}}}"#).unwrap();
+//! let call = Call::parse(br#"{"tool":"send_email","arguments":{"to":"a@b.c","body":"hi"}}"#,
+//!     Limits::new()).unwrap();
+//! let d = policy.decide(&call, &Session::new(["read_inbox"]), &mut RateState::new(), 0);
+//! assert_eq!((d.verdict(), d.reason()), (Verdict::Deny, Reason::GrantMissing));
+//! assert_eq!(d.to_json(), r#"{"tool":"send_email","argumentsValid":true,"toolAllowed":true,"grant":["read_inbox"],"required":["send_email"],"decision":"deny","reason":"grant_missing"}"#);
+//! ```
+
+mod decision;
+mod policy;
+mod rules;
+mod screen;
+
+pub use decision::{
+    validate_record, Claim, ClaimError, Decision, Facts, Reason, Verdict, DECISION_SCHEMA,
+};
+pub use policy::{
+    Call, PastLimit, Policy, PolicyError, RateLimit, RateState, Session, ToolPolicy, POLICY_SCHEMA,
+};
+pub use rules::{path_contained, url_allowed, Rule, RuleFailure};
+pub use screen::{
+    render_untrusted, screen, screen_str, Action, Finding, ScreenContract, Screener, Screening,
+    PATTERNS, SCREEN_CONTRACT_SCHEMA,
+};

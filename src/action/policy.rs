@@ -1,0 +1,503 @@
+//! The policy file: the tool allowlist, each tool's argument schema, required capabilities,
+//! rules, approval and rate limit. Checked against [`POLICY_SCHEMA`] before it is read, then
+//! compiled once; [`Policy::decide`] runs the checks in order: allowlist → argument schema
+//! (the crate's validator, the policy's limits) → semantic rules → grants → rate limit →
+//! approval.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::decision::{Claim, Decision, Facts, Verdict};
+use super::rules::{unknown_names, Rule};
+use crate::select::Value;
+use crate::{Limits, Rejection, Schema, Validator};
+
+/// The JSON Schema of policy files (format 1).
+pub const POLICY_SCHEMA: &str = include_str!("policy.schema.json");
+
+/// A policy that could not be loaded, or a call document that is not one (configuration
+/// errors, CLI exit 2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyError(pub String);
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+fn err(msg: impl Into<String>) -> PolicyError {
+    PolicyError(msg.into())
+}
+
+/// What happens to calls past a tool's rate limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PastLimit {
+    /// The call is denied (`rate_limited`).
+    Deny,
+    /// Until the window ends, only `read_only` tools are allowed (every other tool is denied
+    /// `rate_limited`), this one included if it is read-only.
+    ReadOnly,
+}
+
+/// Calls per window for one tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Calls admitted per window.
+    pub calls: u64,
+    /// Window length in milliseconds.
+    pub window_ms: u64,
+    /// What happens past it.
+    pub past_limit: PastLimit,
+}
+
+/// One allowlisted tool, compiled.
+#[derive(Clone, Debug)]
+pub struct ToolPolicy {
+    schema: Schema,
+    allowed_names: Option<Vec<String>>,
+    /// Capabilities the grants must include.
+    pub requires: Vec<String>,
+    /// Semantic rules, in order.
+    pub rules: Vec<Rule>,
+    /// Always ask a person.
+    pub ask: bool,
+    /// Changes nothing.
+    pub read_only: bool,
+    /// Its rate limit.
+    pub rate_limit: Option<RateLimit>,
+}
+
+/// A compiled policy (immutable, `Send + Sync`).
+#[derive(Clone, Debug)]
+pub struct Policy {
+    tools: Vec<(String, ToolPolicy)>,
+    limits: Limits,
+}
+
+/// One proposed tool call: `{"tool": NAME, "arguments": {...}}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The tool name.
+    pub tool: String,
+    /// The arguments document.
+    pub arguments: Value,
+}
+
+impl Call {
+    /// Reads a call document (strict scan, `limits`).
+    ///
+    /// # Errors
+    /// Not JSON, or not an object with a string `tool` and an object `arguments` (only).
+    pub fn parse(bytes: &[u8], limits: Limits) -> Result<Call, PolicyError> {
+        let v = Value::parse(bytes, limits).map_err(|e| err(format!("call: {e}")))?;
+        let members = v.as_object().ok_or_else(|| err("call: not an object"))?;
+        if let Some((k, _)) = members
+            .iter()
+            .find(|(k, _)| k != "tool" && k != "arguments")
+        {
+            return Err(err(format!("call: unknown member '{k}'")));
+        }
+        let tool = v
+            .get("tool")
+            .and_then(Value::as_str)
+            .ok_or_else(|| err("call: 'tool' must be a string"))?;
+        let arguments = v
+            .get("arguments")
+            .cloned()
+            .unwrap_or(Value::Object(Vec::new()));
+        Ok(Call {
+            tool: tool.to_owned(),
+            arguments,
+        })
+    }
+}
+
+/// Per-session rate state, owned by the caller. Times are milliseconds from any fixed
+/// origin the caller chooses (the injectable clock).
+#[derive(Clone, Debug, Default)]
+pub struct RateState {
+    calls: HashMap<String, VecDeque<u64>>,
+    read_only_until: Option<u64>,
+}
+
+impl RateState {
+    /// No calls yet.
+    pub fn new() -> RateState {
+        RateState::default()
+    }
+
+    /// Whether read-only mode is in force at `now_ms`.
+    pub fn read_only(&self, now_ms: u64) -> bool {
+        self.read_only_until.is_some_and(|t| now_ms < t)
+    }
+
+    /// Whether a call to `tool` at `now_ms` is limited; records it when it is not.
+    fn admit(&mut self, tool: &str, t: &ToolPolicy, now_ms: u64) -> bool {
+        if self.read_only(now_ms) && !t.read_only {
+            return false;
+        }
+        let Some(limit) = t.rate_limit else {
+            return true;
+        };
+        let q = self.calls.entry(tool.to_owned()).or_default();
+        while q
+            .front()
+            .is_some_and(|&s| now_ms.saturating_sub(s) >= limit.window_ms)
+        {
+            q.pop_front();
+        }
+        if (q.len() as u64) < limit.calls {
+            q.push_back(now_ms);
+            return true;
+        }
+        match limit.past_limit {
+            PastLimit::Deny => false,
+            PastLimit::ReadOnly => {
+                let until = q.front().map_or(now_ms, |&s| s + limit.window_ms);
+                self.read_only_until = Some(self.read_only_until.map_or(until, |u| u.max(until)));
+                t.read_only
+            }
+        }
+    }
+}
+
+/// What the session brings to a decision: its grants and, optionally, the workspace root
+/// that paths are checked against on the file system.
+#[derive(Clone, Debug, Default)]
+pub struct Session {
+    grants: Vec<String>,
+    workspace: Option<PathBuf>,
+}
+
+impl Session {
+    /// A session holding `grants`.
+    pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(grants: I) -> Session {
+        Session {
+            grants: grants.into_iter().map(Into::into).collect(),
+            workspace: None,
+        }
+    }
+
+    /// Checks paths against the file system under `root` (symlinks resolved).
+    ///
+    /// # Errors
+    /// `root` cannot be canonicalised.
+    pub fn workspace(mut self, root: &Path) -> Result<Session, PolicyError> {
+        let real = std::fs::canonicalize(root)
+            .map_err(|e| err(format!("workspace '{}': {e}", root.display())))?;
+        self.workspace = Some(real);
+        Ok(self)
+    }
+
+    /// The grants.
+    pub fn grants(&self) -> &[String] {
+        &self.grants
+    }
+}
+
+fn policy_schema() -> &'static Schema {
+    static S: OnceLock<Schema> = OnceLock::new();
+    // A shipped constant, compiled by the `policy_schema_compiles` test.
+    S.get_or_init(|| Schema::compile(POLICY_SCHEMA.as_bytes()).expect("shipped schema"))
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|x| x.as_str().map(str::to_owned))
+        .collect()
+}
+
+fn parse_rule(r: &Value) -> Rule {
+    let pointer = r
+        .get("pointer")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    match r.get("rule").and_then(Value::as_str) {
+        Some("path") => Rule::Path { pointer },
+        Some("url") => Rule::Url {
+            pointer,
+            hosts: strings(r.get("hosts")),
+        },
+        Some("max_length") => Rule::MaxLength {
+            pointer,
+            max_chars: r.get("max_chars").and_then(Value::as_u64).unwrap_or(0),
+        },
+        _ => Rule::Forbid {
+            pointer,
+            substrings: strings(r.get("substrings"))
+                .iter()
+                .map(|s| s.to_lowercase())
+                .collect(),
+        },
+    }
+}
+
+impl Policy {
+    /// Reads a policy file.
+    ///
+    /// # Errors
+    /// As [`from_slice`](Self::from_slice), or the file cannot be read.
+    pub fn from_file(path: &Path) -> Result<Policy, PolicyError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| err(format!("cannot read policy '{}': {e}", path.display())))?;
+        Policy::from_slice(&bytes)
+    }
+
+    /// Reads and compiles a policy.
+    ///
+    /// # Errors
+    /// Not JSON, not a policy ([`POLICY_SCHEMA`]), a number too large, or an argument schema
+    /// that does not compile.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Call, Policy, RateState, Reason, Session};
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"read_file":{
+    ///     "arguments":{"type":"object","properties":{"path":{"type":"string"}}},
+    ///     "requires":["fs_read"],"rules":[{"rule":"path","pointer":"/path"}]}}}"#).unwrap();
+    /// let call = |a: &str| Call { tool: "read_file".into(),
+    ///     arguments: jsongate::select::Value::parse(a.as_bytes(), jsongate::Limits::new()).unwrap() };
+    /// let s = Session::new(["fs_read"]);
+    /// let mut rate = RateState::new();
+    /// let d = p.decide(&call(r#"{"path":"../../etc/passwd"}"#), &s, &mut rate, 0);
+    /// assert_eq!(d.reason(), Reason::PathEscape);
+    /// let d = p.decide(&call(r#"{"path":"notes/a.txt"}"#), &s, &mut rate, 0);
+    /// assert_eq!(d.reason(), Reason::Ok);
+    /// ```
+    pub fn from_slice(bytes: &[u8]) -> Result<Policy, PolicyError> {
+        let limits = Limits::new().max_bytes(1 << 20);
+        match Validator::new(policy_schema()).validate_slice(bytes, limits) {
+            Ok(()) => {}
+            Err(Rejection::Error(e)) => return Err(err(format!("policy is not valid JSON: {e}"))),
+            Err(Rejection::Violation(v)) => {
+                return Err(err(format!(
+                    "policy does not satisfy the policy schema: {} at '{}'",
+                    v.message(),
+                    v.instance_pointer()
+                )))
+            }
+        }
+        let doc = Value::parse(bytes, limits).map_err(|e| err(e.to_string()))?;
+        let mut lim = Limits::new();
+        for (k, v) in doc.get("limits").and_then(Value::as_object).unwrap_or(&[]) {
+            let n = v
+                .as_u64()
+                .ok_or_else(|| err(format!("limits.{k}: too large")))?;
+            lim = match k.as_str() {
+                "max_bytes" => lim.max_bytes(n),
+                "max_depth" => lim.max_depth(n),
+                "max_name_bytes" => lim.max_name_bytes(n),
+                "max_string_bytes" => lim.max_string_bytes(n),
+                "max_number_bytes" => lim.max_number_bytes(n),
+                "max_members" => lim.max_members(n),
+                _ => lim.max_items(n),
+            };
+        }
+        let mut tools = Vec::new();
+        for (name, t) in doc.get("tools").and_then(Value::as_object).unwrap_or(&[]) {
+            let args = t.get("arguments").cloned().unwrap_or(Value::Bool(false));
+            let schema = Schema::options()
+                .limits(lim)
+                .compile(args.to_json().as_bytes())
+                .map_err(|e| err(format!("tool '{name}': invalid argument schema: {e}")))?;
+            // Names outside the schema: when it lists properties but leaves the object open,
+            // the listed names are the only ones admitted.
+            let allowed_names = match (args.get("properties"), args.get("additionalProperties")) {
+                (Some(Value::Object(props)), None) if args.get("patternProperties").is_none() => {
+                    Some(props.iter().map(|(k, _)| k.clone()).collect())
+                }
+                _ => None,
+            };
+            let rate_limit = match t.get("rate_limit") {
+                None => None,
+                Some(r) => {
+                    let n = |k| {
+                        r.get(k)
+                            .and_then(Value::as_u64)
+                            .ok_or_else(|| err(format!("tool '{name}': rate_limit.{k} too large")))
+                    };
+                    Some(RateLimit {
+                        calls: n("calls")?,
+                        window_ms: n("window_seconds")?.saturating_mul(1000),
+                        past_limit: match r.get("past_limit").and_then(Value::as_str) {
+                            Some("read_only") => PastLimit::ReadOnly,
+                            _ => PastLimit::Deny,
+                        },
+                    })
+                }
+            };
+            let flag = |k| t.get(k).and_then(Value::as_bool).unwrap_or(false);
+            tools.push((
+                name.clone(),
+                ToolPolicy {
+                    schema,
+                    allowed_names,
+                    requires: strings(t.get("requires")),
+                    rules: t
+                        .get("rules")
+                        .and_then(Value::as_array)
+                        .unwrap_or(&[])
+                        .iter()
+                        .map(parse_rule)
+                        .collect(),
+                    ask: flag("ask"),
+                    read_only: flag("read_only"),
+                    rate_limit,
+                },
+            ));
+        }
+        Ok(Policy { tools, limits: lim })
+    }
+
+    /// The limits argument documents are scanned with.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The tool's compiled policy, if it is allowlisted.
+    pub fn tool(&self, name: &str) -> Option<&ToolPolicy> {
+        self.tools.iter().find(|(n, _)| n == name).map(|(_, t)| t)
+    }
+
+    /// Whether the arguments satisfy the tool's schema (the crate's validator, the policy's
+    /// limits) and name only declared arguments.
+    fn arguments_valid(&self, t: &ToolPolicy, args: &Value) -> bool {
+        let text = args.to_json();
+        let schema_ok = Validator::new(&t.schema)
+            .validate_slice(text.as_bytes(), self.limits)
+            .is_ok();
+        schema_ok
+            && t.allowed_names
+                .as_ref()
+                .map_or(true, |names| unknown_names(args, names).is_empty())
+    }
+
+    /// Decides one call at time `now_ms` (milliseconds, the caller's clock). The rate state
+    /// records the call only when every earlier check passed.
+    pub fn decide(
+        &self,
+        call: &Call,
+        session: &Session,
+        rate: &mut RateState,
+        now_ms: u64,
+    ) -> Decision {
+        let mut facts = Facts {
+            tool: call.tool.clone(),
+            grant: session.grants.clone(),
+            ..Facts::default()
+        };
+        let Some(t) = self.tool(&call.tool) else {
+            return Decision::from_facts(facts);
+        };
+        facts.tool_allowed = true;
+        facts.required.clone_from(&t.requires);
+        facts.ask = t.ask;
+        facts.arguments_valid = self.arguments_valid(t, &call.arguments);
+        if facts.arguments_valid {
+            let ws = session.workspace.as_deref();
+            facts.rule_failures = t
+                .rules
+                .iter()
+                .filter_map(|r| r.check(&call.arguments, ws).err())
+                .collect();
+        }
+        let before_rate = Decision::from_facts(facts.clone());
+        if matches!(before_rate.verdict(), Verdict::Allow | Verdict::Ask) {
+            facts.rate_limited = !rate.admit(&call.tool, t, now_ms);
+            return Decision::from_facts(facts);
+        }
+        before_rate
+    }
+
+    /// Re-derives a received record. The facts are recomputed from this policy: the tool
+    /// must be allowlisted, `required` is the policy's (a record cannot understate it),
+    /// `grant` is the claimed grants that the session really holds, and a claimed
+    /// `argumentsValid: false` stays false (the record carries no arguments to re-validate,
+    /// so a claim of validity is trusted only as far as the other facts allow). A claim that
+    /// does not follow from those facts is corrected: an `allow` becomes `deny` (or `ask`).
+    pub fn recheck(&self, claim: &Claim, session: &Session) -> Decision {
+        let t = self.tool(&claim.tool);
+        Decision::from_facts(Facts {
+            tool: claim.tool.clone(),
+            tool_allowed: t.is_some(),
+            arguments_valid: claim.arguments_valid,
+            grant: claim
+                .grant
+                .iter()
+                .filter(|g| session.grants.contains(g))
+                .cloned()
+                .collect(),
+            required: t.map(|t| t.requires.clone()).unwrap_or_default(),
+            rule_failures: Vec::new(),
+            rate_limited: claim.reason == super::Reason::RateLimited,
+            ask: t.is_some_and(|t| t.ask) || claim.verdict == Verdict::Ask,
+        })
+    }
+}
+
+// A compiled policy is shared across threads like a compiled schema.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Policy>();
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::action::Reason;
+
+    fn policy() -> Policy {
+        Policy::from_slice(
+            br#"{"policy":1,"tools":{
+              "w":{"arguments":true,"requires":[],"rate_limit":{"calls":2,"window_seconds":10,
+                   "past_limit":"read_only"}},
+              "r":{"arguments":true,"requires":[],"read_only":true},
+              "d":{"arguments":true,"requires":[],"rate_limit":{"calls":1,"window_seconds":1}}}}"#,
+        )
+        .unwrap()
+    }
+
+    fn call(tool: &str) -> Call {
+        Call {
+            tool: tool.into(),
+            arguments: Value::Object(Vec::new()),
+        }
+    }
+
+    #[test]
+    fn policy_schema_compiles_and_refuses_unknown_members() {
+        let _ = policy_schema();
+        assert!(Policy::from_slice(br#"{"policy":1,"tools":{},"x":1}"#).is_err());
+        assert!(Policy::from_slice(
+            br#"{"policy":1,"tools":{"t":{"arguments":{"type":7},"requires":[]}}}"#
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn rate_limit_windows_and_read_only_mode() {
+        let p = policy();
+        let s = Session::new::<[&str; 0], &str>([]);
+        let mut rate = RateState::new();
+        let r = |rate: &mut RateState, t, at| p.decide(&call(t), &s, rate, at).reason();
+        assert_eq!(r(&mut rate, "d", 0), Reason::Ok);
+        assert_eq!(r(&mut rate, "d", 999), Reason::RateLimited);
+        assert_eq!(r(&mut rate, "d", 1000), Reason::Ok);
+        assert_eq!(r(&mut rate, "w", 0), Reason::Ok);
+        assert_eq!(r(&mut rate, "w", 1), Reason::Ok);
+        assert_eq!(r(&mut rate, "w", 2), Reason::RateLimited);
+        // Read-only mode until the window of the first call ends (t = 10 000).
+        assert_eq!(r(&mut rate, "r", 3), Reason::Ok);
+        assert_eq!(r(&mut rate, "d", 5000), Reason::RateLimited);
+        assert_eq!(r(&mut rate, "d", 10_000), Reason::Ok);
+        assert_eq!(r(&mut rate, "w", 10_001), Reason::Ok);
+    }
+}
