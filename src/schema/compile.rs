@@ -197,6 +197,7 @@ impl Compiler {
                 dynamic_anchors.insert((info.resource, name.clone().into_boxed_str()), node);
             }
         }
+        check_in_place_cycles(&self.nodes, &dynamic_anchors, &self.resources)?;
         Ok(Program {
             nodes: self.nodes,
             labels: self.labels,
@@ -946,6 +947,87 @@ impl Compiler {
         };
         Ok(())
     }
+}
+
+/// Rejects schemas that apply themselves to the same instance value without end (`{"$ref":"#"}`,
+/// `{"allOf":[{"$ref":"#"}]}`): such an evaluation never terminates, so it is a compile error,
+/// not a run-time budget question. Dynamic references count with every target they might take.
+fn check_in_place_cycles(
+    nodes: &[Node],
+    dynamic_anchors: &HashMap<(u32, Box<str>), NodeId>,
+    resources: &[Resource],
+) -> Result<(), CompileError> {
+    let edges = |n: NodeId| -> Vec<NodeId> {
+        let NodeKind::Keywords(k) = &nodes[n as usize].kind else {
+            return Vec::new();
+        };
+        let mut out: Vec<NodeId> = Vec::new();
+        let children = k
+            .refs
+            .iter()
+            .chain(&k.all_of)
+            .chain(&k.any_of)
+            .chain(&k.one_of)
+            .chain(k.not.iter())
+            .chain(k.if_.iter())
+            .chain(k.then_.iter())
+            .chain(k.else_.iter())
+            .chain(k.dependent_schemas.iter().map(|(_, c)| c))
+            .chain(k.consts.iter());
+        out.extend(children.map(|c| c.node));
+        if let Some(d) = &k.dynamic_ref {
+            out.push(d.fallback.node);
+            match &d.dynamic {
+                Dynamic::Anchor(name) => {
+                    out.extend(
+                        dynamic_anchors
+                            .iter()
+                            .filter(|((_, a), _)| a == name)
+                            .map(|(_, &t)| t),
+                    );
+                }
+                Dynamic::Recursive => {
+                    out.extend(
+                        resources
+                            .iter()
+                            .filter(|r| r.recursive_anchor)
+                            .filter_map(|r| r.root),
+                    );
+                }
+            }
+        }
+        out
+    };
+    // Iterative depth-first search: 0 unvisited, 1 on the stack, 2 done.
+    let mut state = vec![0u8; nodes.len()];
+    for start in 0..nodes.len() as NodeId {
+        if state[start as usize] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(NodeId, Vec<NodeId>)> = vec![(start, edges(start))];
+        state[start as usize] = 1;
+        while let Some((n, next)) = stack.last_mut() {
+            match next.pop() {
+                Some(m) if state[m as usize] == 1 => {
+                    return Err(CompileError::new(
+                        "the schema applies itself to the same value without end (an in-place reference cycle)",
+                        nodes[m as usize].location.to_string(),
+                    ));
+                }
+                Some(m) if state[m as usize] == 0 => {
+                    state[m as usize] = 1;
+                    let e = edges(m);
+                    stack.push((m, e));
+                }
+                Some(_) => {}
+                None => {
+                    state[*n as usize] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn normalize_eq(a: &str, b: &str) -> bool {

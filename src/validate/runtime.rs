@@ -23,6 +23,10 @@ use super::Violation;
 
 const NONE: u32 = u32::MAX;
 
+/// Evaluations that may be alive at once (about 200 bytes each); more is reported as an
+/// exhausted budget.
+pub(crate) const MAX_LIVE_EVALS: usize = 100_000;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum St {
     Running,
@@ -369,6 +373,11 @@ impl Runtime {
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
+                // Evaluations alive at once are bounded too, which bounds memory whatever
+                // the schema (a wide in-place fan-out on one value, say).
+                if self.evals.len() >= MAX_LIVE_EVALS {
+                    self.budget_exceeded = true;
+                }
                 self.evals.push(Eval::new());
                 (self.evals.len() - 1) as u32
             }
@@ -881,7 +890,7 @@ impl Runtime {
         let mut parsed = false;
         self.materialize(p, d, ev, &mut num, &mut parsed, offset);
         let mut i = 0;
-        while i < self.levels[d].evals.len() {
+        while i < self.levels[d].evals.len() && !self.budget_exceeded {
             let e = self.levels[d].evals[i];
             if self.live(e) {
                 if let (Event::Number(n), false) = (ev, parsed) {
@@ -1416,7 +1425,7 @@ impl Runtime {
         let (mut num, mut parsed) = (None, false);
         self.materialize(p, d, &ev, &mut num, &mut parsed, offset);
         let mut i = 0;
-        while i < self.levels[d].evals.len() {
+        while i < self.levels[d].evals.len() && !self.budget_exceeded {
             let x = self.levels[d].evals[i];
             if self.live(x) {
                 self.start(p, x, &ev, None, offset);

@@ -141,3 +141,35 @@ fn hundred_megabytes_refused_after_reading_under_64_kib() {
     assert!(src.produced <= 64 * 1024, "read {} bytes", src.produced);
     assert!(sc.bytes_read() < 64, "scanned {} bytes", sc.bytes_read());
 }
+
+/// Hostile schemas: evaluation that never ends is a compile error; evaluation that explodes
+/// stops at the budget, quickly and in bounded memory.
+#[test]
+fn runaway_schemas_are_refused_or_cut_off() {
+    for s in [
+        r##"{"$ref":"#"}"##,
+        r##"{"allOf":[{"$ref":"#"}]}"##,
+        r##"{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"}]},"b":{"not":{"$ref":"#/$defs/a"}}},"$ref":"#/$defs/a"}"##,
+    ] {
+        let e = Schema::compile(s.as_bytes()).unwrap_err();
+        assert!(e.message().contains("without end"), "{s}: {e}");
+    }
+    // Ten alternatives per level, six levels deep: a million evaluations of one value.
+    let mut defs = String::new();
+    for i in 0..6 {
+        let alts = vec![format!(r##"{{"$ref":"#/$defs/l{}"}}"##, i + 1); 10].join(",");
+        defs.push_str(&format!(r#""l{i}":{{"anyOf":[{alts}]}},"#));
+    }
+    defs.push_str(r#""l6":{"type":"string"}"#);
+    let text = format!(r##"{{"$defs":{{{defs}}},"$ref":"#/$defs/l0"}}"##);
+    let schema = Schema::options()
+        .eval_budget(200_000)
+        .compile(text.as_bytes())
+        .unwrap();
+    let started = std::time::Instant::now();
+    match Validator::new(&schema).validate_slice(b"1", Limits::new()) {
+        Err(Rejection::Error(e)) => assert_eq!(e.kind().code(), "budget_exceeded"),
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
