@@ -155,12 +155,14 @@ fn runaway_schemas_are_refused_or_cut_off() {
         assert!(e.message().contains("without end"), "{s}: {e}");
     }
     // Ten alternatives per level, six levels deep: a million evaluations of one value.
-    let mut defs = String::new();
-    for i in 0..6 {
-        let alts = vec![format!(r##"{{"$ref":"#/$defs/l{}"}}"##, i + 1); 10].join(",");
-        defs.push_str(&format!(r#""l{i}":{{"anyOf":[{alts}]}},"#));
-    }
-    defs.push_str(r#""l6":{"type":"string"}"#);
+    let mut defs: Vec<String> = (0..6)
+        .map(|i| {
+            let alts = vec![format!(r##"{{"$ref":"#/$defs/l{}"}}"##, i + 1); 10].join(",");
+            format!(r#""l{i}":{{"anyOf":[{alts}]}}"#)
+        })
+        .collect();
+    defs.push(r#""l6":{"type":"string"}"#.to_string());
+    let defs = defs.join(",");
     let text = format!(r##"{{"$defs":{{{defs}}},"$ref":"#/$defs/l0"}}"##);
     let schema = Schema::options()
         .eval_budget(200_000)
