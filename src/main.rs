@@ -22,6 +22,9 @@ USAGE:
                   [--audit FILE] [--raw-copy FILE [--raw-copy-bytes N]]
                   [--transport-error CODE] [FILE | -]
     jsongate contract test DIR | contract schema | contract envelope-schema --contract FILE
+    jsongate decide --policy FILE --grants A,B [--workspace DIR] [--recheck] [FILE | -]
+    jsongate screen [--contract FILE] [FILE | -]
+    jsongate policy schema | decision schema
     jsongate --help | --version
 
 COMMANDS:
@@ -77,13 +80,43 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
     A schema violation has kind schema and adds \"keyword\" (the failing keyword) and
     \"schema_path\" (its location through the schema, following $ref) to the error.
 
+    decide   Decide one tool call {\"tool\":T,\"arguments\":{...}} under a policy file:
+             allowlist, argument schema, semantic rules (paths, URL hosts, lengths,
+             forbidden substrings), the session's --grants (comma-separated, may be empty),
+             rate limit, approval. --workspace DIR also resolves paths on the file system
+             (symlinks that lead outside DIR are an escape). Prints the decision record:
+               {\"tool\":T,\"argumentsValid\":B,\"toolAllowed\":B,\"grant\":[...],
+                \"required\":[...],\"decision\":\"allow|deny|ask\",\"reason\":R}
+             R is ok, tool_not_allowlisted, arguments_invalid, path_escape,
+             host_not_allowed, field_too_long, forbidden_substring, grant_missing,
+             rate_limited or needs_approval. With --recheck the input is a decision record
+             received from elsewhere; its facts are recomputed from the policy (required
+             capabilities from the policy, grants limited to --grants) and a claim that
+             does not follow from them is corrected. Exit 0 allow, 1 deny, 3 ask,
+             2 configuration or input error.
+    screen   Screen every member name and string value of one JSON document for
+             instruction-like text (English and Chinese phrases; case, whitespace,
+             full-width and zero-width evasions normalised). One JSON line per finding:
+               {\"pointer\":P,\"in\":\"name|value\",\"pattern\":ID,\"offset\":N,
+                \"at\":M,\"action\":\"flag|drop|reject\"}
+             (offset: byte offset of the match in the decoded string; at: byte offset of
+             the string in the document), then one summary line:
+               {\"findings\":N,\"verdict\":\"admitted|INVALID_RESPONSE\",\"dropped\":[P...]}
+             plus \"error\":KIND when the document is not valid JSON. --contract FILE
+             ({\"screen\":1,\"default\":A,\"fields\":{POINTER:A}}) chooses per field:
+             flag, drop (field not admitted) or reject. Content is never rewritten.
+             Exit 0 admitted, 1 INVALID_RESPONSE, 2 configuration error.
+    policy schema | decision schema
+             Print the JSON Schema of policy files or of decision records.
+
 ERROR KINDS:
     too_large, too_deep, name_too_long, string_too_long, number_too_long, too_many_members,
     too_many_items, duplicate_name, invalid_utf8, lone_surrogate, syntax, schema,
     budget_exceeded
 
 EXIT STATUS:
-    0 accepted, 1 rejected, 2 usage, configuration or I/O error
+    0 accepted (decide: allow), 1 rejected (decide: deny), 2 usage, configuration or I/O
+    error, 3 ask (decide only)
 ";
 
 fn main() -> ExitCode {
@@ -112,6 +145,9 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         Some("check") => check(&args[1..]),
         Some("gate") => gate_cmd(&args[1..]),
         Some("contract") => contract_cmd(&args[1..]),
+        Some("decide") => decide_cmd(&args[1..]),
+        Some("screen") => screen_cmd(&args[1..]),
+        Some("policy" | "decision") => schema_print_cmd(args),
         Some(other) => Err(format!("unknown command '{other}'")),
     }
 }
@@ -529,4 +565,172 @@ fn contract_test(dir: &std::path::Path) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `jsongate decide`: one tool call (or, with `--recheck`, one received decision record).
+fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::action::{validate_record, Call, Claim, Policy, RateState, Session, Verdict};
+    let mut policy: Option<String> = None;
+    let mut grants: Option<String> = None;
+    let mut workspace: Option<String> = None;
+    let mut recheck = false;
+    let mut file: Option<String> = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |flag: &str| it.next().cloned().ok_or(format!("{flag} needs a value"));
+        match arg.as_str() {
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            "--policy" => policy = Some(value(arg)?),
+            "--grants" => grants = Some(value(arg)?),
+            "--workspace" => workspace = Some(value(arg)?),
+            "--recheck" => recheck = true,
+            f if f.starts_with('-') && f != "-" => return Err(format!("unknown option '{f}'")),
+            f => set_file(&mut file, f)?,
+        }
+    }
+    let policy_path = policy.ok_or("decide needs --policy FILE")?;
+    let grants = grants.ok_or("decide needs --grants A,B (may be empty)")?;
+    let policy = Policy::from_file(std::path::Path::new(&policy_path))
+        .map_err(|e| format!("policy '{policy_path}': {e}"))?;
+    let mut session = Session::new(grants.split(',').map(str::trim).filter(|g| !g.is_empty()));
+    if let Some(w) = &workspace {
+        session = session
+            .workspace(std::path::Path::new(w))
+            .map_err(|e| e.to_string())?;
+    }
+    let input = read_input(file.as_deref(), policy.limits().get_max_bytes())?;
+    let decision = if recheck {
+        let claim = Claim::parse(&input).map_err(|e| format!("decision record: {e}"))?;
+        policy.recheck(&claim, &session)
+    } else {
+        let call = Call::parse(&input, policy.limits()).map_err(|e| e.to_string())?;
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        policy.decide(&call, &session, &mut RateState::new(), now_ms)
+    };
+    let line = decision.to_json();
+    validate_record(line.as_bytes()).map_err(|e| format!("internal: decision record {e}"))?;
+    let mut stdout = io::stdout().lock();
+    let _ = writeln!(stdout, "{line}");
+    let _ = stdout.flush();
+    Ok(match decision.verdict() {
+        Verdict::Allow => ExitCode::SUCCESS,
+        Verdict::Deny => ExitCode::from(1),
+        Verdict::Ask => ExitCode::from(3),
+    })
+}
+
+/// Reads FILE or standard input, at most `max` bytes (more is an error).
+fn read_input(file: Option<&str>, max: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let reader: Box<dyn io::Read> = match file {
+        None | Some("-") => Box::new(io::stdin().lock()),
+        Some(path) => {
+            Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open '{path}': {e}"))?)
+        }
+    };
+    let mut buf = Vec::new();
+    reader
+        .take(max.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("read failed: {e}"))?;
+    if buf.len() as u64 > max {
+        return Err(format!("input is larger than {max} bytes"));
+    }
+    Ok(buf)
+}
+
+/// `jsongate screen`: findings as JSON lines, then a summary line.
+fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::action::{ScreenContract, Screener};
+    let mut contract: Option<String> = None;
+    let mut file: Option<String> = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            "--contract" => contract = Some(it.next().cloned().ok_or("--contract needs a file")?),
+            f if f.starts_with('-') && f != "-" => return Err(format!("unknown option '{f}'")),
+            f => set_file(&mut file, f)?,
+        }
+    }
+    let contract = match &contract {
+        None => ScreenContract::default(),
+        Some(path) => {
+            let bytes =
+                std::fs::read(path).map_err(|e| format!("cannot read contract '{path}': {e}"))?;
+            ScreenContract::from_slice(&bytes).map_err(|e| format!("contract '{path}': {e}"))?
+        }
+    };
+    let reader: Box<dyn io::Read> = match file.as_deref() {
+        None | Some("-") => Box::new(io::stdin().lock()),
+        Some(path) => {
+            Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open '{path}': {e}"))?)
+        }
+    };
+    let mut screener = Screener::new();
+    let scanned = Scanner::new(Limits::new()).scan_read(reader, &mut screener);
+    if let Err(e) = &scanned {
+        if let ErrorKind::Io(kind) = e.kind() {
+            return Err(format!("read failed: {kind}"));
+        }
+    }
+    let screening = contract.apply(std::mem::take(&mut screener.findings));
+    let rejected = screening.rejected || scanned.is_err();
+    let mut out = String::new();
+    for (f, action) in &screening.findings {
+        f.write_json(&mut out, *action);
+        out.push('\n');
+    }
+    let _ = write!(
+        out,
+        "{{\"findings\":{},\"verdict\":\"{}\",\"dropped\":[",
+        screening.findings.len(),
+        if rejected {
+            "INVALID_RESPONSE"
+        } else {
+            "admitted"
+        }
+    );
+    for (i, d) in screening.dropped.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_json_string(&mut out, d);
+    }
+    out.push(']');
+    if let Err(e) = &scanned {
+        let _ = write!(out, ",\"error\":\"{}\"", e.kind().code());
+    }
+    out.push('}');
+    let mut stdout = io::stdout().lock();
+    let _ = writeln!(stdout, "{out}");
+    let _ = stdout.flush();
+    Ok(if rejected {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `jsongate policy schema` / `jsongate decision schema`.
+fn schema_print_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::action::{DECISION_SCHEMA, POLICY_SCHEMA};
+    match (
+        args[0].as_str(),
+        args.get(1).map(String::as_str),
+        args.len(),
+    ) {
+        ("policy", Some("schema"), 2) => print!("{POLICY_SCHEMA}"),
+        ("decision", Some("schema"), 2) => print!("{DECISION_SCHEMA}"),
+        (cmd, ..) => return Err(format!("{cmd} needs 'schema'")),
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,6 @@
 //! Integration tests, built as one binary. Each module owns one concern.
 
+mod action;
 mod chunking;
 mod cli;
 mod common;
