@@ -114,6 +114,7 @@ fn automaton() -> &'static AhoCorasick {
         // The phrase list is a constant; building it is tested by `automaton_builds`.
         AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(phrases)
             .expect("phrase automaton")
     })
@@ -127,9 +128,24 @@ fn is_cjk(c: char) -> bool {
 fn normalise(s: &str, out: &mut String, map: &mut Vec<usize>) {
     out.clear();
     map.clear();
+    if s.is_ascii() {
+        return normalise_ascii(s.as_bytes(), out, map);
+    }
     let mut space: Option<usize> = None;
     let mut prev: Option<char> = None;
     for (i, c) in s.char_indices() {
+        if c.is_ascii() && !c.is_ascii_whitespace() && c != '\x0b' {
+            if let (Some(at), Some(p)) = (space.take(), prev) {
+                if !is_cjk(p) {
+                    out.push(' ');
+                    map.push(at);
+                }
+            }
+            out.push(c.to_ascii_lowercase());
+            map.push(i);
+            prev = Some(c);
+            continue;
+        }
         let c = match c as u32 {
             0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
             0x3000 => ' ',
@@ -157,6 +173,28 @@ fn normalise(s: &str, out: &mut String, map: &mut Vec<usize>) {
             map.extend(std::iter::repeat(i).take(out.len() - before));
         }
         prev = Some(c);
+    }
+}
+
+/// [`normalise`] for ASCII text (the common case): no full-width forms, zero-width
+/// characters or CJK, so only case and whitespace.
+fn normalise_ascii(s: &[u8], out: &mut String, map: &mut Vec<usize>) {
+    let mut space: Option<usize> = None;
+    let mut any = false;
+    for (i, &c) in s.iter().enumerate() {
+        if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C) {
+            space.get_or_insert(i);
+            continue;
+        }
+        if let Some(at) = space.take() {
+            if any {
+                out.push(' ');
+                map.push(at);
+            }
+        }
+        out.push(char::from(c.to_ascii_lowercase()));
+        map.push(i);
+        any = true;
     }
 }
 
@@ -558,6 +596,30 @@ mod tests {
         assert_eq!(n, "a bc中文");
         assert_eq!(n.len(), m.len());
         assert_eq!(m[1], s.find(' ').unwrap());
+    }
+
+    #[test]
+    fn ascii_fast_path_agrees_with_the_general_path() {
+        for s in [
+            "  Ignore\t\tALL  previous\r\ninstructions ",
+            "",
+            " ",
+            "a\x0bb",
+            "X.Y  z",
+        ] {
+            let (mut fast, mut fm) = (String::new(), Vec::new());
+            normalise(s, &mut fast, &mut fm);
+            // The general path, forced by a trailing non-ASCII character, then cut back.
+            let (mut slow, mut sm) = (String::new(), Vec::new());
+            normalise(&format!("{s}é"), &mut slow, &mut sm);
+            slow.pop();
+            sm.truncate(slow.len());
+            if slow.ends_with(' ') {
+                slow.pop();
+                sm.pop();
+            }
+            assert_eq!((fast, fm), (slow, sm), "{s:?}");
+        }
     }
 
     #[test]
