@@ -1048,7 +1048,7 @@ fn general_category(name: &str) -> Option<&'static str> {
 
 /// ECMA-262's binary Unicode properties (table "Binary Unicode property aliases"), long names
 /// and aliases, exactly as ECMA spells them.
-const BINARY_PROPERTIES: &[&str] = &[
+pub(crate) const BINARY_PROPERTIES: &[&str] = &[
     "ASCII",
     "ASCII_Hex_Digit",
     "AHex",
