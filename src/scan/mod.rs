@@ -279,7 +279,9 @@ impl Scanner {
     }
 
     /// Number of input bytes consumed so far. After an error, the bytes up to and including
-    /// the byte that decided it; after a stop, up to the end of the token that caused it.
+    /// the byte that decided it, except [`ErrorKind::TooLarge`], after which it is exactly the
+    /// limit (the byte past it is never consumed); after a stop, up to the end of the token
+    /// that caused it.
     pub fn bytes_read(&self) -> u64 {
         self.offset
     }
