@@ -102,6 +102,31 @@ impl Limits {
         }
     }
 
+    /// Sets the limit called `name` (`"max_bytes"`, `"max_depth"`, `"max_name_bytes"`,
+    /// `"max_string_bytes"`, `"max_number_bytes"`, `"max_members"`, `"max_items"`, as in
+    /// contract and policy files); `None` for any other name.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Limits;
+    /// let l = Limits::new().set_by_name("max_depth", 8).unwrap();
+    /// assert_eq!(l.get_max_depth(), 8);
+    /// assert!(Limits::new().set_by_name("max_width", 8).is_none());
+    /// ```
+    #[must_use]
+    pub const fn set_by_name(self, name: &str, limit: u64) -> Option<Self> {
+        Some(match name.as_bytes() {
+            b"max_bytes" => self.max_bytes(limit),
+            b"max_depth" => self.max_depth(limit),
+            b"max_name_bytes" => self.max_name_bytes(limit),
+            b"max_string_bytes" => self.max_string_bytes(limit),
+            b"max_number_bytes" => self.max_number_bytes(limit),
+            b"max_members" => self.max_members(limit),
+            b"max_items" => self.max_items(limit),
+            _ => return None,
+        })
+    }
+
     limit_accessors! {
         bytes, max_bytes, get_max_bytes, "number of input bytes, whitespace included";
         depth, max_depth, get_max_depth, "nesting depth (a top-level scalar is depth 0, `[]` depth 1)";

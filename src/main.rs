@@ -235,15 +235,9 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
                 continue;
             }
         };
-        limits = match flag {
-            "--max-bytes" => limits.max_bytes(v),
-            "--max-depth" => limits.max_depth(v),
-            "--max-name-bytes" => limits.max_name_bytes(v),
-            "--max-string-bytes" => limits.max_string_bytes(v),
-            "--max-number-bytes" => limits.max_number_bytes(v),
-            "--max-members" => limits.max_members(v),
-            _ => limits.max_items(v),
-        };
+        // `--max-depth` names the limit `max_depth`.
+        let name = flag.trim_start_matches("--").replace('-', "_");
+        limits = limits.set_by_name(&name, v).unwrap_or(limits.max_items(v));
     }
     let validator = match &sa.schema {
         Some(path) => Some(load_schema(path, &sa)?.max_errors(sa.errors)),

@@ -160,15 +160,8 @@ impl Contract {
             let n = v
                 .as_u64()
                 .ok_or_else(|| err(format!("limits.{k}: too large")))?;
-            lim = match k.as_str() {
-                "max_bytes" => lim.max_bytes(n),
-                "max_depth" => lim.max_depth(n),
-                "max_name_bytes" => lim.max_name_bytes(n),
-                "max_string_bytes" => lim.max_string_bytes(n),
-                "max_number_bytes" => lim.max_number_bytes(n),
-                "max_members" => lim.max_members(n),
-                _ => lim.max_items(n),
-            };
+            // The file's schema admits only the seven limit names.
+            lim = lim.set_by_name(k, n).unwrap_or(lim.max_items(n));
         }
 
         let types = |v: Option<&Value>| -> Vec<(String, LineType)> {
