@@ -449,15 +449,7 @@ impl Runtime {
                         self.evals[parent as usize].level + u32::from(!in_place),
                         NONE,
                     );
-                    self.fail(
-                        p,
-                        tmp,
-                        Reason {
-                            eval: tmp,
-                            keyword: "false",
-                            offset,
-                        },
-                    );
+                    self.fail_with(p, tmp, "false", offset);
                     self.release(tmp);
                 }
                 return;
@@ -481,6 +473,19 @@ impl Runtime {
 
     fn release(&mut self, id: u32) {
         self.free.push(id);
+    }
+
+    /// Marks `id` failed for its own `keyword` at `offset`.
+    fn fail_with(&mut self, p: &Program, id: u32, keyword: &'static str, offset: u64) {
+        self.fail(
+            p,
+            id,
+            Reason {
+                eval: id,
+                keyword,
+                offset,
+            },
+        );
     }
 
     /// Marks `id` failed and reports to its parent.
@@ -559,15 +564,7 @@ impl Runtime {
                 } else {
                     pe.any_fail += 1;
                     if pe.any_fail == n {
-                        self.fail(
-                            p,
-                            parent,
-                            Reason {
-                                eval: parent,
-                                keyword: "anyOf",
-                                offset: reason.offset,
-                            },
-                        );
+                        self.fail_with(p, parent, "anyOf", reason.offset);
                     }
                 }
             }
@@ -577,44 +574,20 @@ impl Runtime {
                 if passed {
                     pe.one_pass += 1;
                     if pe.one_pass > 1 {
-                        self.fail(
-                            p,
-                            parent,
-                            Reason {
-                                eval: parent,
-                                keyword: "oneOf",
-                                offset: reason.offset,
-                            },
-                        );
+                        self.fail_with(p, parent, "oneOf", reason.offset);
                     } else {
                         merge(self);
                     }
                 } else {
                     pe.one_fail += 1;
                     if pe.one_fail == n {
-                        self.fail(
-                            p,
-                            parent,
-                            Reason {
-                                eval: parent,
-                                keyword: "oneOf",
-                                offset: reason.offset,
-                            },
-                        );
+                        self.fail_with(p, parent, "oneOf", reason.offset);
                     }
                 }
             }
             Slot::Not => {
                 if passed {
-                    self.fail(
-                        p,
-                        parent,
-                        Reason {
-                            eval: parent,
-                            keyword: "not",
-                            offset: reason.offset,
-                        },
-                    );
+                    self.fail_with(p, parent, "not", reason.offset);
                 }
             }
             Slot::If => {
@@ -630,15 +603,7 @@ impl Runtime {
                 }
                 if lost {
                     let kw = if passed { "then" } else { "else" };
-                    self.fail(
-                        p,
-                        parent,
-                        Reason {
-                            eval: parent,
-                            keyword: kw,
-                            offset: reason.offset,
-                        },
-                    );
+                    self.fail_with(p, parent, kw, reason.offset);
                 }
             }
             Slot::Then | Slot::Else => {
@@ -689,15 +654,7 @@ impl Runtime {
                 } else {
                     pe.enum_fail += 1;
                     if pe.enum_fail == pe.enum_alts {
-                        self.fail(
-                            p,
-                            parent,
-                            Reason {
-                                eval: parent,
-                                keyword: "enum",
-                                offset: reason.offset,
-                            },
-                        );
+                        self.fail_with(p, parent, "enum", reason.offset);
                     }
                 }
             }
@@ -708,15 +665,7 @@ impl Runtime {
                     pe.evaluated.set(i);
                     if let Some(max) = keywords.and_then(|k| k.max_contains) {
                         if pe.contains > max {
-                            self.fail(
-                                p,
-                                parent,
-                                Reason {
-                                    eval: parent,
-                                    keyword: "maxContains",
-                                    offset: reason.offset,
-                                },
-                            );
+                            self.fail_with(p, parent, "maxContains", reason.offset);
                         }
                     }
                 }
@@ -947,15 +896,7 @@ impl Runtime {
                     Ok(()) => self.passed_light(p, pd, offset),
                     Err(kw) => {
                         let tmp = self.alloc(pd.node, pd.parent, pd.slot, pd.label, d as u32, NONE);
-                        self.fail(
-                            p,
-                            tmp,
-                            Reason {
-                                eval: tmp,
-                                keyword: kw,
-                                offset,
-                            },
-                        );
+                        self.fail_with(p, tmp, kw, offset);
                         self.release(tmp);
                     }
                 }
@@ -1031,15 +972,7 @@ impl Runtime {
                 };
                 if max.is_some_and(|m| pe.contains > m) {
                     let parent = pd.parent;
-                    self.fail(
-                        p,
-                        parent,
-                        Reason {
-                            eval: parent,
-                            keyword: "maxContains",
-                            offset,
-                        },
-                    );
+                    self.fail_with(p, parent, "maxContains", offset);
                 }
             }
             Slot::UnevalMember(i) | Slot::UnevalItem(i) => {
@@ -1164,17 +1097,7 @@ impl Runtime {
     #[allow(clippy::too_many_lines)]
     fn start(&mut self, p: &Program, e: u32, ev: &Event<'_>, num: Option<&Decimal>, offset: u64) {
         let node = self.evals[e as usize].node;
-        let fail = |rt: &mut Runtime, kw: &'static str| {
-            rt.fail(
-                p,
-                e,
-                Reason {
-                    eval: e,
-                    keyword: kw,
-                    offset,
-                },
-            );
-        };
+        let fail = |rt: &mut Runtime, kw: &'static str| rt.fail_with(p, e, kw, offset);
         let k = match &p.nodes[node as usize].kind {
             NodeKind::Bool(true) => return,
             NodeKind::Bool(false) => return fail(self, "false"),
@@ -1329,15 +1252,7 @@ impl Runtime {
                         let target = members[i].1;
                         self.spawn_node(p, e, target, NONE, Slot::Member, false, offset);
                     }
-                    Err(_) => self.fail(
-                        p,
-                        e,
-                        Reason {
-                            eval: e,
-                            keyword: "const",
-                            offset,
-                        },
-                    ),
+                    Err(_) => self.fail_with(p, e, "const", offset),
                 }
                 return;
             }
@@ -1348,30 +1263,14 @@ impl Runtime {
         }
         let count = u64::from(idx) + 1;
         if k.max_properties.is_some_and(|m| count > m) {
-            return self.fail(
-                p,
-                e,
-                Reason {
-                    eval: e,
-                    keyword: "maxProperties",
-                    offset,
-                },
-            );
+            return self.fail_with(p, e, "maxProperties", offset);
         }
         if let Some(w) = watch_index(k, name) {
             self.evals[e as usize].seen.set(w);
             // A dependent schema that already failed now applies.
             for (i, (dep, _)) in k.dependent_schemas.iter().enumerate() {
                 if &**dep == name && self.evals[e as usize].dep_failed.get(i as u32) {
-                    return self.fail(
-                        p,
-                        e,
-                        Reason {
-                            eval: e,
-                            keyword: "dependentSchemas",
-                            offset,
-                        },
-                    );
+                    return self.fail_with(p, e, "dependentSchemas", offset);
                 }
             }
         }
@@ -1445,30 +1344,14 @@ impl Runtime {
             NodeKind::Const(Const::Array(items)) => {
                 match items.get(idx as usize) {
                     Some(&target) => self.spawn_node(p, e, target, NONE, Slot::Item, false, offset),
-                    None => self.fail(
-                        p,
-                        e,
-                        Reason {
-                            eval: e,
-                            keyword: "const",
-                            offset,
-                        },
-                    ),
+                    None => self.fail_with(p, e, "const", offset),
                 }
                 return;
             }
             _ => return,
         };
         if k.max_items.is_some_and(|m| u64::from(idx) + 1 > m) {
-            return self.fail(
-                p,
-                e,
-                Reason {
-                    eval: e,
-                    keyword: "maxItems",
-                    offset,
-                },
-            );
+            return self.fail_with(p, e, "maxItems", offset);
         }
         let mut evaluated = false;
         if let Some(c) = k.prefix_items.get(idx as usize) {
@@ -1501,17 +1384,7 @@ impl Runtime {
                 continue;
             }
             let node = self.evals[e as usize].node;
-            let fail = |rt: &mut Runtime, kw: &'static str| {
-                rt.fail(
-                    p,
-                    e,
-                    Reason {
-                        eval: e,
-                        keyword: kw,
-                        offset,
-                    },
-                );
-            };
+            let fail = |rt: &mut Runtime, kw: &'static str| rt.fail_with(p, e, kw, offset);
             match &p.nodes[node as usize].kind {
                 NodeKind::Const(Const::Object(m)) if count != m.len() as u64 => fail(self, "const"),
                 NodeKind::Const(Const::Array(a)) if count != a.len() as u64 => fail(self, "const"),
@@ -1590,15 +1463,7 @@ impl Runtime {
                         &p.nodes[self.evals[e as usize].node as usize].kind
                     {
                         if k.unique_items && !self.evals[e as usize].unique.insert(h) {
-                            self.fail(
-                                p,
-                                e,
-                                Reason {
-                                    eval: e,
-                                    keyword: "uniqueItems",
-                                    offset,
-                                },
-                            );
+                            self.fail_with(p, e, "uniqueItems", offset);
                         }
                     }
                 }
