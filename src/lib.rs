@@ -33,6 +33,7 @@ pub mod action;
 mod error;
 pub mod gate;
 mod limits;
+pub mod mcp;
 pub mod pointer;
 mod scan;
 mod schema;

@@ -25,6 +25,8 @@ USAGE:
     jsongate decide --policy FILE --grants A,B [--workspace DIR] [--recheck] [FILE | -]
     jsongate screen [--contract FILE] [FILE | -]
     jsongate policy schema | decision schema
+    jsongate mcp-proxy [OPTIONS] [--format-assertion] [--eval-budget N] [--policy FILE
+                  --grants A,B [--workspace DIR]] [--audit FILE] -- SERVER_COMMAND [ARGS]...
     jsongate --help | --version
 
 COMMANDS:
@@ -109,6 +111,19 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              Exit 0 admitted, 1 INVALID_RESPONSE, 2 configuration error.
     policy schema | decision schema
              Print the JSON Schema of policy files or of decision records.
+    mcp-proxy
+             Run an MCP server over stdio behind a validating relay: use it in a client's
+             configuration in place of the server command. Every line from the server is
+             scanned with the limits above (--max-bytes is per message, default 4194304)
+             and duplicate names rejected; tool schemas are learnt from tools/list (the
+             proxy lists tools itself when needed); a tools/call or tasks/result whose
+             structuredContent fails the tool's outputSchema, is missing, or whose line
+             fails the scan is replaced by an isError result with the same id and a reason
+             without upstream text. A call whose arguments fail the inputSchema, or that
+             the --policy denies or wants approved, is answered by the proxy and never
+             forwarded. Everything else passes byte for byte. --audit appends one JSON line
+             per tool call (and per dropped line). Signals are forwarded to the server;
+             the exit status is the server's.
 
 ERROR KINDS:
     too_large, too_deep, name_too_long, string_too_long, number_too_long, too_many_members,
@@ -148,6 +163,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         Some("contract") => contract_cmd(&args[1..]),
         Some("decide") => decide_cmd(&args[1..]),
         Some("screen") => screen_cmd(&args[1..]),
+        Some("mcp-proxy") => mcp_proxy_cmd(&args[1..]),
         Some("policy" | "decision") => schema_print_cmd(args),
         Some(other) => Err(format!("unknown command '{other}'")),
     }
@@ -617,6 +633,89 @@ fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
         Verdict::Deny => ExitCode::from(1),
         Verdict::Ask => ExitCode::from(3),
     })
+}
+
+fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::action::{Policy, Session};
+    use jsongate::mcp::{child, Config, DEFAULT_MAX_MESSAGE_BYTES};
+    let split = args
+        .iter()
+        .position(|a| a == "--")
+        .ok_or("mcp-proxy needs -- SERVER_COMMAND [ARGS]...")?;
+    let (opts, command) = (&args[..split], &args[split + 1..]);
+    if command.is_empty() {
+        return Err("mcp-proxy needs a server command after --".into());
+    }
+    let mut config = Config::default();
+    let mut limits = Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES);
+    let (mut policy, mut grants, mut workspace, mut audit) = (None, None, None, None);
+    let mut it = opts.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or(format!("{flag} needs a value"))
+        };
+        match flag {
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            "--max-bytes" | "--max-depth" | "--max-name-bytes" | "--max-string-bytes"
+            | "--max-number-bytes" | "--max-members" | "--max-items" => {
+                let v = parse_limit(flag, Some(&value()?))?;
+                let name = flag.trim_start_matches("--").replace('-', "_");
+                limits = limits.set_by_name(&name, v).unwrap_or(limits);
+            }
+            "--format-assertion" => config.format_assertion = true,
+            "--eval-budget" => config.eval_budget = Some(parse_limit(flag, Some(&value()?))?),
+            "--policy" => policy = Some(value()?),
+            "--grants" => grants = Some(value()?),
+            "--workspace" => workspace = Some(value()?),
+            "--audit" => audit = Some(value()?),
+            f => return Err(format!("unknown option '{f}'")),
+        }
+    }
+    config.limits = limits;
+    if let Some(path) = policy {
+        let p = Policy::from_file(std::path::Path::new(&path))
+            .map_err(|e| format!("policy '{path}': {e}"))?;
+        let g = grants.unwrap_or_default();
+        let mut session = Session::new(g.split(',').map(str::trim).filter(|g| !g.is_empty()));
+        if let Some(w) = &workspace {
+            session = session
+                .workspace(std::path::Path::new(w))
+                .map_err(|e| e.to_string())?;
+        }
+        config.policy = Some(p);
+        config.session = session;
+    } else if grants.is_some() || workspace.is_some() {
+        return Err("--grants and --workspace need --policy".into());
+    }
+    if let Some(path) = audit {
+        let mut o = std::fs::OpenOptions::new();
+        o.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        let f = o.open(&path).map_err(|e| format!("audit '{path}': {e}"))?;
+        config.audit = Some(Box::new(io::LineWriter::new(f)));
+    }
+    let command: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
+    let status = child::run_command(config, &command)
+        .map_err(|e| format!("server '{}': {e}", command[0].to_string_lossy()))?;
+    if let Some(code) = status.code() {
+        return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+    }
+    #[cfg(unix)]
+    if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return Ok(ExitCode::from(u8::try_from(128 + sig).unwrap_or(1)));
+    }
+    Ok(ExitCode::from(1))
 }
 
 /// Reads FILE or standard input, at most `max` bytes (more is an error).

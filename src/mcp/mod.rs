@@ -1,0 +1,365 @@
+//! A validating relay for the Model Context Protocol's stdio transport
+//! (newline-delimited JSON-RPC), between any client and any server.
+//!
+//! Every line from the server is scanned with the strict profile and the limits before
+//! anything else; a line that fails never reaches the client as it is. The relay learns each
+//! tool's `inputSchema` and `outputSchema` from `tools/list` replies (listing the tools
+//! itself when a call names a tool it does not know yet), validates the `structuredContent`
+//! of every `tools/call` result (and `tasks/result`) against the tool's `outputSchema` in the
+//! same pass, and answers calls whose `arguments` fail the `inputSchema` (or the optional
+//! policy) itself, without forwarding them. Everything else — the handshake or
+//! `server/discover`, notifications, server-to-client requests, unknown methods, `_meta` —
+//! and every valid result pass byte for byte.
+//!
+//! A result that is rejected is replaced by a result with the same id:
+//! `{"content":[{"type":"text","text":REASON}],"isError":true,"resultType":"complete"}`,
+//! where REASON names the failure class, the keyword location in the tool's declared schema
+//! and the byte offset, and never carries upstream text. Operators get the details (instance
+//! pointer, SHA-256 and size of the line) in the audit log.
+//!
+//! [`Proxy::run`] relays over any pair of byte streams; [`child::run_command`] spawns the
+//! server and forwards signals (the `jsongate mcp-proxy` command).
+
+pub mod child;
+pub mod frame;
+pub mod message;
+mod reply;
+mod session;
+pub mod tools;
+
+use std::io::{self, Read, Write};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use crate::action::{Policy, Session};
+use crate::{Limits, Rejection, Validator};
+use frame::LineIn;
+pub use message::Id;
+use message::{Finding, MessageSink, NoRoute, Route};
+use reply::{error_response, hex};
+use session::{fail_server_line, on_client, on_server, refuse_line, Pending, State};
+use tools::CompileOptions;
+
+/// Default limit on one message (line) in either direction: 4 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Most requests in flight (client requests awaiting an answer plus calls held while the
+/// proxy lists tools); past it new requests are answered with an error.
+pub const MAX_PENDING: usize = 4096;
+
+/// How the relay judges messages.
+pub struct Config {
+    /// Limits applied to every line, in both directions. Default: the crate's limits with
+    /// `max_bytes` = [`DEFAULT_MAX_MESSAGE_BYTES`].
+    pub limits: Limits,
+    /// Whether `format` asserts in tool schemas (default: annotation only).
+    pub format_assertion: bool,
+    /// Evaluation budget per validated document (default: the schema's default).
+    pub eval_budget: Option<u64>,
+    /// A tool-call policy; `deny` and `ask` decisions are answered by the proxy.
+    pub policy: Option<Policy>,
+    /// The session's grants and workspace, for the policy.
+    pub session: Session,
+    /// Where to append one audit line per tool call (and per dropped line).
+    pub audit: Option<Box<dyn Write + Send>>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            limits: Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES),
+            format_assertion: false,
+            eval_budget: None,
+            policy: None,
+            session: Session::new(Vec::<String>::new()),
+            audit: None,
+        }
+    }
+}
+
+/// What to write once the state lock is released.
+enum Out {
+    /// Bytes for the client (a full line, newline included).
+    Client(Vec<u8>),
+    /// The line being handled, to the client as it is.
+    ClientLine,
+    /// Bytes for the server (a full line).
+    Server(Vec<u8>),
+    /// The line being handled, to the server as it is.
+    ServerLine,
+    /// One audit line.
+    Audit(String),
+}
+
+/// Facts about the line being handled, for audit records.
+struct LineFacts<'a> {
+    bytes: &'a [u8],
+    size: u64,
+    sha256: Option<String>,
+}
+
+impl LineFacts<'_> {
+    fn sha(&self) -> String {
+        self.sha256
+            .clone()
+            .unwrap_or_else(|| hex(&Sha256::digest(self.bytes)))
+    }
+}
+
+struct Shared {
+    limits: Limits,
+    compile: CompileOptions,
+    policy: Option<Policy>,
+    session: Session,
+    started: Instant,
+    state: Mutex<State>,
+    to_client: Mutex<Box<dyn Write + Send>>,
+    to_server: Mutex<Option<Box<dyn Write + Send>>>,
+    audit: Option<Mutex<Box<dyn Write + Send>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A validating MCP relay. See the [module documentation](self).
+pub struct Proxy {
+    config: Config,
+}
+
+/// How a relay ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// The server closed its output (pending requests were answered with errors).
+    ServerClosed,
+    /// Writing to the client failed (it went away).
+    ClientGone,
+}
+
+impl Proxy {
+    /// A relay with `config`.
+    pub fn new(config: Config) -> Proxy {
+        Proxy { config }
+    }
+
+    /// Relays between a client (`client_in` → `server_in`) and a server (`server_out` →
+    /// `client_out`) until the server closes its output. Client lines are read on a thread
+    /// of their own; when the client closes, `server_in` is closed and `on_client_closed`
+    /// runs (the command uses it to end the server after a grace period).
+    ///
+    /// # Errors
+    /// Reading from the server failed.
+    pub fn run<CI, CO, SI, SO>(
+        self,
+        client_in: CI,
+        client_out: CO,
+        server_in: SI,
+        server_out: SO,
+        on_client_closed: Box<dyn FnOnce() + Send>,
+    ) -> io::Result<End>
+    where
+        CI: Read + Send + 'static,
+        CO: Write + Send + 'static,
+        SI: Write + Send + 'static,
+        SO: Read,
+    {
+        let c = self.config;
+        let shared = Arc::new(Shared {
+            limits: c.limits,
+            compile: CompileOptions {
+                format_assertion: c.format_assertion,
+                eval_budget: c.eval_budget,
+                limits: c.limits,
+            },
+            policy: c.policy,
+            session: c.session,
+            started: Instant::now(),
+            state: Mutex::new(State::default()),
+            to_client: Mutex::new(Box::new(client_out)),
+            to_server: Mutex::new(Some(Box::new(server_in))),
+            audit: c.audit.map(Mutex::new),
+        });
+        let s = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("mcp-client".into())
+            .spawn(move || {
+                client_loop(&s, client_in);
+                let listing = {
+                    let mut st = lock(&s.state);
+                    st.client_closed = true;
+                    st.listing
+                };
+                // Closing the server's input tells it to exit; calls held for the proxy's
+                // own listing are sent first (the server loop closes it then).
+                if !listing {
+                    lock(&s.to_server).take();
+                }
+                on_client_closed();
+            })?;
+        server_loop(&shared, server_out)
+    }
+}
+
+fn client_loop<R: Read>(shared: &Shared, input: R) {
+    let mut lines = LineIn::new(input, shared.limits);
+    let mut no_route = NoRoute;
+    loop {
+        let mut sink = MessageSink::new(&mut no_route);
+        let Ok(Some(line)) = lines.next(&mut sink) else {
+            return;
+        };
+        if line.blank {
+            continue;
+        }
+        let msg = sink.msg;
+        let facts = LineFacts {
+            bytes: &lines.buf,
+            size: line.size,
+            sha256: line.sha256.clone(),
+        };
+        let mut outs = Vec::new();
+        {
+            let mut st = lock(&shared.state);
+            if let Some(e) = &line.error {
+                let id = msg.id.clone().or(line.recovered.clone());
+                let f = Finding::rejection(&Rejection::Error(e.clone()), 0, "");
+                refuse_line(shared, &mut outs, id.as_ref(), &f, &facts);
+            } else {
+                on_client(shared, &mut st, msg, &lines.buf, &facts, &mut outs);
+            }
+        }
+        if !flush(shared, outs, &lines.buf) {
+            return;
+        }
+        if line.eof {
+            return;
+        }
+    }
+}
+
+/// The server loop's route: looks up the output validator of a pending call by id.
+struct PendingRoute<'a> {
+    shared: &'a Shared,
+}
+
+impl Route for PendingRoute<'_> {
+    fn output_validator(&mut self, id: &Id) -> Option<Validator> {
+        let st = lock(&self.shared.state);
+        let tool = match st.pending.get(id)? {
+            Pending::Call { tool, .. } => tool,
+            Pending::TaskResult { tool: Some(tool) } => tool,
+            _ => return None,
+        };
+        tool.output.as_ref().map(Validator::new)
+    }
+}
+
+fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
+    let mut lines = LineIn::new(output, shared.limits);
+    let mut route = PendingRoute { shared };
+    loop {
+        let mut sink = MessageSink::new(&mut route);
+        let Some(line) = lines.next(&mut sink)? else {
+            break;
+        };
+        if line.blank {
+            continue;
+        }
+        let inline = sink.inline;
+        let msg = sink.msg;
+        let facts = LineFacts {
+            bytes: &lines.buf,
+            size: line.size,
+            sha256: line.sha256.clone(),
+        };
+        let mut outs = Vec::new();
+        let close_server_input;
+        {
+            let mut st = lock(&shared.state);
+            let id = msg.id.clone().or(line.recovered.clone());
+            if let Some(e) = &line.error {
+                let f = Finding::rejection(&Rejection::Error(e.clone()), 0, "");
+                fail_server_line(shared, &mut st, id, &f, &facts, &mut outs);
+            } else if line.stopped && msg.not_object {
+                let f = Finding::of("not_an_object");
+                fail_server_line(shared, &mut st, id, &f, &facts, &mut outs);
+            } else {
+                // A stop from an inline violation, or a complete line.
+                on_server(
+                    shared, &mut st, &msg, &inline, &lines.buf, &facts, &mut outs,
+                );
+            }
+            close_server_input = st.client_closed && !st.listing;
+        }
+        if !flush(shared, outs, &lines.buf) {
+            return Ok(End::ClientGone);
+        }
+        if close_server_input {
+            lock(&shared.to_server).take();
+        }
+        if line.eof {
+            break;
+        }
+    }
+    // The server is gone: answer everything still waiting.
+    let mut outs = Vec::new();
+    {
+        let mut st = lock(&shared.state);
+        let pending: Vec<(Id, Pending)> = st.pending.drain().collect();
+        for (id, p) in pending {
+            if !matches!(p, Pending::OwnList { .. }) {
+                outs.push(Out::Client(error_response(
+                    &id,
+                    -32603,
+                    "jsongate: the server closed its output before answering",
+                )));
+            }
+        }
+        for h in std::mem::take(&mut st.held) {
+            outs.push(Out::Client(error_response(
+                &h.id,
+                -32603,
+                "jsongate: the server closed its output before answering",
+            )));
+        }
+    }
+    flush(shared, outs, &[]);
+    Ok(End::ServerClosed)
+}
+
+/// Writes the outputs. `line` is the line being handled; `from_client` says which way it
+/// was going. Returns false once the client is gone.
+fn flush(shared: &Shared, outs: Vec<Out>, line: &[u8]) -> bool {
+    let mut client_ok = true;
+    for o in outs {
+        match o {
+            Out::Client(b) => client_ok &= write_line(&mut **lock(&shared.to_client), &b),
+            Out::ClientLine => client_ok &= write_line(&mut **lock(&shared.to_client), line),
+            Out::Server(b) => {
+                if let Some(w) = lock(&shared.to_server).as_mut() {
+                    write_line(&mut **w, &b);
+                }
+            }
+            Out::ServerLine => {
+                if let Some(w) = lock(&shared.to_server).as_mut() {
+                    write_line(&mut **w, line);
+                }
+            }
+            Out::Audit(a) => {
+                if let Some(w) = &shared.audit {
+                    write_line(&mut **lock(w), a.as_bytes());
+                }
+            }
+        }
+    }
+    client_ok
+}
+
+fn write_line(w: &mut dyn Write, bytes: &[u8]) -> bool {
+    w.write_all(bytes)
+        .and_then(|()| w.write_all(b"\n"))
+        .and_then(|()| w.flush())
+        .is_ok()
+}

@@ -1,0 +1,633 @@
+//! The relay's state machine: which requests are pending and what each was, the tools
+//! learnt, calls held while the proxy lists tools itself, task ids; and the decision for
+//! every message in either direction (forward as it is, answer it, or replace it).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::message::{Finding, Inline, Message};
+use super::reply::{audit, call_reason, error_response, error_result, result_reason};
+use super::tools::{Known, Tool, Tools};
+use super::{Id, LineFacts, Out, Shared, MAX_PENDING};
+use crate::action::{Call, RateState, Verdict};
+use crate::select::{write_json_string, Value};
+use crate::{Limits, Rejection, Validator};
+
+/// What a pending request was, so its response can be judged.
+#[derive(Debug)]
+pub(super) enum Pending {
+    /// A forwarded `tools/call`.
+    Call { tool: Arc<Tool>, wants_task: bool },
+    /// A forwarded `tasks/result`; `None` when the task is not one the proxy saw created.
+    TaskResult { tool: Option<Arc<Tool>> },
+    /// The client's own `tools/list`.
+    List,
+    /// The proxy's own `tools/list` (its `_meta` is reused for the next page).
+    OwnList { meta: String },
+    /// Any other request.
+    Other,
+}
+
+/// A call waiting for the proxy's own listing.
+#[derive(Debug)]
+pub(super) struct Held {
+    pub(super) id: Id,
+    pub(super) line: Vec<u8>,
+    pub(super) msg: Message,
+}
+
+#[derive(Default)]
+pub(super) struct State {
+    pub(super) pending: HashMap<Id, Pending>,
+    pub(super) tools: Tools,
+    /// The proxy's own listing is under way.
+    pub(super) listing: bool,
+    pub(super) held: Vec<Held>,
+    /// Task id → the tool whose call created it.
+    pub(super) tasks: HashMap<String, Arc<Tool>>,
+    pub(super) next_id: u64,
+    pub(super) rate: RateState,
+    /// The client closed its side (the server's input is closed once nothing is held).
+    pub(super) client_closed: bool,
+}
+
+/// A client line that is not a usable message: answered with a JSON-RPC error, not
+/// forwarded.
+pub(super) fn refuse_line(
+    shared: &Shared,
+    outs: &mut Vec<Out>,
+    id: Option<&Id>,
+    f: &Finding,
+    facts: &LineFacts<'_>,
+) {
+    let code = if f.class == "syntax" { -32700 } else { -32600 };
+    let msg = format!("jsongate: the message was not forwarded ({})", f.class);
+    outs.push(Out::Client(error_response(
+        id.unwrap_or(&Id::Null),
+        code,
+        &msg,
+    )));
+    audit(
+        shared,
+        outs,
+        None,
+        id,
+        "to_server",
+        "refused",
+        Some(f),
+        facts,
+    );
+}
+
+pub(super) fn on_client(
+    shared: &Shared,
+    st: &mut State,
+    msg: Message,
+    line: &[u8],
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) {
+    if msg.not_object || msg.bad_id || msg.bad_method {
+        let f = Finding::of("invalid_message");
+        refuse_line(shared, outs, msg.id.as_ref(), &f, facts);
+        return;
+    }
+    let (Some(method), Some(id)) = (msg.method.as_deref(), msg.id.clone()) else {
+        // Notifications and responses to the server's requests.
+        outs.push(Out::ServerLine);
+        return;
+    };
+    if st.pending.contains_key(&id) || st.held.iter().any(|h| h.id == id) {
+        let f = Finding::of("id_in_use");
+        refuse_line(shared, outs, Some(&id), &f, facts);
+        return;
+    }
+    if st.pending.len() + st.held.len() >= MAX_PENDING {
+        let f = Finding::of("too_many_pending");
+        refuse_line(shared, outs, Some(&id), &f, facts);
+        return;
+    }
+    match method {
+        "tools/call" => on_call(shared, st, id, msg, line, facts, outs, false),
+        "tools/list" => {
+            st.pending.insert(id, Pending::List);
+            outs.push(Out::ServerLine);
+        }
+        "tasks/result" => {
+            let tool = msg
+                .param_task_id
+                .as_ref()
+                .and_then(|t| st.tasks.get(t).cloned());
+            st.pending.insert(id, Pending::TaskResult { tool });
+            outs.push(Out::ServerLine);
+        }
+        _ => {
+            st.pending.insert(id, Pending::Other);
+            outs.push(Out::ServerLine);
+        }
+    }
+}
+
+/// A `tools/call` from the client (or a held one, `held` = true: its line is `line`).
+#[allow(clippy::too_many_arguments)]
+fn on_call(
+    shared: &Shared,
+    st: &mut State,
+    id: Id,
+    msg: Message,
+    line: &[u8],
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+    held: bool,
+) {
+    let refuse = |st: &mut State, outs: &mut Vec<Out>, f: Finding, what: &str| {
+        let _ = st;
+        outs.push(Out::Client(error_result(&id, &call_reason(&f, what))));
+        audit(
+            shared,
+            outs,
+            msg.tool.as_deref(),
+            Some(&id),
+            "to_server",
+            "refused",
+            Some(&f),
+            facts,
+        );
+    };
+    let Some(name) = msg.tool.clone() else {
+        return refuse(
+            st,
+            outs,
+            Finding::of("invalid_call"),
+            "params.name is missing",
+        );
+    };
+    if msg.bad_arguments {
+        let f = Finding::of("invalid_call");
+        return refuse(st, outs, f, "params.arguments is not an object");
+    }
+    let tool = match st.tools.get(&name) {
+        Some(Known::Usable(t)) => Arc::clone(t),
+        Some(Known::Unusable(class, _)) => {
+            return refuse(
+                st,
+                outs,
+                Finding::of(class),
+                "the tool's schemas are unusable",
+            );
+        }
+        None if st.tools.complete || held => {
+            return refuse(
+                st,
+                outs,
+                Finding::of("unknown_tool"),
+                "the server does not list this tool",
+            );
+        }
+        None => {
+            // Learn the tools first; the call waits.
+            if !st.listing {
+                let meta = own_meta(&msg, line, shared.limits);
+                start_listing(st, outs, None, meta);
+            }
+            st.held.push(Held {
+                id,
+                line: line.to_vec(),
+                msg,
+            });
+            return;
+        }
+    };
+    // Arguments against the inputSchema.
+    let (args, base): (&[u8], u64) = match msg.arguments {
+        Some((a, b)) => (&line[a..b], a as u64),
+        None => (b"{}", 0),
+    };
+    let mut v = Validator::new(&tool.input);
+    if let Err(r) = v.validate_slice(args, shared.limits) {
+        let f = Finding::rejection(&r, base, "/params/arguments");
+        return refuse(
+            st,
+            outs,
+            f,
+            "the arguments do not satisfy the tool's inputSchema",
+        );
+    }
+    if let Some(policy) = &shared.policy {
+        let arguments = match Value::parse(args, shared.limits) {
+            Ok(v) => v,
+            Err(e) => {
+                let f = Finding::rejection(&Rejection::Error(e), base, "/params/arguments");
+                return refuse(st, outs, f, "the arguments are unreadable");
+            }
+        };
+        let call = Call {
+            tool: name.clone(),
+            arguments,
+        };
+        let now_ms = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let d = policy.decide(&call, &shared.session, &mut st.rate, now_ms);
+        match d.verdict() {
+            Verdict::Allow => {}
+            Verdict::Deny => {
+                let f = Finding {
+                    class: "policy_deny",
+                    keyword: Some(d.reason().as_str().to_owned()),
+                    ..Finding::default()
+                };
+                let what = format!("the policy denies it: {}", d.reason().as_str());
+                return refuse(st, outs, f, &what);
+            }
+            Verdict::Ask => {
+                let f = Finding {
+                    class: "policy_ask",
+                    keyword: Some(d.reason().as_str().to_owned()),
+                    ..Finding::default()
+                };
+                let what = format!("approval is required: {}", d.reason().as_str());
+                return refuse(st, outs, f, &what);
+            }
+        }
+    }
+    st.pending.insert(
+        id,
+        Pending::Call {
+            tool,
+            wants_task: msg.wants_task,
+        },
+    );
+    if held {
+        outs.push(Out::Server(line.to_vec()));
+    } else {
+        outs.push(Out::ServerLine);
+    }
+}
+
+/// The `_meta` members the proxy copies from a client request into its own `tools/list`:
+/// those of the `io.modelcontextprotocol/` namespace (protocol version and client
+/// capabilities, which the 2026-07-28 revision requires on every request), as JSON text.
+fn own_meta(msg: &Message, line: &[u8], limits: Limits) -> String {
+    let Some((a, b)) = msg.meta else {
+        return String::new();
+    };
+    let Ok(Value::Object(members)) = Value::parse(&line[a..b], limits) else {
+        return String::new();
+    };
+    let kept: Vec<(String, Value)> = members
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("io.modelcontextprotocol/"))
+        .collect();
+    if kept.is_empty() {
+        String::new()
+    } else {
+        Value::Object(kept).to_json()
+    }
+}
+
+/// Sends the proxy's own `tools/list` (a first page when `cursor` is `None`).
+fn start_listing(st: &mut State, outs: &mut Vec<Out>, cursor: Option<&str>, meta: String) {
+    // An id no client request is using.
+    let id = loop {
+        st.next_id += 1;
+        let id = Id::Str(format!("jsongate-tools-list-{}", st.next_id));
+        if !st.pending.contains_key(&id) {
+            break id;
+        }
+    };
+    let mut params = String::from("{");
+    if let Some(c) = cursor {
+        params.push_str("\"cursor\":");
+        write_json_string(&mut params, c);
+    }
+    if !meta.is_empty() {
+        if cursor.is_some() {
+            params.push(',');
+        }
+        params.push_str("\"_meta\":");
+        params.push_str(&meta);
+    }
+    params.push('}');
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/list\",\"params\":{params}}}",
+        id.to_json()
+    );
+    st.listing = true;
+    st.pending.insert(id, Pending::OwnList { meta });
+    outs.push(Out::Server(line.into_bytes()));
+}
+
+/// Decides the held calls once the listing ended (or failed: `failed` = true).
+pub(super) fn release_held(shared: &Shared, st: &mut State, outs: &mut Vec<Out>, failed: bool) {
+    st.listing = false;
+    for h in std::mem::take(&mut st.held) {
+        let facts = LineFacts {
+            bytes: &h.line,
+            size: h.line.len() as u64,
+            sha256: None,
+        };
+        if failed {
+            let f = Finding::of("tools_unknown");
+            let text = call_reason(&f, "the proxy could not list the server's tools");
+            outs.push(Out::Client(error_result(&h.id, &text)));
+            audit(
+                shared,
+                outs,
+                h.msg.tool.as_deref(),
+                Some(&h.id),
+                "to_server",
+                "refused",
+                Some(&f),
+                &facts,
+            );
+        } else {
+            on_call(shared, st, h.id, h.msg, &h.line, &facts, outs, true);
+        }
+    }
+}
+
+/// A server line that failed the scan (or was not an object): never forwarded. The request
+/// it answers — its recovered id, or the only one pending — gets the proxy's answer.
+pub(super) fn fail_server_line(
+    shared: &Shared,
+    st: &mut State,
+    id: Option<Id>,
+    f: &Finding,
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) {
+    let target = match id {
+        Some(id) if st.pending.contains_key(&id) => Some(id),
+        _ if st.pending.len() == 1 => st.pending.keys().next().cloned(),
+        _ => None,
+    };
+    let Some(id) = target else {
+        audit(
+            shared,
+            outs,
+            None,
+            None,
+            "to_client",
+            "dropped",
+            Some(f),
+            facts,
+        );
+        return;
+    };
+    let p = st.pending.remove(&id).expect("pending");
+    answer_failed(shared, st, &id, p, f, facts, outs);
+}
+
+/// Answers a request whose response was rejected.
+fn answer_failed(
+    shared: &Shared,
+    st: &mut State,
+    id: &Id,
+    p: Pending,
+    f: &Finding,
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) {
+    match p {
+        Pending::Call { tool, .. } | Pending::TaskResult { tool: Some(tool) } => {
+            outs.push(Out::Client(error_result(id, &result_reason(f))));
+            audit(
+                shared,
+                outs,
+                Some(&tool.name),
+                Some(id),
+                "to_client",
+                "replaced",
+                Some(f),
+                facts,
+            );
+        }
+        Pending::TaskResult { tool: None } => {
+            outs.push(Out::Client(error_result(id, &result_reason(f))));
+            audit(
+                shared,
+                outs,
+                None,
+                Some(id),
+                "to_client",
+                "replaced",
+                Some(f),
+                facts,
+            );
+        }
+        Pending::OwnList { .. } => {
+            audit(
+                shared,
+                outs,
+                None,
+                Some(id),
+                "to_client",
+                "dropped",
+                Some(f),
+                facts,
+            );
+            release_held(shared, st, outs, true);
+        }
+        Pending::List | Pending::Other => {
+            let text = format!("jsongate: the server's response was rejected ({})", f.class);
+            outs.push(Out::Client(error_response(id, -32603, &text)));
+            audit(
+                shared,
+                outs,
+                None,
+                Some(id),
+                "to_client",
+                "replaced",
+                Some(f),
+                facts,
+            );
+        }
+    }
+}
+
+pub(super) fn on_server(
+    shared: &Shared,
+    st: &mut State,
+    msg: &Message,
+    inline: &Inline,
+    line: &[u8],
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) {
+    if msg.bad_id || msg.bad_method {
+        let f = Finding::of("invalid_message");
+        return fail_server_line(shared, st, msg.id.clone(), &f, facts, outs);
+    }
+    if let Some(method) = &msg.method {
+        // A request or notification from the server: passes as it is.
+        if method == "notifications/tools/list_changed" {
+            st.tools.clear();
+        }
+        outs.push(Out::ClientLine);
+        return;
+    }
+    let Some(id) = msg.id.clone().filter(|_| msg.is_response()) else {
+        let f = Finding::of("invalid_message");
+        return fail_server_line(shared, st, msg.id.clone(), &f, facts, outs);
+    };
+    let Some(p) = st.pending.remove(&id) else {
+        let f = Finding::of("unsolicited_response");
+        audit(
+            shared,
+            outs,
+            None,
+            Some(&id),
+            "to_client",
+            "dropped",
+            Some(&f),
+            facts,
+        );
+        return;
+    };
+    match p {
+        Pending::Other => outs.push(Out::ClientLine),
+        Pending::List => {
+            if msg.has_result && !msg.bad_result {
+                st.tools.learn(msg, line, shared.compile);
+            }
+            outs.push(Out::ClientLine);
+        }
+        Pending::OwnList { meta } => {
+            if !msg.has_result || msg.bad_result || !msg.has_tools {
+                let f = Finding::of("tools_list_failed");
+                audit(
+                    shared,
+                    outs,
+                    None,
+                    Some(&id),
+                    "to_client",
+                    "dropped",
+                    Some(&f),
+                    facts,
+                );
+                release_held(shared, st, outs, true);
+                return;
+            }
+            st.tools.learn(msg, line, shared.compile);
+            match &msg.next_cursor {
+                Some(c) => start_listing(st, outs, Some(c), meta),
+                None => {
+                    st.tools.complete = true;
+                    release_held(shared, st, outs, false);
+                }
+            }
+        }
+        Pending::Call { tool, wants_task } => {
+            if msg.has_task && wants_task && msg.structured.is_none() {
+                if let Some(t) = &msg.task_id {
+                    if st.tasks.len() < MAX_PENDING {
+                        st.tasks.insert(t.clone(), Arc::clone(&tool));
+                    }
+                }
+                outs.push(Out::ClientLine);
+                return;
+            }
+            judge_result(shared, Some(&tool), &id, msg, inline, line, facts, outs);
+        }
+        Pending::TaskResult { tool } => {
+            judge_result(shared, tool.as_deref(), &id, msg, inline, line, facts, outs);
+        }
+    }
+}
+
+/// A response to a forwarded `tools/call` or `tasks/result`: passes unchanged, or is
+/// replaced.
+#[allow(clippy::too_many_arguments)]
+fn judge_result(
+    shared: &Shared,
+    tool: Option<&Tool>,
+    id: &Id,
+    msg: &Message,
+    inline: &Inline,
+    line: &[u8],
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) {
+    let name = tool.map(|t| t.name.as_str());
+    let verdict = (|| {
+        if msg.has_error {
+            // A JSON-RPC error: the client reports it as a failed call.
+            return Ok(());
+        }
+        if msg.bad_result {
+            return Err(Finding::of("invalid_result"));
+        }
+        if msg.result_type.as_deref().is_some_and(|t| t != "complete") {
+            // Not the tool's output yet (the server asks for more input).
+            return Ok(());
+        }
+        let Some(tool) = tool else {
+            return Err(Finding::of("unknown_task"));
+        };
+        // A violation found while scanning stopped the scan there: the rest is unread.
+        match inline {
+            Inline::Violation(v) => {
+                return Err(Finding::violation(v, 0, "/result/structuredContent"));
+            }
+            Inline::BudgetExceeded => return Err(Finding::of("budget_exceeded")),
+            Inline::Valid | Inline::NotRun => {}
+        }
+        if msg.bad_structured {
+            return Err(Finding::of("structured_content_not_object"));
+        }
+        if msg.bad_is_error || msg.bad_content {
+            return Err(Finding::of("invalid_result"));
+        }
+        let Some(schema) = &tool.output else {
+            return Ok(());
+        };
+        let Some((a, b)) = msg.structured else {
+            return if msg.is_error == Some(true) {
+                Ok(())
+            } else {
+                Err(Finding::of("missing_structured_content"))
+            };
+        };
+        match inline {
+            Inline::Valid => Ok(()),
+            Inline::Violation(_) | Inline::BudgetExceeded | Inline::NotRun => {
+                let mut v = Validator::new(schema);
+                match v.validate_slice(&line[a..b], shared.limits) {
+                    Ok(()) => Ok(()),
+                    Err(r) => Err(Finding::rejection(
+                        &r,
+                        a as u64,
+                        "/result/structuredContent",
+                    )),
+                }
+            }
+        }
+    })();
+    match verdict {
+        Ok(()) => {
+            outs.push(Out::ClientLine);
+            audit(
+                shared,
+                outs,
+                name,
+                Some(id),
+                "to_client",
+                "passed",
+                None,
+                facts,
+            );
+        }
+        Err(f) => {
+            outs.push(Out::Client(error_result(id, &result_reason(&f))));
+            audit(
+                shared,
+                outs,
+                name,
+                Some(id),
+                "to_client",
+                "replaced",
+                Some(&f),
+                facts,
+            );
+        }
+    }
+}
