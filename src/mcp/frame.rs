@@ -165,12 +165,19 @@ impl IdFinder {
     }
 
     /// The id found, if exactly one top-level id was.
-    pub fn finish(mut self) -> Option<super::Id> {
+    pub fn finish(self) -> Option<super::Id> {
+        self.result().ok().flatten()
+    }
+
+    /// The id found (`Ok(None)`: none), or `Err(())` when the line names two different
+    /// top-level ids.
+    #[allow(clippy::result_unit_err)]
+    pub fn result(mut self) -> Result<Option<super::Id>, ()> {
         self.end_value();
         if self.ambiguous {
-            None
+            Err(())
         } else {
-            self.found
+            Ok(self.found)
         }
     }
 
@@ -321,8 +328,8 @@ pub(super) struct Line {
     pub(super) size: u64,
     /// SHA-256 of the whole line, for a line that was not kept.
     pub(super) sha256: Option<String>,
-    /// The top-level id recovered from a line that was not kept.
-    pub(super) recovered: Option<Id>,
+    /// The top-level id recovered from a line that failed (`Err`: two different ids).
+    pub(super) recovered: Result<Option<Id>, ()>,
     /// The stream ended after this line.
     pub(super) eof: bool,
 }
@@ -383,7 +390,7 @@ impl<R: Read> LineIn<R> {
                 blank: false,
                 size: n,
                 sha256: Some(hex(&h.finalize())),
-                recovered: f.finish(),
+                recovered: f.result(),
                 eof,
             }));
         }
@@ -397,16 +404,19 @@ impl<R: Read> LineIn<R> {
                 blank: true,
                 size: self.buf.len() as u64,
                 sha256: None,
-                recovered: None,
+                recovered: Ok(None),
                 eof,
             }));
         }
         let error = self.scanner.finish(sink).err();
-        let recovered = error.as_ref().and_then(|_| {
-            let mut f = IdFinder::new();
-            f.feed(&self.buf);
-            f.finish()
-        });
+        let recovered = match &error {
+            Some(_) => {
+                let mut f = IdFinder::new();
+                f.feed(&self.buf);
+                f.result()
+            }
+            None => Ok(None),
+        };
         Ok(Some(Line {
             error,
             stopped: false,

@@ -223,7 +223,7 @@ fn client_loop<R: Read>(shared: &Shared, input: R) {
         {
             let mut st = lock(&shared.state);
             if let Some(e) = &line.error {
-                let id = msg.id.clone().or(line.recovered.clone());
+                let id = failed_line_id(msg.id.as_ref(), &line.recovered);
                 let f = Finding::rejection(&Rejection::Error(e.clone()), 0, "");
                 refuse_line(shared, &mut outs, id.as_ref(), &f, &facts);
             } else {
@@ -236,6 +236,16 @@ fn client_loop<R: Read>(shared: &Shared, input: R) {
         if line.eof {
             return;
         }
+    }
+}
+
+/// The id a failed line answers: the one recovered from the whole line, else the one the
+/// scan read before failing; none when the line names two different ids.
+fn failed_line_id(scanned: Option<&Id>, recovered: &Result<Option<Id>, ()>) -> Option<Id> {
+    match recovered {
+        Ok(Some(id)) => Some(id.clone()),
+        Ok(None) => scanned.cloned(),
+        Err(()) => None,
     }
 }
 
@@ -278,7 +288,7 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
         let close_server_input;
         {
             let mut st = lock(&shared.state);
-            let id = msg.id.clone().or(line.recovered.clone());
+            let id = failed_line_id(msg.id.as_ref(), &line.recovered);
             if let Some(e) = &line.error {
                 let f = Finding::rejection(&Rejection::Error(e.clone()), 0, "");
                 fail_server_line(shared, &mut st, id, &f, &facts, &mut outs);

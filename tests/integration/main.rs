@@ -9,6 +9,8 @@ mod errors;
 mod gate;
 mod harness;
 mod limits;
+#[cfg(unix)]
+mod mcp;
 mod memory;
 mod regressions;
 mod schema_differential;
