@@ -27,7 +27,7 @@ mod reply;
 mod session;
 pub mod tools;
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
@@ -44,6 +44,9 @@ use tools::CompileOptions;
 
 /// Default limit on one message (line) in either direction: 4 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Write buffer per direction: lines up to this size leave in one write with their newline.
+const WRITE_BUFFER: usize = 64 * 1024;
 
 /// Most requests in flight (client requests awaiting an answer plus calls held while the
 /// proxy lists tools); past it new requests are answered with an error.
@@ -115,8 +118,9 @@ struct Shared {
     session: Session,
     started: Instant,
     state: Mutex<State>,
-    to_client: Mutex<Box<dyn Write + Send>>,
-    to_server: Mutex<Option<Box<dyn Write + Send>>>,
+    /// Buffered so that a line and its newline leave in one write.
+    to_client: Mutex<BufWriter<Box<dyn Write + Send>>>,
+    to_server: Mutex<Option<BufWriter<Box<dyn Write + Send>>>>,
     audit: Option<Mutex<Box<dyn Write + Send>>>,
 }
 
@@ -177,8 +181,11 @@ impl Proxy {
             session: c.session,
             started: Instant::now(),
             state: Mutex::new(State::default()),
-            to_client: Mutex::new(Box::new(client_out)),
-            to_server: Mutex::new(Some(Box::new(server_in))),
+            to_client: Mutex::new(BufWriter::with_capacity(WRITE_BUFFER, Box::new(client_out))),
+            to_server: Mutex::new(Some(BufWriter::with_capacity(
+                WRITE_BUFFER,
+                Box::new(server_in),
+            ))),
             audit: c.audit.map(Mutex::new),
         });
         let s = Arc::clone(&shared);
@@ -345,16 +352,16 @@ fn flush(shared: &Shared, outs: Vec<Out>, line: &[u8]) -> bool {
     let mut client_ok = true;
     for o in outs {
         match o {
-            Out::Client(b) => client_ok &= write_line(&mut **lock(&shared.to_client), &b),
-            Out::ClientLine => client_ok &= write_line(&mut **lock(&shared.to_client), line),
+            Out::Client(b) => client_ok &= write_line(&mut *lock(&shared.to_client), &b),
+            Out::ClientLine => client_ok &= write_line(&mut *lock(&shared.to_client), line),
             Out::Server(b) => {
                 if let Some(w) = lock(&shared.to_server).as_mut() {
-                    write_line(&mut **w, &b);
+                    write_line(w, &b);
                 }
             }
             Out::ServerLine => {
                 if let Some(w) = lock(&shared.to_server).as_mut() {
-                    write_line(&mut **w, line);
+                    write_line(w, line);
                 }
             }
             Out::Audit(a) => {
