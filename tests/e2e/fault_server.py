@@ -1,0 +1,253 @@
+"""A minimal MCP server on raw stdio (standard library only) whose tools each write one
+faulty result line, for the jsongate mcp-proxy e2e matrix.
+
+It speaks the 2025-11-25 `initialize` handshake and answers `server/discover` (2026-07-28),
+so a 2026-07-28 client talks to it without a handshake. Every line it receives is appended,
+as received, to the file named by $FAULT_LOG (when set), so a test can tell whether a call
+reached the server.
+
+Tools (see README.md): ok, wrong_type, missing_structured, dup_forged, deep, huge, bad_utf8,
+crlf, no_newline, extra_field, echo_args. The content texts of every result contain the
+marker "upstream:" so a test can tell a relayed text from one written by the proxy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+MODERN = "2026-07-28"
+LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+MARKER = "upstream:"
+
+# Every fault tool shares this output schema; "detail" takes any value so that only the
+# fault itself (depth, size, encoding, duplicates...) makes a result bad.
+OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "approved": {"type": "boolean"},
+        "score": {"type": "integer"},
+        "note": {"type": "string"},
+        "detail": {},
+    },
+    "required": ["approved", "score"],
+    "additionalProperties": False,
+}
+NO_ARGS = {"type": "object", "properties": {}, "additionalProperties": False}
+ECHO_ARGS_INPUT = {
+    "type": "object",
+    "properties": {"n": {"type": "integer", "maximum": 10}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
+ECHO_ARGS_OUTPUT = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
+
+FAULT_TOOLS = {
+    "ok": "a valid result",
+    "wrong_type": "structuredContent.approved is a string",
+    "missing_structured": "no structuredContent although an outputSchema exists",
+    "dup_forged": 'structuredContent has "approved" twice, false then true',
+    "deep": "structuredContent.detail nested 5,000 arrays deep",
+    "huge": "a 12 MiB result line",
+    "bad_utf8": "invalid UTF-8 bytes inside structuredContent.note",
+    "crlf": "a valid result line ended by CR LF",
+    "no_newline": "a valid result without a final newline, then the server exits",
+    "extra_field": 'structuredContent has "admin_override": true (additionalProperties: false)',
+}
+
+DEEP_LEVELS = 5000
+HUGE_BYTES = 12 * 1024 * 1024
+
+log_path = os.environ.get("FAULT_LOG")
+out = sys.stdout.buffer
+
+
+def log_line(raw: bytes) -> None:
+    if log_path:
+        with open(log_path, "ab") as handle:
+            handle.write(raw if raw.endswith(b"\n") else raw + b"\n")
+
+
+def dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def write(raw: bytes, end: bytes = b"\n") -> None:
+    out.write(raw + end)
+    out.flush()
+
+
+def reply(request_id: object, result: dict, modern: bool, result_first: bool = False) -> None:
+    if modern:
+        result = {**result, "resultType": "complete"}
+    if result_first:
+        message = {"result": result, "jsonrpc": "2.0", "id": request_id}
+    else:
+        message = {"jsonrpc": "2.0", "id": request_id, "result": result}
+    write(dumps(message).encode())
+
+
+def error(request_id: object, code: int, message: str) -> None:
+    write(dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}).encode())
+
+
+def tool_list() -> list[dict]:
+    tools = [
+        {
+            "name": name,
+            "description": f"fault: {what}",
+            "inputSchema": NO_ARGS,
+            "outputSchema": OUTPUT_SCHEMA,
+        }
+        for name, what in FAULT_TOOLS.items()
+    ]
+    tools.append(
+        {
+            "name": "echo_args",
+            "description": "returns its argument n (0..10)",
+            "inputSchema": ECHO_ARGS_INPUT,
+            "outputSchema": ECHO_ARGS_OUTPUT,
+        }
+    )
+    return tools
+
+
+def content(text: str) -> list[dict]:
+    return [{"type": "text", "text": f"{MARKER} {text}"}]
+
+
+def raw_result(request_id: object, result_json: str, modern: bool, result_first: bool) -> bytes:
+    """A response line built from an already-serialized result object (for faults that
+    json.dumps cannot produce)."""
+    if modern:
+        result_json = result_json[:-1] + ',"resultType":"complete"}'
+    rid = dumps(request_id)
+    if result_first:
+        return f'{{"result":{result_json},"jsonrpc":"2.0","id":{rid}}}'.encode()
+    return f'{{"jsonrpc":"2.0","id":{rid},"result":{result_json}}}'.encode()
+
+
+def call_tool(request_id: object, params: dict, modern: bool) -> None:
+    name = params.get("name")
+    arguments = params.get("arguments") or {}
+    valid = {"approved": False, "score": 7, "note": "fine"}
+    ok_result = {"content": content(dumps(valid)), "structuredContent": valid}
+
+    if name == "ok":
+        reply(request_id, ok_result, modern)
+    elif name == "wrong_type":
+        bad = {"approved": "yes", "score": 7}
+        reply(request_id, {"content": content(dumps(bad)), "structuredContent": bad}, modern, result_first=True)
+    elif name == "missing_structured":
+        reply(request_id, {"content": content("approved, but no structured content")}, modern)
+    elif name == "dup_forged":
+        text = dumps(content('{"approved":true,"score":7}'))
+        result = f'{{"content":{text},"structuredContent":{{"approved":false,"score":7,"approved":true}}}}'
+        write(raw_result(request_id, result, modern, result_first=True))
+    elif name == "deep":
+        nested = "[" * DEEP_LEVELS + "]" * DEEP_LEVELS
+        text = dumps(content("deep detail"))
+        result = f'{{"content":{text},"structuredContent":{{"approved":false,"score":7,"detail":{nested}}}}}'
+        write(raw_result(request_id, result, modern, result_first=False))
+    elif name == "huge":
+        note = "A" * HUGE_BYTES
+        huge = {"approved": False, "score": 7, "note": note}
+        reply(request_id, {"content": content("huge note"), "structuredContent": huge}, modern, result_first=True)
+    elif name == "bad_utf8":
+        text = dumps(content("bad bytes"))
+        result = (
+            f'{{"content":{text},"structuredContent":{{"approved":false,"score":7,"note":"ok'.encode()
+            + b"\xff\xfe\xc3("
+            + b'"}}'
+        )
+        if modern:
+            result = result[:-1] + b',"resultType":"complete"}'
+        write(b'{"jsonrpc":"2.0","id":' + dumps(request_id).encode() + b',"result":' + result + b"}")
+    elif name == "crlf":
+        message = {"jsonrpc": "2.0", "id": request_id, "result": ok_result}
+        if modern:
+            message["result"] = {**ok_result, "resultType": "complete"}
+        write(dumps(message).encode(), end=b"\r\n")
+    elif name == "no_newline":
+        message = {"result": ok_result, "jsonrpc": "2.0", "id": request_id}
+        if modern:
+            message["result"] = {**ok_result, "resultType": "complete"}
+        write(dumps(message).encode(), end=b"")
+        sys.exit(0)
+    elif name == "extra_field":
+        bad = {"approved": False, "score": 7, "admin_override": True}
+        reply(request_id, {"content": content(dumps(bad)), "structuredContent": bad}, modern, result_first=True)
+    elif name == "echo_args":
+        n = arguments.get("n")
+        reply(request_id, {"content": content(f"n={dumps(n)}"), "structuredContent": {"n": n}}, modern)
+    else:
+        error(request_id, -32602, f"unknown tool {name!r}")
+
+
+def handle(message: dict) -> None:
+    method = message.get("method")
+    request_id = message.get("id")
+    params = message.get("params") or {}
+    if request_id is None:
+        return  # a notification (initialized, cancelled, ...)
+    meta = params.get("_meta") or {}
+    modern = meta.get("io.modelcontextprotocol/protocolVersion") == MODERN
+    if method == "initialize":
+        asked = params.get("protocolVersion")
+        version = asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
+        reply(
+            request_id,
+            {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "jsongate-e2e-fault-server", "version": "1.0.0"},
+            },
+            modern=False,
+        )
+    elif method == "server/discover":
+        reply(
+            request_id,
+            {
+                "supportedVersions": [MODERN, *LEGACY_VERSIONS],
+                "cacheScope": "private",
+                "ttlMs": 0,
+                "capabilities": {"tools": {"listChanged": False}},
+                "_meta": {
+                    "io.modelcontextprotocol/serverInfo": {"name": "jsongate-e2e-fault-server", "version": "1.0.0"}
+                },
+            },
+            modern=True,
+        )
+    elif method == "ping":
+        reply(request_id, {}, modern)
+    elif method == "tools/list":
+        listing: dict = {"tools": tool_list()}
+        if modern:
+            listing.update(cacheScope="private", ttlMs=0)  # required on 2026-07-28
+        reply(request_id, listing, modern)
+    elif method == "tools/call":
+        call_tool(request_id, params, modern)
+    else:
+        error(request_id, -32601, f"method not found: {method}")
+
+
+def main() -> None:
+    for raw in sys.stdin.buffer:
+        log_line(raw)
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            error(None, -32700, "parse error")
+            continue
+        if isinstance(message, dict):
+            handle(message)
+
+
+if __name__ == "__main__":
+    main()
