@@ -30,6 +30,7 @@ pub fn run_command(config: Config, command: &[OsString]) -> io::Result<ExitStatu
     let (program, args) = command
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no server command"))?;
+    let signals = catch_signals()?;
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -38,7 +39,7 @@ pub fn run_command(config: Config, command: &[OsString]) -> io::Result<ExitStatu
         .spawn()?;
     let pid = child.id();
     let exited = Arc::new(AtomicBool::new(false));
-    forward_signals(pid, Arc::clone(&exited))?;
+    forward_signals(signals, pid, Arc::clone(&exited))?;
     let stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
     let on_client_closed: Box<dyn FnOnce() + Send> = {
@@ -91,13 +92,23 @@ fn send(pid: u32, sig: Signal) {
 #[cfg(not(unix))]
 fn send(_pid: u32, _sig: Signal) {}
 
+/// Signals to forward, registered before the child starts so none is missed.
 #[cfg(unix)]
-fn forward_signals(pid: u32, exited: Arc<AtomicBool>) -> io::Result<()> {
+struct Forward(signal_hook::iterator::Signals);
+
+#[cfg(unix)]
+fn catch_signals() -> io::Result<Forward> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    Ok(Forward(signal_hook::iterator::Signals::new([
+        SIGINT, SIGTERM, SIGHUP,
+    ])?))
+}
+
+#[cfg(unix)]
+fn forward_signals(signals: Forward, pid: u32, exited: Arc<AtomicBool>) -> io::Result<()> {
     use nix::sys::signal::{kill, Signal as S};
     use nix::unistd::Pid;
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    use signal_hook::iterator::Signals;
-    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    let mut signals = signals.0;
     std::thread::Builder::new()
         .name("mcp-signals".into())
         .spawn(move || {
@@ -115,6 +126,14 @@ fn forward_signals(pid: u32, exited: Arc<AtomicBool>) -> io::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn forward_signals(_pid: u32, _exited: Arc<AtomicBool>) -> io::Result<()> {
+struct Forward;
+
+#[cfg(not(unix))]
+fn catch_signals() -> io::Result<Forward> {
+    Ok(Forward)
+}
+
+#[cfg(not(unix))]
+fn forward_signals(_: Forward, _pid: u32, _exited: Arc<AtomicBool>) -> io::Result<()> {
     Ok(())
 }

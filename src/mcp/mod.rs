@@ -348,8 +348,10 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
 
 /// Writes the outputs. `line` is the line being handled; `from_client` says which way it
 /// was going. Returns false once the client is gone.
-fn flush(shared: &Shared, outs: Vec<Out>, line: &[u8]) -> bool {
+fn flush(shared: &Shared, mut outs: Vec<Out>, line: &[u8]) -> bool {
     let mut client_ok = true;
+    // The audit record is written before either side sees the outcome.
+    outs.sort_by_key(|o| !matches!(o, Out::Audit(_)));
     for o in outs {
         match o {
             Out::Client(b) => client_ok &= write_line(&mut *lock(&shared.to_client), &b),

@@ -562,6 +562,9 @@ fn a_failed_listing_refuses_the_held_calls() {
     h.client(&call(1, "lookup", r#"{"n":1}"#));
     h.client(&call(2, "free", "{}"));
     let own: Value = serde_json::from_slice(&h.server_gets()).unwrap();
+    // Client lines are handled in order: once this notification is through, both calls
+    // are held.
+    h.call_forwarded(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     h.server(
         &json!({"jsonrpc":"2.0","id":own["id"],"error":{"code":-32601,"message":"no tools"}})
             .to_string(),
