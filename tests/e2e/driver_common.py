@@ -49,7 +49,7 @@ def summarize(value: Any) -> Any:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     if len(text) > MAX_JSON:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        return {"$large": len(text), "sha256": digest}
+        return {"$large": len(text), "digest": f"sha256:{digest}"}
     return value
 
 
