@@ -72,7 +72,7 @@ impl<R: Read> LineReader<R> {
             self.end = n;
         }
         let pending = &self.buf[self.start..self.end];
-        match pending.iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', pending) {
             Some(0) => {
                 self.start += 1;
                 Ok(Piece::End)
