@@ -7,7 +7,8 @@ as received, to the file named by $FAULT_LOG (when set), so a test can tell whet
 reached the server.
 
 Tools (see README.md): ok, wrong_type, missing_structured, dup_forged, deep, huge, bad_utf8,
-crlf, no_newline, extra_field, echo_args. The content texts of every result contain the
+crlf, no_newline, extra_field, tool_error, exit_now, server_request, tighten, echo_args. With $FAULT_PAGE_SIZE set,
+tools/list answers in pages (nextCursor). The content texts of every result contain the
 marker "upstream:" so a test can tell a relayed text from one written by the proxy.
 """
 
@@ -59,12 +60,18 @@ FAULT_TOOLS = {
     "crlf": "a valid result line ended by CR LF",
     "no_newline": "a valid result without a final newline, then the server exits",
     "extra_field": 'structuredContent has "admin_override": true (additionalProperties: false)',
+    "tool_error": "isError: true without structuredContent (valid: errors need none)",
+    "exit_now": "the server exits without answering",
+    "server_request": "a ping request and a log notification to the client, then a valid result",
+    "tighten": "from now on ok's outputSchema requires note 'strict'; notifies tools/list_changed",
 }
 
 DEEP_LEVELS = 5000
 HUGE_BYTES = 12 * 1024 * 1024
 
 log_path = os.environ.get("FAULT_LOG")
+# $FAULT_PAGE_SIZE > 0: tools/list answers in pages of that many tools (nextCursor).
+PAGE_SIZE = int(os.environ.get("FAULT_PAGE_SIZE") or 0)
 out = sys.stdout.buffer
 
 
@@ -97,6 +104,9 @@ def error(request_id: object, code: int, message: str) -> None:
     write(dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}).encode())
 
 
+tightened = False  # set by the tool "tighten"
+
+
 def tool_list() -> list[dict]:
     tools = [
         {
@@ -107,6 +117,9 @@ def tool_list() -> list[dict]:
         }
         for name, what in FAULT_TOOLS.items()
     ]
+    if tightened:
+        strict = {**OUTPUT_SCHEMA, "properties": {**OUTPUT_SCHEMA["properties"], "note": {"const": "strict"}}}
+        tools[0] = {**tools[0], "outputSchema": strict}
     tools.append(
         {
             "name": "echo_args",
@@ -183,6 +196,20 @@ def call_tool(request_id: object, params: dict, modern: bool) -> None:
     elif name == "extra_field":
         bad = {"approved": False, "score": 7, "admin_override": True}
         reply(request_id, {"content": content(dumps(bad)), "structuredContent": bad}, modern, result_first=True)
+    elif name == "tool_error":
+        reply(request_id, {"content": content("the tool failed"), "isError": True}, modern)
+    elif name == "exit_now":
+        sys.exit(0)
+    elif name == "server_request":
+        write(dumps({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}).encode())
+        note = {"level": "info", "logger": "fault", "data": f"{MARKER} working"}
+        write(dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": note}).encode())
+        reply(request_id, ok_result, modern)
+    elif name == "tighten":
+        global tightened
+        tightened = True
+        reply(request_id, ok_result, modern)
+        write(dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}).encode())
     elif name == "echo_args":
         n = arguments.get("n")
         reply(request_id, {"content": content(f"n={dumps(n)}"), "structuredContent": {"n": n}}, modern)
@@ -205,7 +232,7 @@ def handle(message: dict) -> None:
             request_id,
             {
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": False}},
+                "capabilities": {"tools": {"listChanged": True}},
                 "serverInfo": {"name": "jsongate-e2e-fault-server", "version": "1.0.0"},
             },
             modern=False,
@@ -217,7 +244,7 @@ def handle(message: dict) -> None:
                 "supportedVersions": [MODERN, *LEGACY_VERSIONS],
                 "cacheScope": "private",
                 "ttlMs": 0,
-                "capabilities": {"tools": {"listChanged": False}},
+                "capabilities": {"tools": {"listChanged": True}},
                 "_meta": {
                     "io.modelcontextprotocol/serverInfo": {"name": "jsongate-e2e-fault-server", "version": "1.0.0"}
                 },
@@ -227,7 +254,14 @@ def handle(message: dict) -> None:
     elif method == "ping":
         reply(request_id, {}, modern)
     elif method == "tools/list":
-        listing: dict = {"tools": tool_list()}
+        tools = tool_list()
+        listing: dict = {"tools": tools}
+        if PAGE_SIZE > 0:
+            # Pages of PAGE_SIZE tools; the cursor is the index of the page's first tool.
+            start = int(params.get("cursor") or 0)
+            listing["tools"] = tools[start : start + PAGE_SIZE]
+            if start + PAGE_SIZE < len(tools):
+                listing["nextCursor"] = str(start + PAGE_SIZE)
         if modern:
             listing.update(cacheScope="private", ttlMs=0)  # required on 2026-07-28
         reply(request_id, listing, modern)
@@ -238,6 +272,7 @@ def handle(message: dict) -> None:
 
 
 def main() -> None:
+    print("fault-server: started", file=sys.stderr, flush=True)
     for raw in sys.stdin.buffer:
         log_line(raw)
         try:

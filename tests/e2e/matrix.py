@@ -432,6 +432,358 @@ def build_cases() -> list[Case]:
 
 
 # --------------------------------------------------------------------------------------------
+# Wire cases: raw JSON-RPC lines to the fault server, with no SDK in between, to check bytes
+# and ids exactly (what passes byte for byte, the replacement's exact shape, string ids,
+# pagination, the server exiting with a call pending).
+
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+WIRE_TIMEOUT = 8.0
+
+
+def rpc(request_id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def tool_call(request_id: Any, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    return rpc(request_id, "tools/call", {"name": tool, "arguments": args or {}})
+
+
+@dataclass
+class WireRun:
+    lines: list[bytes]  # every line the client side received, as received (without the \n)
+    eof: bool  # stdout closed before the end of the exchange or within WIRE_TIMEOUT after it
+    timeouts: list[Any]  # ids whose answer never came
+    server_log: list[bytes]
+    stderr: str
+
+    def answer(self, request_id: Any) -> bytes | None:
+        for line in self.lines:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
+                return line
+        return None
+
+    def ids(self) -> list[Any]:
+        found = []
+        for line in self.lines:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                found.append("<unparsable>")
+                continue
+            if isinstance(message, dict) and "id" in message and "method" not in message:
+                found.append(message["id"])
+        return found
+
+
+def wire_exchange(messages: list[dict[str, Any]], relay: str, jsongate: Path, env_extra: dict[str, str],
+                  pipelined: bool = False) -> WireRun:
+    """Sends each message and waits for the answer to it (requests) before the next; or, when
+    pipelined, sends them all and closes stdin at once."""
+    import queue
+    import threading
+
+    tmp = tempfile.mkdtemp(prefix="jsongate-e2e-wire-")
+    try:
+        env = dict(os.environ, FAULT_LOG=os.path.join(tmp, "fault.log"), **env_extra)
+        command = fault(tmp)
+        if relay == "proxy":
+            command = [str(jsongate), "mcp-proxy", "--", *command]
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=open(os.path.join(tmp, "stderr"), "wb"), env=env, cwd=tmp,
+                                   start_new_session=True)
+        received: queue.Queue[bytes | None] = queue.Queue()
+
+        def reader() -> None:
+            assert process.stdout is not None
+            buffer = b""
+            while chunk := process.stdout.read1(1 << 16):
+                buffer += chunk
+                *complete, buffer = buffer.split(b"\n")
+                for line in complete:
+                    received.put(line)
+            if buffer:
+                received.put(buffer + b"<no newline>")
+            received.put(None)
+
+        threading.Thread(target=reader, daemon=True).start()
+        lines: list[bytes] = []
+        timeouts: list[Any] = []
+        eof = False
+
+        def wait_for(request_id: Any) -> None:
+            nonlocal eof
+            deadline = time.monotonic() + WIRE_TIMEOUT
+            while not eof:
+                try:
+                    line = received.get(timeout=max(0.01, deadline - time.monotonic()))
+                except queue.Empty:
+                    timeouts.append(request_id)
+                    return
+                if line is None:
+                    eof = True
+                    return
+                lines.append(line)
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
+                    return
+
+        try:
+            assert process.stdin is not None
+            for message in messages:
+                if eof:
+                    break
+                try:
+                    process.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+                    process.stdin.flush()
+                except (BrokenPipeError, OSError):
+                    break
+                if "id" in message and "method" in message and not pipelined:
+                    wait_for(message["id"])
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
+            # What comes after the client's EOF (the answers to nothing, then EOF).
+            deadline = time.monotonic() + WIRE_TIMEOUT
+            while not eof and time.monotonic() < deadline:
+                try:
+                    line = received.get(timeout=max(0.01, deadline - time.monotonic()))
+                except queue.Empty:
+                    break
+                if line is None:
+                    eof = True
+                else:
+                    lines.append(line)
+        finally:
+            kill_group(process)
+            process.wait()
+        log_path = Path(env["FAULT_LOG"])
+        server_log = log_path.read_bytes().splitlines() if log_path.exists() else []
+        stderr = Path(tmp, "stderr").read_text(errors="replace")
+        return WireRun(lines, eof, timeouts, server_log, stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+WireCheck = Callable[[WireRun, "WireRun | None"], "str | None"]
+
+
+@dataclass
+class WireCase:
+    name: str
+    what: str
+    messages: list[dict[str, Any]]
+    checks: list[WireCheck]
+    env: dict[str, str] = field(default_factory=dict)
+    baseline: bool = False
+    pipelined: bool = False
+
+
+def show(line: bytes | None) -> str:
+    if line is None:
+        return "nothing"
+    text = line.decode("utf-8", "backslashreplace")
+    return text if len(text) <= 150 else text[:150] + f"...<{len(line)} bytes>"
+
+
+def exact_replacement(request_id: Any) -> WireCheck:
+    """The answer is exactly the documented replacement, for this id."""
+
+    def check(run: WireRun, baseline: WireRun | None) -> str | None:
+        line = run.answer(request_id)
+        if line is None:
+            return f"no answer to id {request_id!r} (received {len(run.lines)} lines, timeouts {run.timeouts})"
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return f"answer is not JSON: {show(line)}"
+        result = message.get("result") if isinstance(message, dict) else None
+        try:
+            text = result["content"][0]["text"]
+        except (TypeError, KeyError, IndexError):
+            return f"not a replacement: {show(line)}"
+        expected = {"jsonrpc": "2.0", "id": request_id,
+                    "result": {"content": [{"type": "text", "text": text}], "isError": True, "resultType": "complete"}}
+        if message != expected or not isinstance(text, str) or not text.startswith("jsongate: "):
+            return f"not the replacement: {show(line)}"
+        if MARKER in text:
+            return f"upstream text in the replacement: {show(line)}"
+        if type(message["id"]) is not type(request_id):
+            return f"id type changed: {show(line)}"
+        return None
+
+    return check
+
+
+def bytes_as_direct(strip_cr: bool = False) -> WireCheck:
+    """Every line received equals, byte for byte, what the server wrote (seen directly)."""
+
+    def check(run: WireRun, baseline: WireRun | None) -> str | None:
+        if baseline is None:
+            return None
+        ours = run.lines
+        theirs = baseline.lines
+        if strip_cr:
+            ours = [line.rstrip(b"\r") for line in ours]
+            theirs = [line.rstrip(b"\r") for line in theirs]
+        theirs = [line.replace(b"<no newline>", b"") for line in theirs]
+        if ours != theirs:
+            for index, (a, b) in enumerate(zip(ours, theirs)):
+                if a != b:
+                    return f"line {index} differs: {show(a)} vs direct {show(b)}"
+            return f"{len(ours)} lines vs {len(theirs)} directly"
+        return None
+
+    return check
+
+
+def only_ids(*expected: Any, ordered: bool = True) -> WireCheck:
+    """The client received answers for exactly these ids (nothing of the proxy's own), in this
+    order unless not `ordered` (a relay may answer a held call after a later request)."""
+
+    def check(run: WireRun, baseline: WireRun | None) -> str | None:
+        ours, theirs = run.ids(), list(expected)
+        if not ordered:
+            ours, theirs = sorted(map(repr, ours)), sorted(map(repr, theirs))
+        if ours != theirs:
+            return f"answers for ids {run.ids()}, expected {list(expected)}"
+        return None
+
+    return check
+
+
+def error_answer(request_id: Any) -> WireCheck:
+    def check(run: WireRun, baseline: WireRun | None) -> str | None:
+        line = run.answer(request_id)
+        try:
+            message = json.loads(line) if line is not None else None
+        except ValueError:
+            message = None
+        if not isinstance(message, dict) or not isinstance(message.get("error"), dict):
+            return f"expected a JSON-RPC error for id {request_id!r}, saw {show(line)}"
+        if not isinstance(message["error"].get("code"), int) or not isinstance(message["error"].get("message"), str):
+            return f"malformed error: {show(line)}"
+        return None
+
+    return check
+
+
+def wire_never_reached(tool: str) -> WireCheck:
+    def check(run: WireRun, baseline: WireRun | None) -> str | None:
+        for raw in run.server_log:
+            if b'"tools/call"' in raw and json.dumps(tool).encode() in raw:
+                return f"the call reached the server: {show(raw)}"
+        return None
+
+    return check
+
+
+def stderr_passes(run: WireRun, baseline: WireRun | None) -> str | None:
+    return None if "fault-server: started" in run.stderr else "the server's stderr did not pass through"
+
+
+def reaches_eof(run: WireRun, baseline: WireRun | None) -> str | None:
+    return None if run.eof else "stdout not closed (the relay did not exit)"
+
+
+def line_ends_with(request_id: Any, suffix: bytes) -> WireCheck:
+    def check(run: WireRun, baseline: WireRun | None) -> str | None:
+        line = run.answer(request_id)
+        if line is None or not line.endswith(suffix):
+            return f"answer to {request_id!r} does not end with {suffix!r}: {show(line)}"
+        return None
+
+    return check
+
+
+def valid_answer(request_id: Any) -> WireCheck:
+    def check(run: WireRun, baseline: WireRun | None) -> str | None:
+        line = run.answer(request_id)
+        try:
+            message = json.loads(line) if line is not None else None
+        except ValueError:
+            return f"answer is not JSON: {show(line)}"
+        if not isinstance(message, dict) or message.get("result", {}).get("structuredContent") != VALID:
+            return f"expected the valid result, saw {show(line)}"
+        return None
+
+    return check
+
+
+def build_wire_cases() -> list[WireCase]:
+    handshake = [INIT, INITIALIZED]
+    listed = [*handshake, rpc(1, "tools/list")]
+    cases = [
+        WireCase("wire-valid-bytes", "handshake, tools/list, ok, tool_error (isError, no structuredContent), a "
+                 "server request and notification, ping: every line byte for byte",
+                 [*listed, tool_call(2, "ok"), tool_call(3, "tool_error"), tool_call(4, "server_request"),
+                  rpc(5, "ping")],
+                 [only_ids(0, 1, 2, 3, 4, 5), bytes_as_direct(), stderr_passes], baseline=True),
+        WireCase("wire-client-eof", "all requests written at once, then stdin closed: every answer still comes",
+                 [INIT, INITIALIZED, tool_call(1, "ok"), tool_call(2, "wrong_type"), rpc(3, "ping")],
+                 [valid_answer(1), exact_replacement(2), only_ids(0, 1, 2, 3, ordered=False), reaches_eof],
+                 pipelined=True),
+        WireCase("wire-unknown-tool", "a call of a tool the server does not list: answered by the proxy, not sent",
+                 [*listed, tool_call(4, "no_such_tool")], [exact_replacement(4), wire_never_reached("no_such_tool")]),
+        WireCase("wire-list-changed", "after tools/list_changed and a new tools/list, the new outputSchema applies",
+                 [*listed, tool_call(2, "ok"), tool_call(3, "tighten"), rpc(4, "tools/list"), tool_call(5, "ok")],
+                 [valid_answer(2), exact_replacement(5)]),
+        WireCase("wire-crlf", "a CR LF line is relayed (the \\r kept or dropped, the rest byte for byte)",
+                 [*listed, tool_call(2, "crlf")], [only_ids(0, 1, 2), bytes_as_direct(strip_cr=True)], baseline=True),
+        WireCase("wire-string-id", 'the replacement for id "a-1" (a string id) is exactly the documented line',
+                 [*listed, tool_call("a-1", "wrong_type")], [exact_replacement("a-1")]),
+        WireCase("wire-id-0", "the replacement for id 0 after a handshake with string id",
+                 [{**INIT, "id": "init"}, INITIALIZED, rpc("l", "tools/list"), tool_call(0, "dup_forged")],
+                 [exact_replacement(0), only_ids("init", "l", 0)]),
+        WireCase("wire-call-before-list", "tools/call before any tools/list: replaced; the proxy's own "
+                 "tools/list answer is not relayed", [*handshake, tool_call(7, "extra_field"), tool_call(8, "ok")],
+                 [exact_replacement(7), valid_answer(8), only_ids(0, 7, 8)]),
+        WireCase("wire-paginated-client", "tools/list in pages of 4 (client walks all pages), then a bad result "
+                 "from the last page", [*handshake, rpc(1, "tools/list"), rpc(2, "tools/list", {"cursor": "4"}),
+                 rpc(3, "tools/list", {"cursor": "8"}), rpc(4, "tools/list", {"cursor": "12"}),
+                 tool_call(5, "extra_field")],
+                 [exact_replacement(5)], env={"FAULT_PAGE_SIZE": "4"}),
+        WireCase("wire-paginated-unlisted", "tools/list in pages of 4, client reads only page 1, then calls a tool "
+                 "of page 3", [*handshake, rpc(1, "tools/list"), tool_call(2, "extra_field")],
+                 [exact_replacement(2)], env={"FAULT_PAGE_SIZE": "4"}),
+        WireCase("wire-args-page3", "pages of 4, client reads page 1 only; echo_args (page 4) n=11 is not sent",
+                 [*handshake, rpc(1, "tools/list"), tool_call(2, "echo_args", {"n": 11})],
+                 [exact_replacement(2)], env={"FAULT_PAGE_SIZE": "4"}),
+        WireCase("wire-no-newline", "a final line without newline at server EOF is relayed with a newline",
+                 [*listed, tool_call(2, "no_newline")], [valid_answer(2), line_ends_with(2, b"}"), reaches_eof]),
+        WireCase("wire-exit-pending", "the server exits with a call pending: a JSON-RPC error for it, then EOF",
+                 [*listed, tool_call(9, "exit_now")], [error_answer(9), reaches_eof]),
+    ]
+    return cases
+
+
+def evaluate_wire(case: WireCase, relay: str, jsongate: Path) -> tuple[WireCase, str | None, str]:
+    run = wire_exchange(case.messages, relay, jsongate, case.env, case.pipelined)
+    baseline = None
+    if relay == "proxy" and case.baseline:
+        baseline = wire_exchange(case.messages, "direct", jsongate, case.env, case.pipelined)
+    problem = None
+    for check in case.checks:
+        problem = check(run, baseline)
+        if problem:
+            break
+    last_id = next((m["id"] for m in reversed(case.messages) if "id" in m), None)
+    return case, problem, show(run.answer(last_id))
+
+
+# --------------------------------------------------------------------------------------------
 # Matrix
 
 
@@ -492,7 +844,8 @@ def print_seen(outcomes: list[Outcome], cases: list[Case], clients: list[str]) -
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--relay", choices=["proxy", "direct"], default="proxy")
-    parser.add_argument("--only", action="append", choices=CLIENTS, help="run only this client (repeatable)")
+    parser.add_argument("--only", action="append", choices=[*CLIENTS, "wire"],
+                        help="run only this client, or the wire cases (repeatable)")
     parser.add_argument("--case", action="append", help="run only cases whose name contains this (repeatable)")
     parser.add_argument("--jobs", type=int, default=3, help="client runs at once (default 3)")
     parser.add_argument("--jsongate", type=Path, default=Path(os.environ.get("JSONGATE", ROOT / "target/release/jsongate")))
@@ -501,14 +854,20 @@ def main() -> int:
     options = parser.parse_args()
 
     cases = build_cases()
+    wire_cases = build_wire_cases()
     if options.list:
-        for case in cases:
+        for case in [*cases, *wire_cases]:
             print(f"{case.name:<30} {case.what}")
         return 0
     if options.case:
         cases = [c for c in cases if any(part in c.name for part in options.case)]
-    clients = options.only or CLIENTS
-    if not cases:
+        wire_cases = [c for c in wire_cases if any(part in c.name for part in options.case)]
+    clients = [c for c in (options.only or CLIENTS) if c != "wire"]
+    if options.only and "wire" not in options.only:
+        wire_cases = []
+    if not clients:
+        cases = []
+    if not cases and not wire_cases:
         print("no case matches", file=sys.stderr)
         return 2
     missing = [str(p) for p in (VENV_PY, NODE_BIN / "mcp-server-everything", RMCP_BIN) if not p.exists()]
@@ -522,16 +881,29 @@ def main() -> int:
     jobs = [(case, client) for case in cases for client in clients]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         futures = [pool.submit(evaluate, case, client, options.relay, options.jsongate) for case, client in jobs]
+        wire_futures = [pool.submit(evaluate_wire, case, options.relay, options.jsongate) for case in wire_cases]
         outcomes = [future.result() for future in futures]
+        wire_outcomes = [future.result() for future in wire_futures]
 
-    print_table(outcomes, cases, clients, options.relay)
-    if options.seen or options.relay == "direct":
-        print_seen(outcomes, cases, clients)
-    failed = sum(1 for o in outcomes if o.problem)
-    slowest = max(outcomes, key=lambda o: o.seconds)
-    print(f"\n(relay={options.relay}, {time.monotonic() - started:.0f}s; slowest run "
-          f"{slowest.case.name}/{slowest.client} {slowest.seconds:.1f}s)")
-    print(f"{len(outcomes) - failed} passed, {failed} failed")
+    if cases:
+        print_table(outcomes, cases, clients, options.relay)
+        if options.seen or options.relay == "direct":
+            print_seen(outcomes, cases, clients)
+    if wire_cases:
+        width = max(len(c.name) for c in wire_cases)
+        print(f"\nWire cases (raw JSON-RPC lines, no SDK), relay={options.relay}\n")
+        for case, problem, answer in wire_outcomes:
+            print(f"{case.name:<{width}}  {'pass' if problem is None else 'FAIL'}  {case.what}")
+            if problem:
+                print(f"{'':<{width}}        -> {problem}")
+            if options.seen:
+                print(f"{'':<{width}}        last answer: {answer}")
+    failed = sum(1 for o in outcomes if o.problem) + sum(1 for _, problem, _ in wire_outcomes if problem)
+    total = len(outcomes) + len(wire_outcomes)
+    slowest = max(outcomes, key=lambda o: o.seconds, default=None)
+    slow = f"; slowest client run {slowest.case.name}/{slowest.client} {slowest.seconds:.1f}s" if slowest else ""
+    print(f"\n(relay={options.relay}, {time.monotonic() - started:.0f}s{slow})")
+    print(f"{total - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
