@@ -9,6 +9,13 @@ use super::message::{Finding, Inline, Message};
 use super::reply::{audit, call_reason, error_response, error_result, result_reason};
 use super::tools::{Known, Tool, Tools};
 use super::{Id, LineFacts, Out, Shared, MAX_PENDING};
+
+/// Most pages the proxy follows in its own listing; a server that keeps sending
+/// `nextCursor` past it fails the listing (the held calls are refused).
+pub const MAX_LIST_PAGES: usize = 100;
+
+/// Most calls held while the proxy lists tools (each keeps its line).
+pub const MAX_HELD: usize = 64;
 use crate::action::{Call, RateState, Verdict};
 use crate::select::{write_json_string, Value};
 use crate::{Limits, Rejection, Validator};
@@ -49,6 +56,8 @@ pub(super) struct State {
     pub(super) rate: RateState,
     /// The client closed its side (the server's input is closed once nothing is held).
     pub(super) client_closed: bool,
+    /// Pages read by the proxy's own listing so far.
+    pub(super) list_pages: usize,
 }
 
 /// A client line that is not a usable message: answered with a JSON-RPC error, not
@@ -186,8 +195,13 @@ fn on_call(
         }
         None => {
             // Learn the tools first; the call waits.
+            if st.held.len() >= MAX_HELD {
+                let f = Finding::of("too_many_pending");
+                return refuse(st, outs, f, "too many calls are waiting for the tool list");
+            }
             if !st.listing {
                 let meta = own_meta(&msg, line, shared.limits);
+                st.list_pages = 0;
                 start_listing(st, outs, None, meta);
             }
             st.held.push(Held {
@@ -508,7 +522,22 @@ pub(super) fn on_server(
                 return;
             }
             st.tools.learn(msg, line, shared.compile);
+            st.list_pages += 1;
             match &msg.next_cursor {
+                Some(_) if st.list_pages >= MAX_LIST_PAGES => {
+                    let f = Finding::of("tools_list_too_long");
+                    audit(
+                        shared,
+                        outs,
+                        None,
+                        Some(&id),
+                        "to_client",
+                        "dropped",
+                        Some(&f),
+                        facts,
+                    );
+                    release_held(shared, st, outs, true);
+                }
                 Some(c) => start_listing(st, outs, Some(c), meta),
                 None => {
                     st.tools.complete = true;

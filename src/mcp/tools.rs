@@ -9,6 +9,9 @@ use std::sync::Arc;
 use super::message::{Message, ToolSpans};
 use crate::{Limits, Schema};
 
+/// Most tools remembered at once.
+pub const MAX_TOOLS: usize = 10_000;
+
 /// A tool whose schemas compiled.
 #[derive(Debug)]
 pub struct Tool {
@@ -80,6 +83,10 @@ impl Tools {
         }
         for t in &msg.tools {
             let Some(name) = &t.name else { continue };
+            if self.map.len() >= MAX_TOOLS && !self.map.contains_key(name) {
+                // Past the cap, further tools stay unknown (calls to them are refused).
+                break;
+            }
             let known = if seen[name.as_str()] > 1 {
                 Known::Unusable("tool_listed_twice", "the page lists the name twice".into())
             } else {

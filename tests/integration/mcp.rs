@@ -847,3 +847,30 @@ fn the_command_rejects_bad_usage() {
     let out = proxy_cmd(&["--bogus", "--", "true"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn an_endless_listing_is_cut_off_and_holding_is_bounded() {
+    let mut h = Harness::default();
+    h.client(&call(1, "lookup", r#"{"n":1}"#));
+    let mut pages = 0;
+    // Each page asks for the next, until the proxy gives up.
+    while let Ok(l) = h.server_in.recv_timeout(QUIET) {
+        let own: Value = serde_json::from_slice(&l).unwrap();
+        pages += 1;
+        assert!(pages <= 100, "the listing never ends");
+        let tool = json!({"name": format!("t{pages}"), "inputSchema": {}});
+        let reply =
+            json!({"jsonrpc":"2.0","id":own["id"],"result":{"tools":[tool],"nextCursor":"more"}});
+        h.server(&reply.to_string());
+    }
+    assert!(replacement(&h.client_gets_json(), &json!(1)).contains("could not list"));
+    assert_eq!(pages, 100);
+    assert_eq!(h.audit.lines()[0]["class"], "tools_list_too_long");
+    // At most 64 calls wait for a listing; the 65th is refused at once.
+    for i in 0..65 {
+        h.client(&call(100 + i, "lookup", r#"{"n":1}"#));
+    }
+    h.server_gets();
+    let v = h.client_gets_json();
+    assert!(replacement(&v, &json!(164)).contains("too_many_pending"));
+}
