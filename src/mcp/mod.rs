@@ -28,6 +28,7 @@ mod session;
 pub mod tools;
 
 use std::io::{self, BufWriter, Read, Write};
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
@@ -82,6 +83,14 @@ impl Default for Config {
     }
 }
 
+/// Work for the server writer thread.
+enum ToServer {
+    /// A line (newline added).
+    Line(Vec<u8>),
+    /// Close the server's input (and end the writer thread).
+    Close,
+}
+
 /// What to write once the state lock is released.
 enum Out {
     /// Bytes for the client (a full line, newline included).
@@ -121,6 +130,10 @@ struct Shared {
     /// Buffered so that a line and its newline leave in one write.
     to_client: Mutex<BufWriter<Box<dyn Write + Send>>>,
     to_server: Mutex<Option<BufWriter<Box<dyn Write + Send>>>>,
+    /// What the server loop sends to the server goes through a writer thread, so that the
+    /// server loop never blocks on the server's input while the server waits for its
+    /// output to be read.
+    server_queue: Sender<ToServer>,
     audit: Option<Mutex<Box<dyn Write + Send>>>,
 }
 
@@ -170,7 +183,9 @@ impl Proxy {
         SO: Read,
     {
         let c = self.config;
+        let (server_queue, queue) = channel();
         let shared = Arc::new(Shared {
+            server_queue,
             limits: c.limits,
             compile: CompileOptions {
                 format_assertion: c.format_assertion,
@@ -201,11 +216,32 @@ impl Proxy {
                 // Closing the server's input tells it to exit; calls held for the proxy's
                 // own listing are sent first (the server loop closes it then).
                 if !listing {
-                    lock(&s.to_server).take();
+                    let _ = s.server_queue.send(ToServer::Close);
                 }
                 on_client_closed();
             })?;
-        server_loop(&shared, server_out)
+        let s = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("mcp-server-writer".into())
+            .spawn(move || {
+                for cmd in queue {
+                    match cmd {
+                        ToServer::Line(b) => {
+                            if let Some(w) = lock(&s.to_server).as_mut() {
+                                write_line(w, &b);
+                            }
+                        }
+                        ToServer::Close => {
+                            lock(&s.to_server).take();
+                            return;
+                        }
+                    }
+                }
+            })?;
+        let end = server_loop(&shared, server_out);
+        // The server is gone (or the client): nothing more goes to it.
+        let _ = shared.server_queue.send(ToServer::Close);
+        end
     }
 }
 
@@ -237,7 +273,7 @@ fn client_loop<R: Read>(shared: &Shared, input: R) {
                 on_client(shared, &mut st, msg, &lines.buf, &facts, &mut outs);
             }
         }
-        if !flush(shared, outs, &lines.buf) {
+        if !flush(shared, outs, &lines.buf, false) {
             return;
         }
         if line.eof {
@@ -310,11 +346,11 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
             }
             close_server_input = st.client_closed && !st.listing;
         }
-        if !flush(shared, outs, &lines.buf) {
+        if !flush(shared, outs, &lines.buf, true) {
             return Ok(End::ClientGone);
         }
         if close_server_input {
-            lock(&shared.to_server).take();
+            let _ = shared.server_queue.send(ToServer::Close);
         }
         if line.eof {
             break;
@@ -342,13 +378,13 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
             )));
         }
     }
-    flush(shared, outs, &[]);
+    flush(shared, outs, &[], true);
     Ok(End::ServerClosed)
 }
 
 /// Writes the outputs. `line` is the line being handled; `from_client` says which way it
 /// was going. Returns false once the client is gone.
-fn flush(shared: &Shared, mut outs: Vec<Out>, line: &[u8]) -> bool {
+fn flush(shared: &Shared, mut outs: Vec<Out>, line: &[u8], queued: bool) -> bool {
     let mut client_ok = true;
     // The audit record is written before either side sees the outcome.
     outs.sort_by_key(|o| !matches!(o, Out::Audit(_)));
@@ -356,6 +392,9 @@ fn flush(shared: &Shared, mut outs: Vec<Out>, line: &[u8]) -> bool {
         match o {
             Out::Client(b) => client_ok &= write_line(&mut *lock(&shared.to_client), &b),
             Out::ClientLine => client_ok &= write_line(&mut *lock(&shared.to_client), line),
+            Out::Server(b) if queued => {
+                let _ = shared.server_queue.send(ToServer::Line(b));
+            }
             Out::Server(b) => {
                 if let Some(w) = lock(&shared.to_server).as_mut() {
                     write_line(w, &b);
