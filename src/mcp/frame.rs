@@ -109,7 +109,7 @@ enum Want {
 
 /// A lenient, bounded pass over the bytes of a line that failed the strict scan, looking for
 /// the value of a top-level member named exactly `"id"` (a number, a plain string or `null`).
-/// It never allocates beyond [`MAX_ID`] bytes. A line with two different top-level ids, or
+/// It never keeps more than 256 bytes. A line with two different top-level ids, or
 /// none, recovers nothing.
 ///
 /// The recovered id only chooses which pending request gets the proxy's error answer: a
