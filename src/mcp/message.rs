@@ -521,3 +521,78 @@ impl Finding {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Limits, Scanner};
+
+    fn read(line: &str) -> Message {
+        let mut route = NoRoute;
+        let mut sink = MessageSink::new(&mut route);
+        Scanner::new(Limits::new())
+            .scan_slice(line.as_bytes(), &mut sink)
+            .unwrap();
+        sink.msg
+    }
+
+    fn span<'a>(line: &'a str, s: Option<Span>) -> &'a str {
+        let (a, b) = s.unwrap();
+        &line[a..b]
+    }
+
+    #[test]
+    fn a_call_names_its_tool_arguments_meta_and_task() {
+        let l = r#"{"params":{"_meta":{"a":[1]},"name":"t","arguments":{"x":{"y":[]}},"task":{}},"method":"tools/call","id":"q"}"#;
+        let m = read(l);
+        assert_eq!(m.id, Some(Id::Str("q".into())));
+        assert_eq!(m.method.as_deref(), Some("tools/call"));
+        assert_eq!(m.tool.as_deref(), Some("t"));
+        assert_eq!(span(l, m.arguments), r#"{"x":{"y":[]}}"#);
+        assert_eq!(span(l, m.meta), r#"{"a":[1]}"#);
+        assert!(m.wants_task && m.is_request() && !m.is_response());
+    }
+
+    #[test]
+    fn a_listing_gives_each_tools_schemas() {
+        let l = r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"inputSchema":{},"outputSchema":{"x":{"name":"no"}},"name":"b"},{"name":"c","inputSchema":[]},5],"nextCursor":"n"}}"#;
+        let m = read(l);
+        assert_eq!(m.id, Some(Id::Num("7".into())));
+        assert_eq!(m.tools.len(), 4);
+        assert_eq!(m.tools[0].name.as_deref(), Some("a"));
+        assert_eq!(span(l, m.tools[0].input), r#"{"type":"object"}"#);
+        assert_eq!(m.tools[1].name.as_deref(), Some("b"));
+        assert_eq!(span(l, m.tools[1].output), r#"{"x":{"name":"no"}}"#);
+        assert!(m.tools[2].bad_schema);
+        assert!(m.tools[3].name.is_none());
+        assert_eq!(m.next_cursor.as_deref(), Some("n"));
+    }
+
+    #[test]
+    fn a_result_reports_its_members_and_their_types() {
+        let l = r#"{"id":1,"result":{"content":[{"structuredContent":1}],"structuredContent":{"a":{"isError":1}},"isError":false,"resultType":"complete","task":{"taskId":"t"}}}"#;
+        let m = read(l);
+        assert!(m.is_response() && m.has_result && !m.bad_result);
+        assert_eq!(span(l, m.structured), r#"{"a":{"isError":1}}"#);
+        assert_eq!(m.is_error, Some(false));
+        assert!(!m.bad_is_error && !m.bad_content && !m.bad_structured);
+        assert_eq!(m.result_type.as_deref(), Some("complete"));
+        assert_eq!(m.task_id.as_deref(), Some("t"));
+        let m =
+            read(r#"{"id":null,"result":{"content":{},"structuredContent":[],"isError":"no"}}"#);
+        assert_eq!(m.id, Some(Id::Null));
+        assert!(m.bad_content && m.bad_structured && m.bad_is_error);
+        assert!(read(r#"{"id":[1]}"#).bad_id);
+        assert!(read(r#"{"method":1}"#).bad_method);
+        assert!(read(r#"{"error":{},"id":2}"#).is_response());
+    }
+
+    #[test]
+    fn a_non_object_stops_at_once() {
+        let mut route = NoRoute;
+        let mut sink = MessageSink::new(&mut route);
+        let out = Scanner::new(Limits::new()).scan_slice(b"[1,2,", &mut sink);
+        assert_eq!(out.unwrap(), crate::Outcome::Stopped);
+        assert!(sink.msg.not_object);
+    }
+}
