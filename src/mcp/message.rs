@@ -536,7 +536,7 @@ mod tests {
         sink.msg
     }
 
-    fn span<'a>(line: &'a str, s: Option<Span>) -> &'a str {
+    fn span(line: &str, s: Option<Span>) -> &str {
         let (a, b) = s.unwrap();
         &line[a..b]
     }
