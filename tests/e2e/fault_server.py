@@ -64,6 +64,10 @@ FAULT_TOOLS = {
     "exit_now": "the server exits without answering",
     "server_request": "a ping request and a log notification to the client, then a valid result",
     "tighten": "from now on ok's outputSchema requires note 'strict'; notifies tools/list_changed",
+    "id_float": "the wrong_type result, its id written as a float (2 -> 2.0)",
+    "id_exp": "the wrong_type result, its id written with an exponent (2 -> 2e0)",
+    "id_string": "the wrong_type result, a numeric id written as a string (2 -> \"2\")",
+    "batch": "the wrong_type result inside a one-element JSON-RPC batch array",
 }
 
 DEEP_LEVELS = 5000
@@ -196,6 +200,20 @@ def call_tool(request_id: object, params: dict, modern: bool) -> None:
     elif name == "extra_field":
         bad = {"approved": False, "score": 7, "admin_override": True}
         reply(request_id, {"content": content(dumps(bad)), "structuredContent": bad}, modern, result_first=True)
+    elif name in ("id_float", "id_exp", "id_string", "batch"):
+        bad = {"approved": "yes", "score": 7}
+        result = {"content": content(dumps(bad)), "structuredContent": bad}
+        if modern:
+            result["resultType"] = "complete"
+        rid = dumps(request_id)
+        if isinstance(request_id, int) and name == "id_float":
+            rid = f"{request_id}.0"
+        elif isinstance(request_id, int) and name == "id_exp":
+            rid = f"{request_id}e0"
+        elif isinstance(request_id, int) and name == "id_string":
+            rid = dumps(str(request_id))
+        line = f'{{"jsonrpc":"2.0","id":{rid},"result":{dumps(result)}}}'
+        write((f"[{line}]" if name == "batch" else line).encode())
     elif name == "tool_error":
         reply(request_id, {"content": content("the tool failed"), "isError": True}, modern)
     elif name == "exit_now":
@@ -217,6 +235,14 @@ def call_tool(request_id: object, params: dict, modern: bool) -> None:
         error(request_id, -32602, f"unknown tool {name!r}")
 
 
+tasks: dict[str, dict] = {}  # taskId -> the tools/call params
+
+
+def task_status(task_id: str, status: str) -> dict:
+    now = "2026-01-01T00:00:00Z"
+    return {"taskId": task_id, "status": status, "createdAt": now, "lastUpdatedAt": now, "ttl": 60000}
+
+
 def handle(message: dict) -> None:
     method = message.get("method")
     request_id = message.get("id")
@@ -232,7 +258,7 @@ def handle(message: dict) -> None:
             request_id,
             {
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": True}},
+                "capabilities": {"tools": {"listChanged": True}, "tasks": {"requests": {"tools": {"call": {}}}}},
                 "serverInfo": {"name": "jsongate-e2e-fault-server", "version": "1.0.0"},
             },
             modern=False,
@@ -265,8 +291,17 @@ def handle(message: dict) -> None:
         if modern:
             listing.update(cacheScope="private", ttlMs=0)  # required on 2026-07-28
         reply(request_id, listing, modern)
+    elif method == "tools/call" and isinstance(params.get("task"), dict):
+        # Task-augmented call (2025-11-25): the result comes later from tasks/result.
+        task_id = f"task-{len(tasks) + 1}"
+        tasks[task_id] = params
+        reply(request_id, {"task": task_status(task_id, "working")}, modern)
     elif method == "tools/call":
         call_tool(request_id, params, modern)
+    elif method == "tasks/get" and params.get("taskId") in tasks:
+        reply(request_id, task_status(params["taskId"], "completed"), modern)
+    elif method == "tasks/result" and params.get("taskId") in tasks:
+        call_tool(request_id, tasks[params["taskId"]], modern)
     else:
         error(request_id, -32601, f"method not found: {method}")
 

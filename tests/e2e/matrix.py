@@ -208,6 +208,18 @@ def rejected(step: int) -> Check:
     return check
 
 
+def no_invalid_accepted(step: int) -> Check:
+    """Safety only: the client did not take the server's invalid result as a valid one."""
+
+    def check(run: Run, baseline: Run | None) -> str | None:
+        record = run.step(step)
+        if record is not None and record.get("outcome") == "result" and not record.get("isError"):
+            return f"the invalid result was accepted: {seen(record)}"
+        return None
+
+    return check
+
+
 def never_reached(tool: str) -> Check:
     def check(run: Run, baseline: Run | None) -> str | None:
         if run.calls_logged(tool):
@@ -281,6 +293,10 @@ class Case:
     checks: list[Check]
     baseline: bool = False  # run the client directly too, for same_as_direct
     focus: int = 0  # the step whose outcome the table's "seen" column shows
+    # A proxy bug reported but not fixed yet: a run failing `checks` but passing `safe_checks`
+    # is "xfail" (not counted as a failure); one passing `checks` is "XPASS".
+    known_issue: str | None = None
+    safe_checks: list[Check] = field(default_factory=list)
 
 
 def call(tool: str, args: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
@@ -421,6 +437,17 @@ def build_cases() -> list[Case]:
     ]:
         cases.append(Case(f"fault-{tool}", f"{what}: replaced by a jsongate error",
                           fault, fixed(call(tool, None, FAULT_CALL_TIMEOUT)), [rejected(0), reached(tool)]))
+    alias_issue = "id alias answer dropped, call hangs (reported in the proxy bug list)"
+    for tool, what in [
+        ("id_float", "the wrong_type result with its id written 2.0"),
+        ("id_exp", "the wrong_type result with its id written 2e0"),
+        ("id_string", 'the wrong_type result with its numeric id written as a string "2"'),
+    ]:
+        cases.append(Case(f"fault-{tool}", f"{what}: never accepted; should be replaced, not left pending",
+                          fault, fixed(call(tool, None, 3)), [rejected(0)],
+                          known_issue=alias_issue, safe_checks=[no_invalid_accepted(0)]))
+    cases.append(Case("fault-batch", "the wrong_type result inside a one-element batch array: replaced",
+                      fault, fixed(call("batch", None, FAULT_CALL_TIMEOUT)), [rejected(0)]))
     cases += [
         Case("lowlevel-good", "Python SDK low-level server, conforming structuredContent",
              lowlevel, fixed(call("lowlevel_good", None, FAULT_CALL_TIMEOUT)),
@@ -761,6 +788,12 @@ def build_wire_cases() -> list[WireCase]:
         WireCase("wire-args-page3", "pages of 4, client reads page 1 only; echo_args (page 4) n=11 is not sent",
                  [*handshake, rpc(1, "tools/list"), tool_call(2, "echo_args", {"n": 11})],
                  [exact_replacement(2)], env={"FAULT_PAGE_SIZE": "4"}),
+        WireCase("wire-task-result", "task-augmented calls: tasks/result of wrong_type replaced, of ok unchanged",
+                 [*listed, rpc(2, "tools/call", {"name": "wrong_type", "arguments": {}, "task": {"ttl": 60000}}),
+                  rpc(3, "tasks/get", {"taskId": "task-1"}), rpc(4, "tasks/result", {"taskId": "task-1"}),
+                  rpc(5, "tools/call", {"name": "ok", "arguments": {}, "task": {"ttl": 60000}}),
+                  rpc(6, "tasks/result", {"taskId": "task-2"})],
+                 [exact_replacement(4), valid_answer(6), only_ids(0, 1, 2, 3, 4, 5, 6)]),
         WireCase("wire-no-newline", "a final line without newline at server EOF is relayed with a newline",
                  [*listed, tool_call(2, "no_newline")], [valid_answer(2), line_ends_with(2, b"}"), reaches_eof]),
         WireCase("wire-exit-pending", "the server exits with a call pending: a JSON-RPC error for it, then EOF",
@@ -791,9 +824,10 @@ def evaluate_wire(case: WireCase, relay: str, jsongate: Path) -> tuple[WireCase,
 class Outcome:
     case: Case
     client: str
-    problem: str | None
+    problem: str | None  # the failure, or for "xfail" the known issue's failure
     seen: str
     seconds: float
+    status: str = "pass"  # pass, FAIL, xfail, XPASS
 
 
 def evaluate(case: Case, client: str, relay: str, jsongate: Path) -> Outcome:
@@ -808,7 +842,13 @@ def evaluate(case: Case, client: str, relay: str, jsongate: Path) -> Outcome:
             if problem:
                 break
     focus = run.step(case.focus) if run.connect() else run.connect()
-    return Outcome(case, client, problem, seen(focus), run.seconds)
+    status = "pass" if problem is None else "FAIL"
+    if case.known_issue and relay == "proxy":
+        if problem is None:
+            status = "XPASS"
+        elif connected(run) is None and not any(check(run, baseline) for check in case.safe_checks):
+            status = "xfail"
+    return Outcome(case, client, problem, seen(focus), run.seconds, status)
 
 
 def print_table(outcomes: list[Outcome], cases: list[Case], clients: list[str], relay: str) -> None:
@@ -821,13 +861,19 @@ def print_table(outcomes: list[Outcome], cases: list[Case], clients: list[str], 
         cells = []
         for client in clients:
             outcome = by_key[(case.name, client)]
-            cells.append(f"{'pass' if outcome.problem is None else 'FAIL':<9}")
+            cells.append(f"{outcome.status:<9}")
         print(f"{case.name:<{width}}  " + "  ".join(cells))
-    failures = [o for o in outcomes if o.problem]
+    failures = [o for o in outcomes if o.status == "FAIL"]
     if failures:
         print("\nFailures (case / client: reason):")
         for outcome in failures:
             print(f"  {outcome.case.name} / {outcome.client}: {outcome.problem}")
+    known = [o for o in outcomes if o.status in ("xfail", "XPASS")]
+    if known:
+        print("\nKnown proxy issues (xfail: safe but not as specified; XPASS: fixed, drop the mark):")
+        for outcome in known:
+            print(f"  {outcome.status} {outcome.case.name} / {outcome.client}: {outcome.case.known_issue}: "
+                  f"{outcome.problem or 'now passes'}")
 
 
 def print_seen(outcomes: list[Outcome], cases: list[Case], clients: list[str]) -> None:
@@ -837,7 +883,7 @@ def print_seen(outcomes: list[Outcome], cases: list[Case], clients: list[str]) -
         print(f"  {case.name}: {case.what}")
         for client in clients:
             outcome = by_key[(case.name, client)]
-            mark = "ok  " if outcome.problem is None else "FAIL"
+            mark = {"pass": "ok  "}.get(outcome.status, outcome.status)
             print(f"    {mark} {client:<9} {outcome.seen}")
 
 
@@ -898,11 +944,13 @@ def main() -> int:
                 print(f"{'':<{width}}        -> {problem}")
             if options.seen:
                 print(f"{'':<{width}}        last answer: {answer}")
-    failed = sum(1 for o in outcomes if o.problem) + sum(1 for _, problem, _ in wire_outcomes if problem)
-    total = len(outcomes) + len(wire_outcomes)
+    failed = sum(1 for o in outcomes if o.status == "FAIL") + sum(1 for _, problem, _ in wire_outcomes if problem)
+    xfail = sum(1 for o in outcomes if o.status == "xfail")
+    total = len(outcomes) + len(wire_outcomes) - xfail
     slowest = max(outcomes, key=lambda o: o.seconds, default=None)
     slow = f"; slowest client run {slowest.case.name}/{slowest.client} {slowest.seconds:.1f}s" if slowest else ""
-    print(f"\n(relay={options.relay}, {time.monotonic() - started:.0f}s{slow})")
+    print(f"\n(relay={options.relay}, {time.monotonic() - started:.0f}s{slow}"
+          + (f"; {xfail} known-issue runs (xfail) not counted" if xfail else "") + ")")
     print(f"{total - failed} passed, {failed} failed")
     return 1 if failed else 0
 
