@@ -198,6 +198,9 @@ impl Compiler {
             }
         }
         check_in_place_cycles(&self.nodes, &dynamic_anchors, &self.resources)?;
+        if !self.uses_dynamic_scope {
+            self.bypass_sole_refs();
+        }
         Ok(Program {
             nodes: self.nodes,
             labels: self.labels,
@@ -207,6 +210,52 @@ impl Compiler {
             uses_dynamic_scope: self.uses_dynamic_scope,
             uses_unevaluated: self.uses_unevaluated,
         })
+    }
+
+    /// Points edges into a node that is only a `$ref` straight at the reference's target,
+    /// with the two keyword paths joined (`items` + `$ref` = `items/$ref`), so the runtime
+    /// evaluates one subschema instead of two and error locations read the same.
+    ///
+    /// Only without a dynamic scope: a skipped node could otherwise be the one entering a
+    /// new resource. Targets that are `true`/`false` stay behind their `$ref` (a `false`
+    /// reports the keyword of the edge that reached it). The root keeps its own node.
+    fn bypass_sole_refs(&mut self) {
+        let redirect: Vec<Option<(NodeId, u32)>> = self
+            .nodes
+            .iter()
+            .map(|n| match &n.kind {
+                NodeKind::Keywords(k) => k.sole_ref().and_then(|c| {
+                    let target = &self.nodes[c.node as usize].kind;
+                    (!matches!(target, NodeKind::Bool(_))).then_some((c.node, c.label))
+                }),
+                _ => None,
+            })
+            .collect();
+        let mut nodes = std::mem::take(&mut self.nodes);
+        for n in &mut nodes {
+            let NodeKind::Keywords(k) = &mut n.kind else {
+                continue;
+            };
+            for c in k.children_mut() {
+                // Chains of references end: in-place cycles were refused above. The bound
+                // is only a guard.
+                let mut hops = 0;
+                while let Some((target, label)) = redirect[c.node as usize] {
+                    if hops == redirect.len() {
+                        break;
+                    }
+                    hops += 1;
+                    let joined = format!(
+                        "{}/{}",
+                        self.labels[c.label as usize], self.labels[label as usize]
+                    );
+                    c.label = self.label(&joined);
+                    c.node = target;
+                    c.skipped += 1;
+                }
+            }
+        }
+        self.nodes = nodes;
     }
 
     fn location_text(&self, loc: &Loc) -> String {
@@ -475,6 +524,7 @@ impl Compiler {
         Child {
             node,
             label: self.label(label),
+            skipped: 0,
         }
     }
 
@@ -602,6 +652,7 @@ impl Compiler {
             k.refs.push(Child {
                 node,
                 label: self.label("$ref"),
+                skipped: 0,
             });
             if draft == Draft::Draft7 {
                 self.nodes[id as usize].simple = false;
@@ -626,6 +677,7 @@ impl Compiler {
                 let fallback = Child {
                     node,
                     label: self.label("$dynamicRef"),
+                    skipped: 0,
                 };
                 if dynamic {
                     self.uses_dynamic_scope = true;
@@ -649,6 +701,7 @@ impl Compiler {
                 let fallback = Child {
                     node,
                     label: self.label("$recursiveRef"),
+                    skipped: 0,
                 };
                 if self.resources[res as usize].recursive_anchor {
                     self.uses_dynamic_scope = true;
@@ -854,6 +907,7 @@ impl Compiler {
                 k.consts.push(Child {
                     node,
                     label: self.label("const"),
+                    skipped: 0,
                 });
             }
             if let Some(e) = get("enum") {

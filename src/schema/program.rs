@@ -11,6 +11,11 @@ use std::collections::HashMap;
 use super::decimal::Decimal;
 use super::regex::Regex;
 
+/// A map keyed by names of the instance (property names, watched names): looked up once per
+/// member on the hot path, so it uses a fast non-cryptographic hash (the keys come from the
+/// schema, not from the instance).
+pub(crate) type NameMap<V> = hashbrown::HashMap<Box<str>, V, foldhash::fast::FixedState>;
+
 /// Index of a node in [`Program::nodes`].
 pub(crate) type NodeId = u32;
 
@@ -21,6 +26,10 @@ pub(crate) struct Child {
     pub(crate) node: NodeId,
     /// Index into [`Program::labels`].
     pub(crate) label: u32,
+    /// Subschemas made only of a `$ref` that this edge goes through without evaluating
+    /// them (see `Compiler::bypass_sole_refs`); the runtime still counts them against the
+    /// evaluation budget, so budgets mean what they meant.
+    pub(crate) skipped: u32,
 }
 
 /// Instance types as a bit set.
@@ -136,7 +145,7 @@ pub(crate) struct Keywords {
     // Objects.
     pub(crate) properties: Vec<(Box<str>, Child)>,
     /// Index into `properties` by name, built when there are many.
-    pub(crate) property_index: Option<HashMap<Box<str>, usize>>,
+    pub(crate) property_index: Option<NameMap<usize>>,
     pub(crate) pattern_properties: Vec<(Regex, Child)>,
     pub(crate) additional_properties: Option<Child>,
     pub(crate) property_names: Option<Child>,
@@ -155,7 +164,11 @@ pub(crate) struct Keywords {
     /// values, then `dependentSchemas` keys (first occurrence wins), with a hash index when
     /// there are many.
     pub(crate) watch: Vec<Box<str>>,
-    pub(crate) watch_map: Option<HashMap<Box<str>, u32>>,
+    pub(crate) watch_map: Option<NameMap<u32>>,
+    /// `required` as indices into `watch`.
+    pub(crate) required_watch: Vec<u32>,
+    /// `dependentRequired` as indices into `watch`: key, then the names it requires.
+    pub(crate) dependent_required_watch: Vec<(u32, Vec<u32>)>,
     /// Whether the node has results to fold when its value closes (`anyOf`, `oneOf`,
     /// structural `enum`, `unevaluated*`).
     pub(crate) folds: bool,
@@ -218,6 +231,124 @@ impl Keywords {
             && self.if_.is_none()
     }
 
+    /// The target of a node that is nothing but one `$ref`, so that edges into it can go
+    /// straight to the target. Every field is named, so a new keyword cannot be missed here.
+    pub(crate) fn sole_ref(&self) -> Option<&Child> {
+        let Keywords {
+            types,
+            consts,
+            enum_,
+            refs,
+            dynamic_ref,
+            all_of,
+            any_of,
+            one_of,
+            not,
+            if_,
+            then_,
+            else_,
+            dependent_schemas,
+            minimum,
+            maximum,
+            exclusive_minimum,
+            exclusive_maximum,
+            multiple_of,
+            min_length,
+            max_length,
+            pattern,
+            format,
+            prefix_items,
+            items,
+            contains,
+            min_contains: _,
+            max_contains,
+            min_items,
+            max_items,
+            unique_items,
+            unevaluated_items,
+            properties,
+            property_index: _,
+            pattern_properties,
+            additional_properties,
+            property_names,
+            min_properties,
+            max_properties,
+            required,
+            dependent_required,
+            unevaluated_properties,
+            needs_decimal: _,
+            int_bounds: _,
+            watch: _,
+            watch_map: _,
+            required_watch: _,
+            dependent_required_watch: _,
+            folds: _,
+        } = self;
+        let only_ref = refs.len() == 1
+            && types.is_none()
+            && consts.is_empty()
+            && enum_.is_none()
+            && dynamic_ref.is_none()
+            && all_of.is_empty()
+            && any_of.is_empty()
+            && one_of.is_empty()
+            && not.is_none()
+            && if_.is_none()
+            && then_.is_none()
+            && else_.is_none()
+            && dependent_schemas.is_empty()
+            && minimum.is_none()
+            && maximum.is_none()
+            && exclusive_minimum.is_none()
+            && exclusive_maximum.is_none()
+            && multiple_of.is_none()
+            && min_length.is_none()
+            && max_length.is_none()
+            && pattern.is_none()
+            && format.is_none()
+            && prefix_items.is_empty()
+            && items.is_none()
+            && contains.is_none()
+            && max_contains.is_none()
+            && min_items.is_none()
+            && max_items.is_none()
+            && !unique_items
+            && unevaluated_items.is_none()
+            && properties.is_empty()
+            && pattern_properties.is_empty()
+            && additional_properties.is_none()
+            && property_names.is_none()
+            && min_properties.is_none()
+            && max_properties.is_none()
+            && required.is_empty()
+            && dependent_required.is_empty()
+            && unevaluated_properties.is_none();
+        only_ref.then(|| &refs[0])
+    }
+
+    /// Every edge to a subschema (`dynamic_ref` aside), for rewriting after compilation.
+    pub(crate) fn children_mut(&mut self) -> impl Iterator<Item = &mut Child> {
+        self.refs
+            .iter_mut()
+            .chain(&mut self.all_of)
+            .chain(&mut self.any_of)
+            .chain(&mut self.one_of)
+            .chain(self.not.iter_mut())
+            .chain(self.if_.iter_mut())
+            .chain(self.then_.iter_mut())
+            .chain(self.else_.iter_mut())
+            .chain(self.dependent_schemas.iter_mut().map(|(_, c)| c))
+            .chain(&mut self.prefix_items)
+            .chain(self.items.iter_mut())
+            .chain(self.contains.iter_mut())
+            .chain(self.unevaluated_items.iter_mut())
+            .chain(self.properties.iter_mut().map(|(_, c)| c))
+            .chain(self.pattern_properties.iter_mut().map(|(_, c)| c))
+            .chain(self.additional_properties.iter_mut())
+            .chain(self.property_names.iter_mut())
+            .chain(self.unevaluated_properties.iter_mut())
+    }
+
     /// Index of `name` among the watched names.
     #[inline]
     pub(crate) fn watch_index(&self, name: &str) -> Option<u32> {
@@ -256,6 +387,16 @@ impl Keywords {
                 .collect()
         });
         self.watch = watch;
+        // Every name below is in `watch`, so the indices are always found.
+        let index = |n: &str| self.watch_index(n).unwrap_or(u32::MAX);
+        let required_watch = self.required.iter().map(|r| index(r)).collect();
+        let dependent_required_watch = self
+            .dependent_required
+            .iter()
+            .map(|(key, names)| (index(key), names.iter().map(|n| index(n)).collect()))
+            .collect();
+        self.required_watch = required_watch;
+        self.dependent_required_watch = dependent_required_watch;
         self.folds = !self.any_of.is_empty()
             || !self.one_of.is_empty()
             || self.enum_.is_some()

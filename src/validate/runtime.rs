@@ -235,6 +235,8 @@ struct Pending {
     parent: u32,
     slot: Slot,
     label: u32,
+    /// `$ref`-only subschemas the edge went through (counted against the budget).
+    skipped: u32,
 }
 
 /// Why an eval failed: which eval and keyword, at which event.
@@ -344,6 +346,7 @@ impl Runtime {
             parent: NONE,
             slot: Slot::Root,
             label: NONE,
+            skipped: 0,
         });
     }
 
@@ -355,6 +358,17 @@ impl Runtime {
     /// The verdict once the whole document was seen.
     pub(crate) fn passed(&self) -> bool {
         self.root_result == Some(true)
+    }
+
+    /// Counts evaluations that an edge stands for without allocating them (the `$ref`-only
+    /// subschemas it skips, and the target that a skipped `$ref` would have evaluated).
+    fn count(&mut self, n: u32) {
+        if n > 0 {
+            self.created += u64::from(n);
+            if self.created > self.budget {
+                self.budget_exceeded = true;
+            }
+        }
     }
 
     fn alloc(
@@ -409,9 +423,11 @@ impl Runtime {
         in_place: bool,
         offset: u64,
     ) {
-        self.spawn_node(p, parent, child.node, child.label, slot, in_place, offset);
+        let edge = (child.node, child.label, child.skipped);
+        self.spawn_edge(p, parent, edge, slot, in_place, offset);
     }
 
+    /// [`spawn`](Self::spawn) for an edge that skips nothing.
     #[allow(clippy::too_many_arguments)]
     fn spawn_node(
         &mut self,
@@ -419,6 +435,19 @@ impl Runtime {
         parent: u32,
         node: NodeId,
         label: u32,
+        slot: Slot,
+        in_place: bool,
+        offset: u64,
+    ) {
+        self.spawn_edge(p, parent, (node, label, 0), slot, in_place, offset);
+    }
+
+    /// Creates an eval of `(node, label, skipped)` under `parent`.
+    fn spawn_edge(
+        &mut self,
+        p: &Program,
+        parent: u32,
+        (node, label, skipped): (NodeId, u32, u32),
         slot: Slot,
         in_place: bool,
         offset: u64,
@@ -461,9 +490,11 @@ impl Runtime {
                 parent,
                 slot,
                 label,
+                skipped,
             });
             return;
         }
+        self.count(skipped);
         let pe = &self.evals[parent as usize];
         let level = pe.level;
         let scope = self.scope_for(p, node, pe.scope);
@@ -893,8 +924,13 @@ impl Runtime {
                     }
                 }
                 match self.check_scalar(p, pd.node, ev, num.as_ref()) {
-                    Ok(()) => self.passed_light(p, pd, offset),
+                    Ok(()) => {
+                        // Through skipped `$ref`s, the target would have had an eval too.
+                        self.count(pd.skipped + u32::from(pd.skipped > 0));
+                        self.passed_light(p, pd, offset);
+                    }
                     Err(kw) => {
+                        self.count(pd.skipped);
                         let tmp = self.alloc(pd.node, pd.parent, pd.slot, pd.label, d as u32, NONE);
                         self.fail_with(p, tmp, kw, offset);
                         self.release(tmp);
@@ -912,6 +948,7 @@ impl Runtime {
                 let ps = self.evals[pd.parent as usize].scope;
                 self.scope_for(p, pd.node, ps)
             };
+            self.count(pd.skipped);
             let id = self.alloc(pd.node, pd.parent, pd.slot, pd.label, d as u32, scope);
             self.levels[d].evals.push(id);
         }
@@ -1029,9 +1066,9 @@ impl Runtime {
         match ev {
             Event::Number(text) => {
                 // Integer instances against integer bounds: plain `i64` arithmetic.
-                let small = match (&k.int_bounds, text.is_integer()) {
-                    (Some(b), true) => text.as_i64().ok().map(|n| b.check(n)),
-                    _ => None,
+                let small = match &k.int_bounds {
+                    Some(b) => small_int(text.as_str()).map(|n| b.check(n)),
+                    None => None,
                 };
                 let owned;
                 let num = match (small, num) {
@@ -1395,18 +1432,12 @@ impl Runtime {
                             continue;
                         }
                         let ev = &self.evals[e as usize];
-                        if k.required
-                            .iter()
-                            .any(|r| !watch_index(k, r).is_some_and(|w| ev.seen.get(w)))
-                        {
+                        if k.required_watch.iter().any(|&w| !ev.seen.get(w)) {
                             fail(self, "required");
                             continue;
                         }
-                        let missing_dep = k.dependent_required.iter().any(|(key, names)| {
-                            watch_index(k, key).is_some_and(|w| ev.seen.get(w))
-                                && names
-                                    .iter()
-                                    .any(|n| !watch_index(k, n).is_some_and(|w| ev.seen.get(w)))
+                        let missing_dep = k.dependent_required_watch.iter().any(|(key, names)| {
+                            ev.seen.get(*key) && names.iter().any(|&n| !ev.seen.get(n))
                         });
                         if missing_dep {
                             fail(self, "dependentRequired");
@@ -1577,6 +1608,27 @@ impl Runtime {
             _ => 0,
         }
     }
+}
+
+/// The value of an integer literal of at most 18 digits (so it fits `i64` without a check);
+/// `None` for anything else (fractions, exponents, longer literals), which takes the exact
+/// path.
+fn small_int(text: &str) -> Option<i64> {
+    let (neg, digits) = match text.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        all => (false, all),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + i64::from(b - b'0');
+    }
+    Some(if neg { -n } else { n })
 }
 
 /// Whether a failure through this edge fails the parent outright.
