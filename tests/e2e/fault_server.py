@@ -8,7 +8,8 @@ reached the server.
 
 Tools (see README.md): ok, wrong_type, missing_structured, dup_forged, deep, huge, bad_utf8,
 crlf, no_newline, extra_field, tool_error, exit_now, server_request, tighten, echo_args. With $FAULT_PAGE_SIZE set,
-tools/list answers in pages (nextCursor). The content texts of every result contain the
+tools/list answers in pages (nextCursor). With $FAULT_BANNER set, a non-JSON banner line
+precedes the initialize and server/discover answers. The content texts of every result contain the
 marker "upstream:" so a test can tell a relayed text from one written by the proxy.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 MODERN = "2026-07-28"
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -68,6 +70,11 @@ FAULT_TOOLS = {
     "id_exp": "the wrong_type result, its id written with an exponent (2 -> 2e0)",
     "id_string": "the wrong_type result, a numeric id written as a string (2 -> \"2\")",
     "batch": "the wrong_type result inside a one-element JSON-RPC batch array",
+    "big_valid": "a valid 3 MiB result (under the proxy's default 4 MiB limit)",
+    "split": "a valid result written in three pieces with pauses between them",
+    "split_bad": "the wrong_type result written in three pieces with pauses between them",
+    "noise_log": "a non-JSON log line on stdout, then a valid result",
+    "noise_blank": "an empty line on stdout, then a valid result",
 }
 
 DEEP_LEVELS = 5000
@@ -214,6 +221,28 @@ def call_tool(request_id: object, params: dict, modern: bool) -> None:
             rid = dumps(str(request_id))
         line = f'{{"jsonrpc":"2.0","id":{rid},"result":{dumps(result)}}}'
         write((f"[{line}]" if name == "batch" else line).encode())
+    elif name == "big_valid":
+        big = {"approved": False, "score": 7, "note": "B" * (3 * 1024 * 1024)}
+        reply(request_id, {"content": content("big but valid"), "structuredContent": big}, modern)
+    elif name in ("split", "split_bad"):
+        result = ok_result if name == "split" else {
+            "content": content('{"approved":"yes","score":7}'),
+            "structuredContent": {"approved": "yes", "score": 7},
+        }
+        if modern:
+            result = {**result, "resultType": "complete"}
+        line = dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode() + b"\n"
+        third = len(line) // 3
+        for piece in (line[:third], line[third : 2 * third], line[2 * third :]):
+            out.write(piece)
+            out.flush()
+            time.sleep(0.2)
+    elif name == "noise_log":
+        write(b"INFO fault-server: a log line on the wrong stream")
+        reply(request_id, ok_result, modern)
+    elif name == "noise_blank":
+        write(b"")
+        reply(request_id, ok_result, modern)
     elif name == "tool_error":
         reply(request_id, {"content": content("the tool failed"), "isError": True}, modern)
     elif name == "exit_now":
@@ -251,6 +280,9 @@ def handle(message: dict) -> None:
         return  # a notification (initialized, cancelled, ...)
     meta = params.get("_meta") or {}
     modern = meta.get("io.modelcontextprotocol/protocolVersion") == MODERN
+    if method in ("initialize", "server/discover") and os.environ.get("FAULT_BANNER"):
+        # Some servers print a banner on stdout while starting up.
+        write(b"fault-server 1.0.0 ready")
     if method == "initialize":
         asked = params.get("protocolVersion")
         version = asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
