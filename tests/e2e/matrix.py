@@ -523,6 +523,7 @@ class WireRun:
     timeouts: list[Any]  # ids whose answer never came
     server_log: list[bytes]
     stderr: str
+    audit: list[dict[str, Any]] | None = None  # --audit lines, then {"$mode": file mode}
 
     def answer(self, request_id: Any) -> bytes | None:
         for line in self.lines:
@@ -548,7 +549,7 @@ class WireRun:
 
 
 def wire_exchange(messages: list[dict[str, Any]], relay: str, jsongate: Path, env_extra: dict[str, str],
-                  pipelined: bool = False) -> WireRun:
+                  pipelined: bool = False, audit: bool = False) -> WireRun:
     """Sends each message and waits for the answer to it (requests) before the next; or, when
     pipelined, sends them all and closes stdin at once."""
     import queue
@@ -558,8 +559,9 @@ def wire_exchange(messages: list[dict[str, Any]], relay: str, jsongate: Path, en
     try:
         env = dict(os.environ, FAULT_LOG=os.path.join(tmp, "fault.log"), **env_extra)
         command = fault(tmp)
+        audit_path = os.path.join(tmp, "audit.jsonl")
         if relay == "proxy":
-            command = [str(jsongate), "mcp-proxy", "--", *command]
+            command = [str(jsongate), "mcp-proxy", *(["--audit", audit_path] if audit else []), "--", *command]
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=open(os.path.join(tmp, "stderr"), "wb"), env=env, cwd=tmp,
                                    start_new_session=True)
@@ -635,7 +637,11 @@ def wire_exchange(messages: list[dict[str, Any]], relay: str, jsongate: Path, en
         log_path = Path(env["FAULT_LOG"])
         server_log = log_path.read_bytes().splitlines() if log_path.exists() else []
         stderr = Path(tmp, "stderr").read_text(errors="replace")
-        return WireRun(lines, eof, timeouts, server_log, stderr)
+        audit_lines = None
+        if os.path.exists(audit_path):
+            audit_lines = [json.loads(line) for line in Path(audit_path).read_text().splitlines() if line]
+            audit_lines.append({"$mode": oct(os.stat(audit_path).st_mode & 0o777)})
+        return WireRun(lines, eof, timeouts, server_log, stderr, audit_lines)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -652,6 +658,7 @@ class WireCase:
     env: dict[str, str] = field(default_factory=dict)
     baseline: bool = False
     pipelined: bool = False
+    audit: bool = False  # run the proxy with --audit FILE
 
 
 def show(line: bytes | None) -> str:
@@ -753,6 +760,25 @@ def wire_never_reached(tool: str) -> WireCheck:
     return check
 
 
+def audited(*expected: tuple[Any, str, str, str | None]) -> WireCheck:
+    """--audit has exactly these (id, direction, verdict, class) lines, in order, mode 0600."""
+
+    def check(run: WireRun, baseline: WireRun | None) -> str | None:
+        if run.audit is None:
+            return "no audit file"
+        *lines, mode = run.audit
+        if mode.get("$mode") != "0o600":
+            return f"audit file mode {mode.get('$mode')}, expected 0o600"
+        got = [(a.get("id"), a.get("direction"), a.get("verdict"), a.get("class")) for a in lines]
+        if got != list(expected):
+            return f"audit lines {got}, expected {list(expected)}"
+        if any(MARKER in json.dumps(a) for a in lines):
+            return "upstream text in the audit"
+        return None
+
+    return check
+
+
 def stderr_passes(run: WireRun, baseline: WireRun | None) -> str | None:
     return None if "fault-server: started" in run.stderr else "the server's stderr did not pass through"
 
@@ -830,6 +856,11 @@ def build_wire_cases() -> list[WireCase]:
                   rpc(5, "tools/call", {"name": "ok", "arguments": {}, "task": {"ttl": 60000}}),
                   rpc(6, "tasks/result", {"taskId": "task-2"})],
                  [exact_replacement(4), valid_answer(6), only_ids(0, 1, 2, 3, 4, 5, 6)]),
+        WireCase("wire-audit", "--audit: one line per tool call (passed, replaced, refused), mode 0600",
+                 [*listed, tool_call(2, "ok"), tool_call(3, "wrong_type"), tool_call(4, "echo_args", {"n": 11}),
+                  rpc(5, "ping")],
+                 [audited((2, "to_client", "passed", None), (3, "to_client", "replaced", "schema"),
+                          (4, "to_server", "refused", "schema"))], audit=True),
         WireCase("wire-no-newline", "a final line without newline at server EOF is relayed with a newline",
                  [*listed, tool_call(2, "no_newline")], [valid_answer(2), line_ends_with(2, b"}"), reaches_eof]),
         WireCase("wire-exit-pending", "the server exits with a call pending: a JSON-RPC error for it, then EOF",
@@ -839,7 +870,7 @@ def build_wire_cases() -> list[WireCase]:
 
 
 def evaluate_wire(case: WireCase, relay: str, jsongate: Path) -> tuple[WireCase, str | None, str]:
-    run = wire_exchange(case.messages, relay, jsongate, case.env, case.pipelined)
+    run = wire_exchange(case.messages, relay, jsongate, case.env, case.pipelined, case.audit)
     baseline = None
     if relay == "proxy" and case.baseline:
         baseline = wire_exchange(case.messages, "direct", jsongate, case.env, case.pipelined)
