@@ -931,16 +931,23 @@ def print_table(outcomes: list[Outcome], cases: list[Case], clients: list[str], 
             cells.append(f"{outcome.status:<9}")
         print(f"{case.name:<{width}}  " + "  ".join(cells))
     failures = [o for o in outcomes if o.status == "FAIL"]
-    if failures:
+    if failures and relay == "direct":
+        print("\n(relay=direct: no validation in between, so many cases fail; what each client saw is below)")
+    elif failures:
         print("\nFailures (case / client: reason):")
         for outcome in failures:
             print(f"  {outcome.case.name} / {outcome.client}: {outcome.problem}")
-    known = [o for o in outcomes if o.status in ("xfail", "XPASS")]
+    known: dict[tuple[str, str], list[Outcome]] = {}
+    for outcome in outcomes:
+        if outcome.status in ("xfail", "XPASS"):
+            known.setdefault((outcome.case.name, outcome.status), []).append(outcome)
     if known:
-        print("\nKnown proxy issues (xfail: safe but not as specified; XPASS: fixed, drop the mark):")
-        for outcome in known:
-            print(f"  {outcome.status} {outcome.case.name} / {outcome.client}: {outcome.case.known_issue}: "
-                  f"{outcome.problem or 'now passes'}")
+        print("\nKnown proxy issues (xfail: fail-closed but not as specified; XPASS: fixed, drop the mark):")
+        for (name, status), group in known.items():
+            first = group[0]
+            who = ", ".join(o.client for o in group)
+            print(f"  {status} {name} [{who}]: {first.case.known_issue}")
+            print(f"      {first.problem or 'now passes'}")
 
 
 def print_seen(outcomes: list[Outcome], cases: list[Case], clients: list[str]) -> None:
