@@ -172,7 +172,15 @@ pub(crate) struct Keywords {
     /// Whether the node has results to fold when its value closes (`anyOf`, `oneOf`,
     /// structural `enum`, `unevaluated*`).
     pub(crate) folds: bool,
+    /// [`Keywords::wants_names`], computed once.
+    pub(crate) names_wanted: bool,
+    /// One index for both `properties` and `watch` (`NO_INDEX` where a name is not in
+    /// one of them), built when either is large, so that a member costs one hash.
+    pub(crate) member_index: Option<NameMap<(u32, u32)>>,
 }
+
+/// "Not in this list" in [`Keywords::member_index`].
+pub(crate) const NO_INDEX: u32 = u32::MAX;
 
 /// The value of an integral decimal that fits `i64`.
 fn decimal_to_i64(d: &Decimal) -> Option<i64> {
@@ -283,6 +291,8 @@ impl Keywords {
             required_watch: _,
             dependent_required_watch: _,
             folds: _,
+            names_wanted: _,
+            member_index: _,
         } = self;
         let only_ref = refs.len() == 1
             && types.is_none()
@@ -397,6 +407,19 @@ impl Keywords {
             .collect();
         self.required_watch = required_watch;
         self.dependent_required_watch = dependent_required_watch;
+        self.names_wanted = self.wants_names();
+        self.member_index = (self.properties.len() > 8 || self.watch.len() > 8).then(|| {
+            let mut m = NameMap::default();
+            for (i, (n, _)) in self.properties.iter().enumerate() {
+                let e = m.entry(n.clone()).or_insert((NO_INDEX, NO_INDEX));
+                e.0 = e.0.min(i as u32);
+            }
+            for (i, n) in self.watch.iter().enumerate() {
+                let e = m.entry(n.clone()).or_insert((NO_INDEX, NO_INDEX));
+                e.1 = e.1.min(i as u32);
+            }
+            m
+        });
         self.folds = !self.any_of.is_empty()
             || !self.one_of.is_empty()
             || self.enum_.is_some()
@@ -427,6 +450,22 @@ impl Keywords {
         self.needs_decimal = (has_bounds && self.int_bounds.is_none())
             || self.enum_.is_some()
             || !self.consts.is_empty();
+    }
+
+    /// The `properties` entry for `name` and its index among the watched names, with one
+    /// hash lookup when the node has an index.
+    #[inline]
+    pub(crate) fn member(&self, name: &str) -> (Option<&Child>, Option<u32>) {
+        match &self.member_index {
+            Some(m) => match m.get(name) {
+                Some(&(prop, watch)) => (
+                    self.properties.get(prop as usize).map(|(_, c)| c),
+                    (watch != NO_INDEX).then_some(watch),
+                ),
+                None => (None, None),
+            },
+            None => (self.property(name), self.watch_index(name)),
+        }
     }
 
     /// The `properties` entry for `name`.

@@ -256,6 +256,8 @@ pub(crate) struct Runtime {
     /// Subschemas to apply to the next child value; they become evals (or are checked
     /// inline, for scalars and simple subschemas) when the value begins.
     pending: Vec<Pending>,
+    /// An empty list with capacity, swapped with `pending` while `propertyNames` runs.
+    spare_pending: Vec<Pending>,
     /// Dynamic scope entries: (resource, parent entry).
     scopes: Vec<(u32, u32)>,
     /// Violations found, in the order their failures reached the root.
@@ -313,6 +315,7 @@ impl Runtime {
             levels: Vec::new(),
             depth: 0,
             pending: Vec::new(),
+            spare_pending: Vec::new(),
             scopes: Vec::new(),
             violations: Vec::new(),
             skip: 0,
@@ -837,13 +840,36 @@ impl Runtime {
         }
         let parent_hashing = self.depth > 0 && self.levels[self.depth - 1].hashing;
         let wants_unique = self.depth > 0 && self.unique_wanted(p, self.depth - 1);
-        if self.pending.is_empty() && !parent_hashing && !wants_unique {
-            // Nothing applies to this value: a scalar needs no work, a container is skipped
-            // to its end.
-            if matches!(ev, Event::BeginObject | Event::BeginArray) {
-                self.skip = 1;
+        let container = matches!(ev, Event::BeginObject | Event::BeginArray);
+        if !parent_hashing && !wants_unique {
+            if self.pending.is_empty() {
+                // Nothing applies to this value: a scalar needs no work, a container is
+                // skipped to its end.
+                if container {
+                    self.skip = 1;
+                }
+                return;
             }
-            return;
+            if !container
+                && self
+                    .pending
+                    .iter()
+                    .all(|pd| p.nodes[pd.node as usize].simple)
+            {
+                // A scalar that only simple subschemas see: each is checked in place, with
+                // no level opened for the value (its name or index is already in place for
+                // a violation's pointer).
+                self.ensure_level();
+                let d = self.depth;
+                if d == 0 {
+                    let lv = &mut self.levels[0];
+                    lv.index = None;
+                    lv.name.clear();
+                }
+                let (mut num, mut parsed) = (None, false);
+                self.materialize(p, d, ev, &mut num, &mut parsed, offset);
+                return;
+            }
         }
         self.ensure_level();
         let d = self.depth;
@@ -1295,14 +1321,15 @@ impl Runtime {
             }
             _ => return,
         };
-        if !k.wants_names() {
+        if !k.names_wanted {
             return;
         }
         let count = u64::from(idx) + 1;
         if k.max_properties.is_some_and(|m| count > m) {
             return self.fail_with(p, e, "maxProperties", offset);
         }
-        if let Some(w) = watch_index(k, name) {
+        let (property, watched) = k.member(name);
+        if let Some(w) = watched {
             self.evals[e as usize].seen.set(w);
             // A dependent schema that already failed now applies.
             for (i, (dep, _)) in k.dependent_schemas.iter().enumerate() {
@@ -1319,7 +1346,7 @@ impl Runtime {
             }
         }
         let mut matched = false;
-        if let Some(c) = k.property(name) {
+        if let Some(c) = property {
             matched = true;
             self.spawn(p, e, c, Slot::Member, false, offset);
         }
@@ -1347,7 +1374,10 @@ impl Runtime {
 
     /// Evaluates `propertyNames` on a name, as a string value of its own.
     fn property_name(&mut self, p: &Program, e: u32, c: &Child, name: &str, offset: u64) {
-        let saved = std::mem::take(&mut self.pending);
+        // The pending list of the member's value waits aside (in a spare list, so that
+        // neither list is allocated anew per name).
+        let spare = std::mem::take(&mut self.spare_pending);
+        let saved = std::mem::replace(&mut self.pending, spare);
         self.spawn(p, e, c, Slot::PropertyName, false, offset);
         // Evaluate on the name at a temporary level.
         let ev = Event::String(name);
@@ -1371,7 +1401,9 @@ impl Runtime {
         self.finish_level(p, d, offset);
         self.depth -= 1;
         self.levels[d].hashing = hashing;
-        self.pending = saved;
+        let mut spare = std::mem::replace(&mut self.pending, saved);
+        spare.clear();
+        self.spare_pending = spare;
     }
 
     fn item_start(&mut self, p: &Program, e: u32, idx: u32, offset: u64) {
@@ -1673,5 +1705,92 @@ fn const_start(c: &Const, ev: &Event<'_>, num: Option<&Decimal>) -> bool {
         },
         (Const::Array(_), Event::BeginArray) | (Const::Object(_), Event::BeginObject) => true,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::small_int;
+    use crate::validate::{Rejection, Validator};
+    use crate::{Limits, Schema};
+
+    /// The first violation of `doc`, as (keyword, keyword location, pointer, offset).
+    fn violation(schema: &str, doc: &str) -> (String, String, String, u64) {
+        let schema = Schema::compile(schema.as_bytes()).unwrap();
+        match Validator::new(&schema).validate_slice(doc.as_bytes(), Limits::new()) {
+            Err(Rejection::Violation(v)) => (
+                v.keyword().to_string(),
+                v.keyword_location().to_string(),
+                v.instance_pointer().to_string(),
+                v.offset(),
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Evaluations counted for a valid document.
+    fn created(schema: &str, doc: &str) -> u64 {
+        let schema = Schema::compile(schema.as_bytes()).unwrap();
+        let mut v = Validator::new(&schema);
+        v.validate_slice(doc.as_bytes(), Limits::new()).unwrap();
+        v.rt.created
+    }
+
+    #[test]
+    fn locations_read_the_same_through_skipped_refs() {
+        let s = r##"{"items":{"$ref":"#/$defs/a"},"$defs":{"a":{"$ref":"#/$defs/n"},"n":{"type":"integer"}}}"##;
+        let got = violation(s, r#"[1,"x"]"#);
+        assert_eq!(got.0, "type");
+        assert_eq!(got.1, "/items/$ref/$ref/type");
+        assert_eq!(got.2, "/1");
+        assert_eq!(got.3, 3);
+        // Objects behind a skipped `$ref`: the failing keyword of the target.
+        let s = r##"{"properties":{"o":{"$ref":"#/$defs/o"}},"$defs":{"o":{"required":["k"]}}}"##;
+        let got = violation(s, r#"{"o":{}}"#);
+        assert_eq!(got.1, "/properties/o/$ref/required");
+        assert_eq!(got.2, "/o");
+    }
+
+    #[test]
+    fn false_behind_a_ref_keeps_its_keyword() {
+        let s = r##"{"additionalProperties":{"$ref":"#/$defs/no"},"$defs":{"no":false}}"##;
+        let got = violation(s, r#"{"a":1}"#);
+        assert_eq!(got.0, "false");
+        assert_eq!(got.1, "/additionalProperties/$ref");
+    }
+
+    #[test]
+    fn skipped_refs_still_count_against_the_budget() {
+        // Root, then per item the `$ref` and its target: 1 + 2 * 2.
+        let s = r##"{"items":{"$ref":"#/$defs/n"},"$defs":{"n":{"type":"integer"}}}"##;
+        assert_eq!(created(s, "[1,2]"), 5);
+        // Containers: root, then the `$ref` and its target.
+        let s = r##"{"items":{"$ref":"#/$defs/o"},"$defs":{"o":{"type":"object"}}}"##;
+        assert_eq!(created(s, "[{}]"), 3);
+    }
+
+    #[test]
+    fn scalar_checked_in_place_reports_its_pointer() {
+        let s = r#"{"properties":{"a":{"properties":{"b":{"type":"string"}}}}}"#;
+        let got = violation(s, r#"{"a":{"b":1}}"#);
+        assert_eq!(got.1, "/properties/a/properties/b/type");
+        assert_eq!(got.2, "/a/b");
+        let got = violation(r#"{"type":"string"}"#, "1");
+        assert_eq!((got.1.as_str(), got.2.as_str()), ("/type", ""));
+    }
+
+    #[test]
+    fn small_integers() {
+        assert_eq!(small_int("0"), Some(0));
+        assert_eq!(small_int("-0"), Some(0));
+        assert_eq!(small_int("-42"), Some(-42));
+        assert_eq!(
+            small_int("999999999999999999"),
+            Some(999_999_999_999_999_999)
+        );
+        assert_eq!(small_int("1000000000000000000"), None);
+        assert_eq!(small_int("1.0"), None);
+        assert_eq!(small_int("1e2"), None);
+        assert_eq!(small_int("-"), None);
     }
 }
