@@ -6,11 +6,13 @@ so a 2026-07-28 client talks to it without a handshake. Every line it receives i
 as received, to the file named by $FAULT_LOG (when set), so a test can tell whether a call
 reached the server.
 
-Tools (see README.md): ok, wrong_type, missing_structured, dup_forged, deep, huge, bad_utf8,
-crlf, no_newline, extra_field, tool_error, exit_now, server_request, tighten, echo_args. With $FAULT_PAGE_SIZE set,
-tools/list answers in pages (nextCursor). With $FAULT_BANNER set, a non-JSON banner line
-precedes the initialize and server/discover answers. The content texts of every result contain the
-marker "upstream:" so a test can tell a relayed text from one written by the proxy.
+Tools: one per entry of FAULT_TOOLS below (each described there), plus format_email (a
+string against `format: email`) and echo_args (a strict inputSchema). Task-augmented calls
+(`params.task`) are answered with a task, whose result comes from tasks/result.
+With $FAULT_PAGE_SIZE set, tools/list answers in pages (nextCursor). With $FAULT_BANNER set,
+a non-JSON banner line precedes the initialize and server/discover answers. The content texts
+of every result contain the marker "upstream:" so a test can tell a relayed text from one
+written by the proxy.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ ECHO_ARGS_INPUT = {
     "properties": {"n": {"type": "integer", "maximum": 10}},
     "required": ["n"],
     "additionalProperties": False,
+}
+FORMAT_OUTPUT = {
+    "type": "object",
+    "properties": {"contact": {"type": "string", "format": "email"}},
+    "required": ["contact"],
 }
 ECHO_ARGS_OUTPUT = {
     "type": "object",
@@ -131,6 +138,14 @@ def tool_list() -> list[dict]:
     if tightened:
         strict = {**OUTPUT_SCHEMA, "properties": {**OUTPUT_SCHEMA["properties"], "note": {"const": "strict"}}}
         tools[0] = {**tools[0], "outputSchema": strict}
+    tools.append(
+        {
+            "name": "format_email",
+            "description": 'structuredContent.contact is "not-an-email" against format: email',
+            "inputSchema": NO_ARGS,
+            "outputSchema": FORMAT_OUTPUT,
+        }
+    )
     tools.append(
         {
             "name": "echo_args",
@@ -257,6 +272,8 @@ def call_tool(request_id: object, params: dict, modern: bool) -> None:
         tightened = True
         reply(request_id, ok_result, modern)
         write(dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}).encode())
+    elif name == "format_email":
+        reply(request_id, {"content": content("contact"), "structuredContent": {"contact": "not-an-email"}}, modern)
     elif name == "echo_args":
         n = arguments.get("n")
         reply(request_id, {"content": content(f"n={dumps(n)}"), "structuredContent": {"n": n}}, modern)

@@ -529,7 +529,7 @@ class WireRun:
         for line in self.lines:
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
                 return line
@@ -540,7 +540,7 @@ class WireRun:
         for line in self.lines:
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 found.append("<unparsable>")
                 continue
             if isinstance(message, dict) and "id" in message and "method" not in message:
@@ -549,7 +549,7 @@ class WireRun:
 
 
 def wire_exchange(messages: list[dict[str, Any]], relay: str, jsongate: Path, env_extra: dict[str, str],
-                  pipelined: bool = False, audit: bool = False) -> WireRun:
+                  pipelined: bool = False, audit: bool = False, proxy_args: list[str] | None = None) -> WireRun:
     """Sends each message and waits for the answer to it (requests) before the next; or, when
     pipelined, sends them all and closes stdin at once."""
     import queue
@@ -561,7 +561,8 @@ def wire_exchange(messages: list[dict[str, Any]], relay: str, jsongate: Path, en
         command = fault(tmp)
         audit_path = os.path.join(tmp, "audit.jsonl")
         if relay == "proxy":
-            command = [str(jsongate), "mcp-proxy", *(["--audit", audit_path] if audit else []), "--", *command]
+            options = [*(proxy_args or []), *(["--audit", audit_path] if audit else [])]
+            command = [str(jsongate), "mcp-proxy", *options, "--", *command]
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=open(os.path.join(tmp, "stderr"), "wb"), env=env, cwd=tmp,
                                    start_new_session=True)
@@ -599,7 +600,7 @@ def wire_exchange(messages: list[dict[str, Any]], relay: str, jsongate: Path, en
                 lines.append(line)
                 try:
                     message = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
                     return
@@ -659,6 +660,7 @@ class WireCase:
     baseline: bool = False
     pipelined: bool = False
     audit: bool = False  # run the proxy with --audit FILE
+    proxy_args: list[str] = field(default_factory=list)  # more options of mcp-proxy
 
 
 def show(line: bytes | None) -> str:
@@ -677,7 +679,7 @@ def exact_replacement(request_id: Any) -> WireCheck:
             return f"no answer to id {request_id!r} (received {len(run.lines)} lines, timeouts {run.timeouts})"
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return f"answer is not JSON: {show(line)}"
         result = message.get("result") if isinstance(message, dict) else None
         try:
@@ -739,7 +741,7 @@ def error_answer(request_id: Any) -> WireCheck:
         line = run.answer(request_id)
         try:
             message = json.loads(line) if line is not None else None
-        except ValueError:
+        except (ValueError, RecursionError):
             message = None
         if not isinstance(message, dict) or not isinstance(message.get("error"), dict):
             return f"expected a JSON-RPC error for id {request_id!r}, saw {show(line)}"
@@ -797,12 +799,24 @@ def line_ends_with(request_id: Any, suffix: bytes) -> WireCheck:
     return check
 
 
+def passes_through(request_id: Any) -> WireCheck:
+    """The answer is the server's own result, not a replacement."""
+
+    def check(run: WireRun, baseline: WireRun | None) -> str | None:
+        line = run.answer(request_id)
+        if line is None or b"jsongate: " in line or MARKER.encode() not in line:
+            return f"expected the server's result, saw {show(line)}"
+        return None
+
+    return check
+
+
 def valid_answer(request_id: Any) -> WireCheck:
     def check(run: WireRun, baseline: WireRun | None) -> str | None:
         line = run.answer(request_id)
         try:
             message = json.loads(line) if line is not None else None
-        except ValueError:
+        except (ValueError, RecursionError):
             return f"answer is not JSON: {show(line)}"
         if not isinstance(message, dict) or message.get("result", {}).get("structuredContent") != VALID:
             return f"expected the valid result, saw {show(line)}"
@@ -861,6 +875,16 @@ def build_wire_cases() -> list[WireCase]:
                   rpc(5, "ping")],
                  [audited((2, "to_client", "passed", None), (3, "to_client", "replaced", "schema"),
                           (4, "to_server", "refused", "schema"))], audit=True),
+        WireCase("wire-format-annotation", "format: email is an annotation by default: the result passes",
+                 [*listed, tool_call(2, "format_email")], [passes_through(2)]),
+        WireCase("wire-format-assertion", "--format-assertion: the same result is replaced",
+                 [*listed, tool_call(2, "format_email"), tool_call(3, "ok")], [exact_replacement(2), valid_answer(3)],
+                 proxy_args=["--format-assertion"]),
+        WireCase("wire-max-bytes", "--max-bytes 2000000: the valid 3 MiB result is replaced (too_large), the "
+                 "next call still works", [*listed, tool_call(2, "big_valid"), tool_call(3, "ok")],
+                 [exact_replacement(2), valid_answer(3)], proxy_args=["--max-bytes", "2000000"]),
+        WireCase("wire-max-depth", "--max-depth 6000: the 5,000-deep result (valid against its schema) passes",
+                 [*listed, tool_call(2, "deep")], [passes_through(2)], proxy_args=["--max-depth", "6000"]),
         WireCase("wire-no-newline", "a final line without newline at server EOF is relayed with a newline",
                  [*listed, tool_call(2, "no_newline")], [valid_answer(2), line_ends_with(2, b"}"), reaches_eof]),
         WireCase("wire-exit-pending", "the server exits with a call pending: a JSON-RPC error for it, then EOF",
@@ -870,7 +894,7 @@ def build_wire_cases() -> list[WireCase]:
 
 
 def evaluate_wire(case: WireCase, relay: str, jsongate: Path) -> tuple[WireCase, str | None, str]:
-    run = wire_exchange(case.messages, relay, jsongate, case.env, case.pipelined, case.audit)
+    run = wire_exchange(case.messages, relay, jsongate, case.env, case.pipelined, case.audit, case.proxy_args)
     baseline = None
     if relay == "proxy" and case.baseline:
         baseline = wire_exchange(case.messages, "direct", jsongate, case.env, case.pipelined)
@@ -962,6 +986,8 @@ def print_seen(outcomes: list[Outcome], cases: list[Case], clients: list[str]) -
 
 
 def main() -> int:
+    # The wire cases parse lines 5,000 levels deep (json recurses once per level).
+    sys.setrecursionlimit(20000)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--relay", choices=["proxy", "direct"], default="proxy")
     parser.add_argument("--only", action="append", choices=[*CLIENTS, "wire"],
