@@ -330,6 +330,8 @@ pub(super) struct Line {
     pub(super) sha256: Option<String>,
     /// The top-level id recovered from a line that failed (`Err`: two different ids).
     pub(super) recovered: Result<Option<Id>, ()>,
+    /// The line's first byte that is not whitespace.
+    pub(super) first: Option<u8>,
     /// The stream ended after this line.
     pub(super) eof: bool,
 }
@@ -352,9 +354,13 @@ impl<R: Read> LineIn<R> {
         let mut stopped = false;
         let mut discard: Option<(IdFinder, Sha256, u64)> = None;
         let mut eof = false;
+        let mut first = None;
         loop {
             match self.reader.next_piece()? {
                 Piece::Data(d) => {
+                    if first.is_none() {
+                        first = d.iter().copied().find(|b| !b.is_ascii_whitespace());
+                    }
                     if let Some((f, h, n)) = &mut discard {
                         f.feed(d);
                         h.update(d);
@@ -391,6 +397,7 @@ impl<R: Read> LineIn<R> {
                 size: n,
                 sha256: Some(hex(&h.finalize())),
                 recovered: f.result(),
+                first,
                 eof,
             }));
         }
@@ -405,6 +412,7 @@ impl<R: Read> LineIn<R> {
                 size: self.buf.len() as u64,
                 sha256: None,
                 recovered: Ok(None),
+                first,
                 eof,
             }));
         }
@@ -424,6 +432,7 @@ impl<R: Read> LineIn<R> {
             size: self.buf.len() as u64,
             sha256: None,
             recovered,
+            first,
             eof,
         }))
     }

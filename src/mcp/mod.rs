@@ -333,11 +333,14 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
             let mut st = lock(&shared.state);
             let id = failed_line_id(msg.id.as_ref(), &line.recovered);
             if let Some(e) = &line.error {
+                // A broken line that starts like a JSON-RPC object may be the answer to the
+                // only pending request; a stray log or banner line answers nothing.
+                let guess = line.first == Some(b'{');
                 let f = Finding::rejection(&Rejection::Error(e.clone()), 0, "");
-                fail_server_line(shared, &mut st, id, &f, &facts, &mut outs);
+                fail_server_line(shared, &mut st, id, guess, &f, &facts, &mut outs);
             } else if line.stopped && msg.not_object {
                 let f = Finding::of("not_an_object");
-                fail_server_line(shared, &mut st, id, &f, &facts, &mut outs);
+                fail_server_line(shared, &mut st, id, false, &f, &facts, &mut outs);
             } else {
                 // A stop from an inline violation, or a complete line.
                 on_server(

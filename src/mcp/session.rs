@@ -365,21 +365,23 @@ pub(super) fn fail_server_line(
     shared: &Shared,
     st: &mut State,
     id: Option<Id>,
+    guess: bool,
     f: &Finding,
     facts: &LineFacts<'_>,
     outs: &mut Vec<Out>,
 ) {
-    let target = match id {
-        Some(id) if st.pending.contains_key(&id) => Some(id),
-        _ if st.pending.len() == 1 => st.pending.keys().next().cloned(),
-        _ => None,
+    let target = match &id {
+        Some(id) if st.pending.contains_key(id) => Some(id.clone()),
+        Some(id) => alias_of_pending(st, id),
+        None if guess && st.pending.len() == 1 => st.pending.keys().next().cloned(),
+        None => None,
     };
-    let Some(id) = target else {
+    let Some(target) = target else {
         audit(
             shared,
             outs,
             None,
-            None,
+            id.as_ref(),
             "to_client",
             "dropped",
             Some(f),
@@ -387,8 +389,39 @@ pub(super) fn fail_server_line(
         );
         return;
     };
-    let p = st.pending.remove(&id).expect("pending");
-    answer_failed(shared, st, &id, p, f, facts, outs);
+    let p = st.pending.remove(&target).expect("pending");
+    answer_failed(shared, st, &target, p, f, facts, outs);
+}
+
+/// The pending request whose id `id` imitates: the same number written another way (`2.0`,
+/// `2e0`) or as a string (`"2"`). Such a response is never forwarded (clients differ on
+/// whether it answers their request), but the request it meant is answered by the proxy so
+/// that the client does not wait for its timeout.
+fn alias_of_pending(st: &State, id: &Id) -> Option<Id> {
+    let key = numeric_value(id)?;
+    st.pending
+        .keys()
+        .find(|k| *k != id && numeric_value(k) == Some(key))
+        .cloned()
+}
+
+/// The integer an id denotes, if it is a number (or a string holding one) with an integral
+/// value below 2^53.
+fn numeric_value(id: &Id) -> Option<i64> {
+    let text = match id {
+        Id::Num(t) | Id::Str(t) => t.trim(),
+        Id::Null => return None,
+    };
+    if text.is_empty()
+        || !text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
+    {
+        return None;
+    }
+    let x: f64 = text.parse().ok()?;
+    #[allow(clippy::cast_possible_truncation)]
+    (x.is_finite() && x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0).then(|| x as i64)
 }
 
 /// Answers a request whose response was rejected.
@@ -469,7 +502,7 @@ pub(super) fn on_server(
 ) {
     if msg.bad_id || msg.bad_method {
         let f = Finding::of("invalid_message");
-        return fail_server_line(shared, st, msg.id.clone(), &f, facts, outs);
+        return fail_server_line(shared, st, msg.id.clone(), true, &f, facts, outs);
     }
     if let Some(method) = &msg.method {
         // A request or notification from the server: passes as it is.
@@ -480,9 +513,17 @@ pub(super) fn on_server(
         return;
     }
     let Some(id) = msg.id.clone().filter(|_| msg.is_response()) else {
+        // A JSON object that is no JSON-RPC message (a structured log line, say) answers
+        // nothing unless it names a pending id.
         let f = Finding::of("invalid_message");
-        return fail_server_line(shared, st, msg.id.clone(), &f, facts, outs);
+        return fail_server_line(shared, st, msg.id.clone(), false, &f, facts, outs);
     };
+    if !st.pending.contains_key(&id) {
+        if alias_of_pending(st, &id).is_some() {
+            let f = Finding::of("id_mismatch");
+            return fail_server_line(shared, st, Some(id), false, &f, facts, outs);
+        }
+    }
     let Some(p) = st.pending.remove(&id) else {
         let f = Finding::of("unsolicited_response");
         audit(

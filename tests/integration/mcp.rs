@@ -462,7 +462,62 @@ fn the_answered_request_is_found_even_when_the_id_comes_last() {
     h.passes(
         r#"{"jsonrpc":"2.0","id":3,"result":{"content":[],"structuredContent":{"approved":true}}}"#,
     );
-    h.replaced(b"[1,2]", &json!(4));
+    h.replaced(
+        br#"{"jsonrpc":"2.0","result":{"structuredContent":"#,
+        &json!(4),
+    );
+}
+
+#[test]
+fn stray_lines_answer_nothing() {
+    let mut h = pending_lookup(1);
+    // Log lines and banners on stdout, a JSON log record, a batch: dropped, audited, and the
+    // pending call still gets its real answer.
+    for l in [
+        "INFO server: listening",
+        "fault-server 1.0.0 ready",
+        r#"{"level":"info","msg":"started"}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+    ] {
+        h.server(l);
+    }
+    h.passes(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"approved":true}}}"#,
+    );
+    let a = h.audit.lines();
+    let classes: Vec<&str> = a
+        .iter()
+        .map(|x| x["class"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        classes,
+        ["syntax", "syntax", "invalid_message", "not_an_object", ""],
+        "{a:?}"
+    );
+    assert!(a[..4].iter().all(|x| x["verdict"] == "dropped"));
+}
+
+#[test]
+fn an_id_written_another_way_is_not_an_answer_but_the_call_is_answered() {
+    for (alias, class) in [
+        ("2.0", "id_mismatch"),
+        ("2e0", "id_mismatch"),
+        (r#""2""#, "id_mismatch"),
+    ] {
+        let mut h = pending_lookup(2);
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{alias},"result":{{"content":[],"structuredContent":{{"approved":"yes"}}}}}}"#
+        );
+        let text = h.replaced(line.as_bytes(), &json!(2));
+        assert!(text.contains(class), "{alias}: {text}");
+        // The genuine answer, if it comes later, is unsolicited now.
+        h.server(r#"{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":{"approved":true}}}"#);
+        h.client_gets_nothing();
+    }
+    // A different number is simply unsolicited.
+    let mut h = pending_lookup(2);
+    h.server(r#"{"jsonrpc":"2.0","id":3.0,"result":{}}"#);
+    h.client_gets_nothing();
 }
 
 #[test]
