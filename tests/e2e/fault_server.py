@@ -82,6 +82,7 @@ FAULT_TOOLS = {
     "split_bad": "the wrong_type result written in three pieces with pauses between them",
     "noise_log": "a non-JSON log line on stdout, then a valid result",
     "noise_blank": "an empty line on stdout, then a valid result",
+    "noise_json": "a JSON log record (no jsonrpc, no id) on stdout, then a valid result",
 }
 
 DEEP_LEVELS = 5000
@@ -254,6 +255,9 @@ def call_tool(request_id: object, params: dict, modern: bool) -> None:
             time.sleep(0.2)
     elif name == "noise_log":
         write(b"INFO fault-server: a log line on the wrong stream")
+        reply(request_id, ok_result, modern)
+    elif name == "noise_json":
+        write(dumps({"level": "info", "msg": f"{MARKER} working", "ts": 1}).encode())
         reply(request_id, ok_result, modern)
     elif name == "noise_blank":
         write(b"")
