@@ -337,10 +337,10 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
                 // only pending request; a stray log or banner line answers nothing.
                 let guess = line.first == Some(b'{');
                 let f = Finding::rejection(&Rejection::Error(e.clone()), 0, "");
-                fail_server_line(shared, &mut st, id, guess, &f, &facts, &mut outs);
+                fail_server_line(shared, &mut st, id.as_ref(), guess, &f, &facts, &mut outs);
             } else if line.stopped && msg.not_object {
                 let f = Finding::of("not_an_object");
-                fail_server_line(shared, &mut st, id, false, &f, &facts, &mut outs);
+                fail_server_line(shared, &mut st, id.as_ref(), false, &f, &facts, &mut outs);
             } else {
                 // A stop from an inline violation, or a complete line.
                 on_server(

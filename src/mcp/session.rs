@@ -364,13 +364,13 @@ pub(super) fn release_held(shared: &Shared, st: &mut State, outs: &mut Vec<Out>,
 pub(super) fn fail_server_line(
     shared: &Shared,
     st: &mut State,
-    id: Option<Id>,
+    id: Option<&Id>,
     guess: bool,
     f: &Finding,
     facts: &LineFacts<'_>,
     outs: &mut Vec<Out>,
 ) {
-    let target = match &id {
+    let target = match id {
         Some(id) if st.pending.contains_key(id) => Some(id.clone()),
         Some(id) => alias_of_pending(st, id),
         None if guess && st.pending.len() == 1 => st.pending.keys().next().cloned(),
@@ -381,7 +381,7 @@ pub(super) fn fail_server_line(
             shared,
             outs,
             None,
-            id.as_ref(),
+            id,
             "to_client",
             "dropped",
             Some(f),
@@ -421,7 +421,7 @@ fn numeric_value(id: &Id) -> Option<i64> {
     }
     let x: f64 = text.parse().ok()?;
     #[allow(clippy::cast_possible_truncation)]
-    (x.is_finite() && x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0).then(|| x as i64)
+    (x.is_finite() && x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0).then_some(x as i64)
 }
 
 /// Answers a request whose response was rejected.
@@ -502,7 +502,7 @@ pub(super) fn on_server(
 ) {
     if msg.bad_id || msg.bad_method {
         let f = Finding::of("invalid_message");
-        return fail_server_line(shared, st, msg.id.clone(), true, &f, facts, outs);
+        return fail_server_line(shared, st, msg.id.as_ref(), true, &f, facts, outs);
     }
     if let Some(method) = &msg.method {
         // A request or notification from the server: passes as it is.
@@ -516,13 +516,11 @@ pub(super) fn on_server(
         // A JSON object that is no JSON-RPC message (a structured log line, say) answers
         // nothing unless it names a pending id.
         let f = Finding::of("invalid_message");
-        return fail_server_line(shared, st, msg.id.clone(), false, &f, facts, outs);
+        return fail_server_line(shared, st, msg.id.as_ref(), false, &f, facts, outs);
     };
-    if !st.pending.contains_key(&id) {
-        if alias_of_pending(st, &id).is_some() {
-            let f = Finding::of("id_mismatch");
-            return fail_server_line(shared, st, Some(id), false, &f, facts, outs);
-        }
+    if !st.pending.contains_key(&id) && alias_of_pending(st, &id).is_some() {
+        let f = Finding::of("id_mismatch");
+        return fail_server_line(shared, st, Some(&id), false, &f, facts, outs);
     }
     let Some(p) = st.pending.remove(&id) else {
         let f = Finding::of("unsolicited_response");
