@@ -225,6 +225,29 @@ impl IntBounds {
         }
         Ok(())
     }
+
+    /// Checks a number known to lie strictly between `floor` and `floor + 1`: the same
+    /// verdict, and the same first keyword, as exact comparison. Against an integer bound
+    /// `m`, such a value is below `m` exactly when `floor < m` and above it exactly when
+    /// `floor >= m`; it is never equal to `m`, nor a multiple of an integer.
+    pub(crate) fn check_between(&self, floor: i64) -> Result<(), &'static str> {
+        if self.minimum.is_some_and(|m| floor < m) {
+            return Err("minimum");
+        }
+        if self.maximum.is_some_and(|m| floor >= m) {
+            return Err("maximum");
+        }
+        if self.exclusive_minimum.is_some_and(|m| floor < m) {
+            return Err("exclusiveMinimum");
+        }
+        if self.exclusive_maximum.is_some_and(|m| floor >= m) {
+            return Err("exclusiveMaximum");
+        }
+        if self.multiple_of.is_some() {
+            return Err("multipleOf");
+        }
+        Ok(())
+    }
 }
 
 impl Keywords {

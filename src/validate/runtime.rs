@@ -1093,7 +1093,11 @@ impl Runtime {
             Event::Number(text) => {
                 // Integer instances against integer bounds: plain `i64` arithmetic.
                 let small = match &k.int_bounds {
-                    Some(b) => small_int(text.as_str()).map(|n| b.check(n)),
+                    Some(b) => match small_number(text.as_str()) {
+                        Some(Small::Int(n)) => Some(b.check(n)),
+                        Some(Small::Between(floor)) => Some(b.check_between(floor)),
+                        None => None,
+                    },
                     None => None,
                 };
                 let owned;
@@ -1126,7 +1130,12 @@ impl Runtime {
                 }
             }
             Event::String(s) => {
-                if k.min_length.is_some() || k.max_length.is_some() {
+                // A string has between a quarter of its bytes and all of them as characters:
+                // when both bounds hold either way, the characters need no counting.
+                let bytes = s.len() as u64;
+                let surely_within = k.max_length.map_or(true, |m| bytes <= m)
+                    && k.min_length.map_or(true, |m| bytes.div_ceil(4) >= m);
+                if !surely_within {
                     let len = s.chars().count() as u64;
                     if k.min_length.is_some_and(|m| len < m) {
                         return Err("minLength");
@@ -1642,25 +1651,58 @@ impl Runtime {
     }
 }
 
-/// The value of an integer literal of at most 18 digits (so it fits `i64` without a check);
-/// `None` for anything else (fractions, exponents, longer literals), which takes the exact
-/// path.
-fn small_int(text: &str) -> Option<i64> {
-    let (neg, digits) = match text.as_bytes() {
+/// A number literal read without exact decimal arithmetic.
+#[derive(Debug, PartialEq, Eq)]
+enum Small {
+    /// An integer (`12`, `-3`, `7.000`).
+    Int(i64),
+    /// A value strictly between this integer and the next (`2.5` → 2, `-0.5` → -1).
+    Between(i64),
+}
+
+/// Reads a literal with at most 18 integer digits (so it fits `i64` without a check) and
+/// no exponent; `None` for anything else, which takes the exact path.
+fn small_number(text: &str) -> Option<Small> {
+    let (neg, rest) = match text.as_bytes() {
         [b'-', rest @ ..] => (true, rest),
         all => (false, all),
     };
-    if digits.is_empty() || digits.len() > 18 {
-        return None;
-    }
     let mut n: i64 = 0;
-    for &b in digits {
+    let mut digits = 0;
+    for &b in rest {
         if !b.is_ascii_digit() {
+            break;
+        }
+        if digits == 18 {
             return None;
         }
         n = n * 10 + i64::from(b - b'0');
+        digits += 1;
     }
-    Some(if neg { -n } else { n })
+    if digits == 0 {
+        return None;
+    }
+    let fraction = match &rest[digits..] {
+        [] => false,
+        [b'.', frac @ ..] => {
+            let mut nonzero = false;
+            for &b in frac {
+                match b {
+                    b'0' => {}
+                    b'1'..=b'9' => nonzero = true,
+                    _ => return None,
+                }
+            }
+            nonzero
+        }
+        _ => return None,
+    };
+    Some(match (neg, fraction) {
+        (false, false) => Small::Int(n),
+        (true, false) => Small::Int(-n),
+        (false, true) => Small::Between(n),
+        (true, true) => Small::Between(-n - 1),
+    })
 }
 
 /// Whether a failure through this edge fails the parent outright.
@@ -1710,7 +1752,7 @@ fn const_start(c: &Const, ev: &Event<'_>, num: Option<&Decimal>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::small_int;
+    use super::{small_number, Small};
     use crate::validate::{Rejection, Validator};
     use crate::{Limits, Schema};
 
@@ -1780,17 +1822,68 @@ mod tests {
     }
 
     #[test]
-    fn small_integers() {
-        assert_eq!(small_int("0"), Some(0));
-        assert_eq!(small_int("-0"), Some(0));
-        assert_eq!(small_int("-42"), Some(-42));
-        assert_eq!(
-            small_int("999999999999999999"),
-            Some(999_999_999_999_999_999)
-        );
-        assert_eq!(small_int("1000000000000000000"), None);
-        assert_eq!(small_int("1.0"), None);
-        assert_eq!(small_int("1e2"), None);
-        assert_eq!(small_int("-"), None);
+    fn small_numbers() {
+        assert_eq!(small_number("0"), Some(Small::Int(0)));
+        assert_eq!(small_number("-0"), Some(Small::Int(0)));
+        assert_eq!(small_number("-0.000"), Some(Small::Int(0)));
+        assert_eq!(small_number("-42"), Some(Small::Int(-42)));
+        assert_eq!(small_number("7.000"), Some(Small::Int(7)));
+        assert_eq!(small_number("2.5"), Some(Small::Between(2)));
+        assert_eq!(small_number("-0.5"), Some(Small::Between(-1)));
+        assert_eq!(small_number("-3.01"), Some(Small::Between(-4)));
+        let max = 999_999_999_999_999_999;
+        assert_eq!(small_number("999999999999999999"), Some(Small::Int(max)));
+        let below = small_number("-999999999999999999.5");
+        assert_eq!(below, Some(Small::Between(-max - 1)));
+        assert_eq!(small_number("1000000000000000000"), None);
+        assert_eq!(small_number("1e2"), None);
+        assert_eq!(small_number("1.5E2"), None);
+        assert_eq!(small_number("-"), None);
+    }
+
+    /// Integer bounds on fractions and integers agree with exact arithmetic, keyword for
+    /// keyword: each schema is run once as is and once with a further, never-binding bound
+    /// that is not an integer (which sends every check down the exact path).
+    #[test]
+    fn integer_bounds_agree_with_exact_comparison() {
+        let numbers = [
+            "-3", "-2.5", "-2", "-1.5", "-1", "-0.5", "-0", "0", "0.5", "1", "1.0", "1.5", "2",
+            "2.5", "3", "3.000", "4.25", "6", "9.9",
+        ];
+        let fillers = [
+            ("minimum", "-1000000.5"),
+            ("maximum", "1000000.5"),
+            ("exclusiveMinimum", "-1000000.5"),
+            ("exclusiveMaximum", "1000000.5"),
+        ];
+        for bounds in [
+            r#""minimum":1"#,
+            r#""maximum":2"#,
+            r#""exclusiveMinimum":-1"#,
+            r#""exclusiveMaximum":3"#,
+            r#""multipleOf":2"#,
+            r#""minimum":-2,"maximum":3,"multipleOf":1"#,
+            r#""exclusiveMinimum":0,"exclusiveMaximum":4"#,
+        ] {
+            let (name, value) = fillers
+                .iter()
+                .find(|(n, _)| !bounds.contains(&format!("\"{n}\"")))
+                .unwrap();
+            let int = format!("{{{bounds}}}");
+            let exact = format!("{{{bounds},\"{name}\":{value}}}");
+            for n in numbers {
+                assert_eq!(outcome(&int, n), outcome(&exact, n), "{bounds} on {n}");
+            }
+        }
+    }
+
+    /// `Ok` or the failing keyword.
+    fn outcome(schema: &str, doc: &str) -> Result<(), String> {
+        let schema = Schema::compile(schema.as_bytes()).unwrap();
+        match Validator::new(&schema).validate_slice(doc.as_bytes(), Limits::new()) {
+            Ok(()) => Ok(()),
+            Err(Rejection::Violation(v)) => Err(v.keyword().to_string()),
+            Err(e) => panic!("{e}"),
+        }
     }
 }
