@@ -129,8 +129,29 @@ pub struct IdFinder {
     value: Option<Vec<u8>>,
     value_is_string: bool,
     value_ok: bool,
-    found: Option<super::Id>,
+    found: Option<Id>,
     ambiguous: bool,
+    /// Depth of the message objects: 1 for a line that is an object, 2 for a batch (an
+    /// array of messages); 0 until the first bracket.
+    msg_depth: u32,
+    /// The ids of a batch's messages.
+    batch: Vec<Id>,
+}
+
+/// Most ids recovered from one batch line.
+const MAX_BATCH_IDS: usize = 64;
+
+/// What [`IdFinder`] recovered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Recovered {
+    /// No id (or not looked for).
+    None,
+    /// The line's one top-level id.
+    One(Id),
+    /// The line names two different top-level ids.
+    Ambiguous,
+    /// The line is a batch (an array): the ids of its messages that name exactly one.
+    Batch(Vec<Id>),
 }
 
 impl Default for IdFinder {
@@ -154,6 +175,8 @@ impl IdFinder {
             value_ok: true,
             found: None,
             ambiguous: false,
+            msg_depth: 0,
+            batch: Vec::new(),
         }
     }
 
@@ -164,21 +187,36 @@ impl IdFinder {
         }
     }
 
-    /// The id found, if exactly one top-level id was.
-    pub fn finish(self) -> Option<super::Id> {
-        self.result().ok().flatten()
+    /// The id found, if the line is an object naming exactly one top-level id.
+    pub fn finish(self) -> Option<Id> {
+        match self.result() {
+            Recovered::One(id) => Some(id),
+            _ => None,
+        }
     }
 
-    /// The id found (`Ok(None)`: none), or `Err(())` when the line names two different
-    /// top-level ids.
-    #[allow(clippy::result_unit_err)]
-    pub fn result(mut self) -> Result<Option<super::Id>, ()> {
+    /// Everything recovered.
+    pub fn result(mut self) -> Recovered {
         self.end_value();
-        if self.ambiguous {
-            Err(())
-        } else {
-            Ok(self.found)
+        if self.msg_depth == 2 {
+            self.end_element();
+            return Recovered::Batch(self.batch);
         }
+        match (self.ambiguous, self.found) {
+            (true, _) => Recovered::Ambiguous,
+            (false, Some(id)) => Recovered::One(id),
+            (false, None) => Recovered::None,
+        }
+    }
+
+    /// A batch element ended: keep its id.
+    fn end_element(&mut self) {
+        if let Some(id) = self.found.take() {
+            if !self.ambiguous && self.batch.len() < MAX_BATCH_IDS {
+                self.batch.push(id);
+            }
+        }
+        self.ambiguous = false;
     }
 
     fn end_value(&mut self) {
@@ -192,11 +230,16 @@ impl IdFinder {
             return;
         };
         let id = if self.value_is_string {
-            super::Id::Str(text)
+            Id::Str(text)
         } else if text == "null" {
-            super::Id::Null
-        } else if text.bytes().all(|c| c.is_ascii_digit() || c == b'-') && text != "-" {
-            super::Id::Num(text)
+            Id::Null
+        } else if text.starts_with(|c: char| c == '-' || c.is_ascii_digit())
+            && text
+                .bytes()
+                .all(|c| c.is_ascii_digit() || b"-+.eE".contains(&c))
+        {
+            // Kept as written: `2.0` is matched to a pending `2` as an imitation.
+            Id::Num(text)
         } else {
             return;
         };
@@ -267,35 +310,45 @@ impl IdFinder {
             b' ' | b'\t' | b'\r' | b'\n' => {}
             b'"' => {
                 self.in_string = true;
-                if self.depth == 1 && self.want == Want::Key {
+                if self.depth == self.msg_depth && self.want == Want::Key {
                     self.key = Some(Vec::new());
-                } else if self.depth == 1 && self.want == Want::Value && self.key_is_id {
+                } else if self.depth == self.msg_depth && self.want == Want::Value && self.key_is_id
+                {
                     self.value = Some(Vec::new());
                     self.value_is_string = true;
                     self.value_ok = true;
                     self.want = Want::Rest;
-                } else if self.depth == 1 && self.want == Want::Value {
+                } else if self.depth == self.msg_depth && self.want == Want::Value {
                     self.want = Want::Rest;
                 }
             }
             b'{' | b'[' => {
+                if self.msg_depth == 0 {
+                    self.msg_depth = if b == b'{' { 1 } else { 2 };
+                }
                 self.depth = self.depth.saturating_add(1);
-                if self.depth == 1 && b == b'{' {
+                if self.depth == self.msg_depth && b == b'{' {
                     self.want = Want::Key;
-                } else if self.depth == 2 {
+                } else if self.depth == self.msg_depth + 1 {
                     self.want = Want::Rest;
                 }
             }
             b'}' | b']' => {
+                if self.msg_depth == 2 && self.depth == 2 && b == b'}' {
+                    self.end_value();
+                    self.end_element();
+                }
                 self.depth = self.depth.saturating_sub(1);
-                if self.depth == 1 {
+                if self.depth == self.msg_depth {
                     self.want = Want::Rest;
                 }
             }
-            b':' if self.depth == 1 && self.want == Want::Colon => self.want = Want::Value,
-            b',' if self.depth == 1 => self.want = Want::Key,
+            b':' if self.depth == self.msg_depth && self.want == Want::Colon => {
+                self.want = Want::Value;
+            }
+            b',' if self.depth == self.msg_depth => self.want = Want::Key,
             _ => {
-                if self.depth == 1 && self.want == Want::Value {
+                if self.depth == self.msg_depth && self.want == Want::Value {
                     self.want = Want::Rest;
                     if self.key_is_id {
                         self.value = Some(vec![b]);
@@ -328,8 +381,8 @@ pub(super) struct Line {
     pub(super) size: u64,
     /// SHA-256 of the whole line, for a line that was not kept.
     pub(super) sha256: Option<String>,
-    /// The top-level id recovered from a line that failed (`Err`: two different ids).
-    pub(super) recovered: Result<Option<Id>, ()>,
+    /// What was recovered of the ids of a line that failed.
+    pub(super) recovered: Recovered,
     /// The line's first byte that is not whitespace.
     pub(super) first: Option<u8>,
     /// The stream ended after this line.
@@ -411,7 +464,7 @@ impl<R: Read> LineIn<R> {
                 blank: true,
                 size: self.buf.len() as u64,
                 sha256: None,
-                recovered: Ok(None),
+                recovered: Recovered::None,
                 first,
                 eof,
             }));
@@ -423,7 +476,7 @@ impl<R: Read> LineIn<R> {
                 f.feed(&self.buf);
                 f.result()
             }
-            None => Ok(None),
+            None => Recovered::None,
         };
         Ok(Some(Line {
             error,
@@ -440,7 +493,6 @@ impl<R: Read> LineIn<R> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Id;
     use super::*;
 
     fn pieces(input: &[u8]) -> Vec<String> {
@@ -510,10 +562,24 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_gives_the_id_of_each_message() {
+        let mut f = IdFinder::new();
+        f.feed(br#"[{"id":1,"result":{"id":9}},{"jsonrpc":"2.0","id":"b"},{"id":3,"id":4},{"x":[{"id":5}]},{"id":6"#);
+        assert_eq!(
+            f.result(),
+            Recovered::Batch(vec![
+                Id::Num("1".into()),
+                Id::Str("b".into()),
+                Id::Num("6".into())
+            ])
+        );
+    }
+
+    #[test]
     fn escaped_or_odd_ids_are_not_recovered() {
         assert_eq!(find(r#"{"id":"a\"b"}"#), None);
         assert_eq!(find(r#"{"\u0069d":3}"#), None);
-        assert_eq!(find(r#"{"id":1.5}"#), None);
+        assert_eq!(find(r#"{"id":1.5}"#), Some(Id::Num("1.5".into())));
         assert_eq!(find(r#"{"id":true}"#), None);
     }
 }

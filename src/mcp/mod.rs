@@ -36,11 +36,11 @@ use sha2::{Digest, Sha256};
 
 use crate::action::{Policy, Session};
 use crate::{Limits, Rejection, Validator};
-use frame::LineIn;
+use frame::{LineIn, Recovered};
 pub use message::Id;
 use message::{Finding, MessageSink, NoRoute, Route};
 use reply::{error_response, hex};
-use session::{fail_server_line, on_client, on_server, refuse_line, Pending, State};
+use session::{fail_batch, fail_server_line, on_client, on_server, refuse_line, Pending, State};
 use tools::CompileOptions;
 
 /// Default limit on one message (line) in either direction: 4 MiB.
@@ -283,12 +283,12 @@ fn client_loop<R: Read>(shared: &Shared, input: R) {
 }
 
 /// The id a failed line answers: the one recovered from the whole line, else the one the
-/// scan read before failing; none when the line names two different ids.
-fn failed_line_id(scanned: Option<&Id>, recovered: &Result<Option<Id>, ()>) -> Option<Id> {
+/// scan read before failing; none when the line names two different ids (or is a batch).
+fn failed_line_id(scanned: Option<&Id>, recovered: &Recovered) -> Option<Id> {
     match recovered {
-        Ok(Some(id)) => Some(id.clone()),
-        Ok(None) => scanned.cloned(),
-        Err(()) => None,
+        Recovered::One(id) => Some(id.clone()),
+        Recovered::None => scanned.cloned(),
+        Recovered::Ambiguous | Recovered::Batch(_) => None,
     }
 }
 
@@ -339,8 +339,15 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
                 let f = Finding::rejection(&Rejection::Error(e.clone()), 0, "");
                 fail_server_line(shared, &mut st, id.as_ref(), guess, &f, &facts, &mut outs);
             } else if line.stopped && msg.not_object {
-                let f = Finding::of("not_an_object");
-                fail_server_line(shared, &mut st, id.as_ref(), false, &f, &facts, &mut outs);
+                if let Recovered::Batch(ids) = &line.recovered {
+                    // JSON-RPC batches left MCP in 2025-06-18: never relayed, but the
+                    // pending requests the batch answers are answered by the proxy.
+                    let f = Finding::of("batch");
+                    fail_batch(shared, &mut st, ids, &f, &facts, &mut outs);
+                } else {
+                    let f = Finding::of("not_an_object");
+                    fail_server_line(shared, &mut st, id.as_ref(), false, &f, &facts, &mut outs);
+                }
             } else {
                 // A stop from an inline violation, or a complete line.
                 on_server(

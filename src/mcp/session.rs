@@ -393,6 +393,27 @@ pub(super) fn fail_server_line(
     answer_failed(shared, st, &target, p, f, facts, outs);
 }
 
+/// A batch line (an array): never forwarded; each pending request it names is answered.
+pub(super) fn fail_batch(
+    shared: &Shared,
+    st: &mut State,
+    ids: &[Id],
+    f: &Finding,
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) {
+    let mut answered = false;
+    for id in ids {
+        if st.pending.contains_key(id) || alias_of_pending(st, id).is_some() {
+            fail_server_line(shared, st, Some(id), false, f, facts, outs);
+            answered = true;
+        }
+    }
+    if !answered {
+        fail_server_line(shared, st, None, false, f, facts, outs);
+    }
+}
+
 /// The pending request whose id `id` imitates: the same number written another way (`2.0`,
 /// `2e0`) or as a string (`"2"`). Such a response is never forwarded (clients differ on
 /// whether it answers their request), but the request it meant is answered by the proxy so

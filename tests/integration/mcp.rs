@@ -471,13 +471,12 @@ fn the_answered_request_is_found_even_when_the_id_comes_last() {
 #[test]
 fn stray_lines_answer_nothing() {
     let mut h = pending_lookup(1);
-    // Log lines and banners on stdout, a JSON log record, a batch: dropped, audited, and the
-    // pending call still gets its real answer.
+    // Log lines and banners on stdout, a JSON log record: dropped, audited, and the pending
+    // call still gets its real answer.
     for l in [
         "INFO server: listening",
         "fault-server 1.0.0 ready",
         r#"{"level":"info","msg":"started"}"#,
-        r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
     ] {
         h.server(l);
     }
@@ -491,10 +490,10 @@ fn stray_lines_answer_nothing() {
         .collect();
     assert_eq!(
         classes,
-        ["syntax", "syntax", "invalid_message", "not_an_object", ""],
+        ["syntax", "syntax", "invalid_message", ""],
         "{a:?}"
     );
-    assert!(a[..4].iter().all(|x| x["verdict"] == "dropped"));
+    assert!(a[..3].iter().all(|x| x["verdict"] == "dropped"));
 }
 
 #[test]
@@ -530,7 +529,7 @@ fn unsolicited_responses_and_non_objects_are_dropped() {
     let a = h.audit.lines();
     assert_eq!(a.len(), 3);
     assert_eq!(a[0]["class"], "unsolicited_response");
-    assert_eq!(a[1]["class"], "not_an_object");
+    assert_eq!(a[1]["class"], "batch");
     assert_eq!(a[2]["class"], "not_an_object");
     assert!(a.iter().all(|x| x["verdict"] == "dropped"));
 }
@@ -928,4 +927,24 @@ fn an_endless_listing_is_cut_off_and_holding_is_bounded() {
     h.server_gets();
     let v = h.client_gets_json();
     assert!(replacement(&v, &json!(164)).contains("too_many_pending"));
+}
+
+#[test]
+fn a_batch_is_never_relayed_but_the_calls_it_answers_are_answered() {
+    let mut h = pending_lookup(1);
+    h.call_forwarded(&call(2, "lookup", r#"{"n":2}"#));
+    h.call_forwarded(&call(3, "lookup", r#"{"n":3}"#));
+    h.server(r#"[{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"approved":true}}},{"jsonrpc":"2.0","id":2.0,"result":{}}]"#);
+    let mut ids = [h.client_gets_json(), h.client_gets_json()];
+    ids.sort_by_key(|v| v["id"].as_u64());
+    assert!(replacement(&ids[0], &json!(1)).contains("batch"));
+    assert!(replacement(&ids[1], &json!(2)).contains("batch"));
+    // A batch naming no pending id answers nothing.
+    h.server(r#"[{"jsonrpc":"2.0","id":9,"result":{}}]"#);
+    h.client_gets_nothing();
+    h.passes(
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[],"structuredContent":{"approved":true}}}"#,
+    );
+    let a = h.audit.lines();
+    assert_eq!(a.iter().filter(|x| x["class"] == "batch").count(), 3);
 }
