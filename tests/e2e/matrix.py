@@ -470,8 +470,7 @@ def build_cases() -> list[Case]:
              env={"FAULT_BANNER": "1"}),
     ]
     cases.append(Case("fault-batch", "the wrong_type result inside a one-element batch array: never accepted; "
-                      "should answer the call", fault, fixed(call("batch", None, 4)), [rejected(0)],
-                      known_issue="a batch holding the answer is dropped, the call left pending (reported)",
+                      "the call is answered by the proxy", fault, fixed(call("batch", None, 4)), [rejected(0)],
                       safe_checks=[is_connected, no_invalid_accepted(0)]))
     cases += [
         Case("lowlevel-good", "Python SDK low-level server, conforming structuredContent",
