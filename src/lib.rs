@@ -6,6 +6,12 @@
 //! depth, length and count [`Limits`] enforced at the first byte that crosses them. It emits
 //! [`Event`]s to a [`Sink`] and never builds a tree.
 //!
+//! On top of it: [`Schema`] and [`Validator`] (JSON Schema 2020-12, 2019-09 and draft-07,
+//! validated from the scanner's events), [`select`] (only the fields a contract exposes),
+//! [`gate`] (tool contracts, agent-facing envelopes, audit records), [`action`] (tool-call
+//! decisions and screening) and [`mcp`] (a validating relay between MCP clients and
+//! servers over stdio).
+//!
 //! # Example
 //! ```
 //! use jsongate::{check, ErrorKind, Limits};
