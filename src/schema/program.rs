@@ -172,6 +172,10 @@ pub(crate) struct Keywords {
     /// Whether the node has results to fold when its value closes (`anyOf`, `oneOf`,
     /// structural `enum`, `unevaluated*`).
     pub(crate) folds: bool,
+    /// Whether the node spawns nothing on the value itself (no in-place applicator, no
+    /// structural `enum`/`const`, no `dependentSchemas`), so that starting a value is only
+    /// the `type` and scalar checks.
+    pub(crate) plain: bool,
     /// [`Keywords::wants_names`], computed once.
     pub(crate) names_wanted: bool,
     /// One index for both `properties` and `watch` (`NO_INDEX` where a name is not in
@@ -314,6 +318,7 @@ impl Keywords {
             required_watch: _,
             dependent_required_watch: _,
             folds: _,
+            plain: _,
             names_wanted: _,
             member_index: _,
         } = self;
@@ -448,6 +453,10 @@ impl Keywords {
             || self.enum_.is_some()
             || self.unevaluated_items.is_some()
             || self.unevaluated_properties.is_some();
+        self.plain = self.in_place_free()
+            && self.enum_.is_none()
+            && self.consts.is_empty()
+            && self.dependent_schemas.is_empty();
         let as_int = |d: &Option<Decimal>| -> Result<Option<i64>, ()> {
             match d {
                 None => Ok(None),

@@ -426,6 +426,17 @@ impl Runtime {
         in_place: bool,
         offset: u64,
     ) {
+        if !in_place && !matches!(p.nodes[child.node as usize].kind, NodeKind::Bool(_)) {
+            // The common case of `spawn_edge`, without the call: the child waits for its value.
+            self.pending.push(Pending {
+                node: child.node,
+                parent,
+                slot,
+                label: child.label,
+                skipped: child.skipped,
+            });
+            return;
+        }
         let edge = (child.node, child.label, child.skipped);
         self.spawn_edge(p, parent, edge, slot, in_place, offset);
     }
@@ -544,6 +555,11 @@ impl Runtime {
             let e = &self.evals[id as usize];
             (e.parent, e.slot)
         };
+        if passed && matches!(slot, Slot::Member | Slot::Item | Slot::PropertyName) {
+            // Annotations of child values were recorded when they were spawned (and a
+            // settled parent takes nothing from a passing child).
+            return;
+        }
         if slot == Slot::Root {
             self.root_result = Some(passed);
             if !passed {
@@ -557,10 +573,6 @@ impl Runtime {
             if !passed && self.max_errors > 1 && conjunctive(slot) {
                 self.repeat(p, parent, reason);
             }
-            return;
-        }
-        if passed && matches!(slot, Slot::Member | Slot::Item | Slot::PropertyName) {
-            // Annotations of child values were recorded when they were spawned.
             return;
         }
         let merge = |rt: &mut Runtime| {
@@ -1187,6 +1199,9 @@ impl Runtime {
         if let Err(kw) = self.check_value(k, ev, num) {
             return fail(self, kw);
         }
+        if k.plain {
+            return;
+        }
         // `enum`: scalars compare directly; containers match structurally.
         if let Some(alts) = &k.enum_ {
             let scalar = !matches!(ev, Event::BeginObject | Event::BeginArray);
@@ -1545,11 +1560,13 @@ impl Runtime {
 
     /// Finalises every eval of level `d`, last first, and reports each to its parent.
     fn finish_level(&mut self, p: &Program, d: usize, offset: u64) {
-        if self.levels[d].evals.is_empty() {
+        let n = self.levels[d].evals.len();
+        if n == 0 {
             return;
         }
-        let evals = std::mem::take(&mut self.levels[d].evals);
-        for &e in evals.iter().rev() {
+        // Reporting never adds an eval to this level, so the list is read in place.
+        for i in (0..n).rev() {
+            let e = self.levels[d].evals[i];
             let ev = &self.evals[e as usize];
             if ev.reported {
                 continue;
@@ -1575,10 +1592,10 @@ impl Runtime {
                 },
             );
         }
-        self.free.extend_from_slice(&evals);
-        let mut evals = evals;
-        evals.clear();
-        self.levels[d].evals = evals;
+        for &e in &self.levels[d].evals {
+            self.free.push(e);
+        }
+        self.levels[d].evals.clear();
     }
 
     /// The final result of a running eval whose value has closed.
