@@ -164,7 +164,9 @@ impl Proxy {
     /// Relays between a client (`client_in` → `server_in`) and a server (`server_out` →
     /// `client_out`) until the server closes its output. Client lines are read on a thread
     /// of their own; when the client closes, `server_in` is closed and `on_client_closed`
-    /// runs (the command uses it to end the server after a grace period).
+    /// runs (the command uses it to end the server after a grace period). When this returns,
+    /// the proxy's threads have ended, except the client thread if the client has not closed
+    /// its side (it ends when `client_in` does).
     ///
     /// # Errors
     /// Reading from the server failed.
@@ -204,7 +206,7 @@ impl Proxy {
             audit: c.audit.map(Mutex::new),
         });
         let s = Arc::clone(&shared);
-        std::thread::Builder::new()
+        let client = std::thread::Builder::new()
             .name("mcp-client".into())
             .spawn(move || {
                 client_loop(&s, client_in);
@@ -221,7 +223,7 @@ impl Proxy {
                 on_client_closed();
             })?;
         let s = Arc::clone(&shared);
-        std::thread::Builder::new()
+        let writer = std::thread::Builder::new()
             .name("mcp-server-writer".into())
             .spawn(move || {
                 for cmd in queue {
@@ -241,6 +243,12 @@ impl Proxy {
         let end = server_loop(&shared, server_out);
         // The server is gone (or the client): nothing more goes to it.
         let _ = shared.server_queue.send(ToServer::Close);
+        let _ = writer.join();
+        // The client thread is joined when the client already closed its side (it has only
+        // its last steps left); otherwise it is left blocked on its read.
+        if lock(&shared.state).client_closed {
+            let _ = client.join();
+        }
         end
     }
 }
