@@ -944,9 +944,10 @@ impl Runtime {
         parsed: &mut bool,
         offset: u64,
     ) {
-        let pending = std::mem::take(&mut self.pending);
+        // Nothing below adds to `pending`, so the list is read in place.
         let scalar = !matches!(ev, Event::BeginObject | Event::BeginArray);
-        for pd in &pending {
+        for i in 0..self.pending.len() {
+            let pd = self.pending[i];
             if pd.parent != NONE {
                 let st = self.evals[pd.parent as usize].st;
                 if st == St::Passed || (st == St::Failed && self.max_errors <= 1) {
@@ -965,7 +966,7 @@ impl Runtime {
                     Ok(()) => {
                         // Through skipped `$ref`s, the target would have had an eval too.
                         self.count(pd.skipped + u32::from(pd.skipped > 0));
-                        self.passed_light(p, pd, offset);
+                        self.passed_light(p, &pd, offset);
                     }
                     Err(kw) => {
                         self.count(pd.skipped);
@@ -990,9 +991,7 @@ impl Runtime {
             let id = self.alloc(pd.node, pd.parent, pd.slot, pd.label, d as u32, scope);
             self.levels[d].evals.push(id);
         }
-        let mut pending = pending;
-        pending.clear();
-        self.pending = pending;
+        self.pending.clear();
     }
 
     /// A simple subschema's verdict on a scalar.
