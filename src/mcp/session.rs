@@ -330,6 +330,29 @@ fn start_listing(st: &mut State, outs: &mut Vec<Out>, cursor: Option<&str>, meta
     outs.push(Out::Server(line.into_bytes()));
 }
 
+/// The proxy's own listing failed (`class`): its answer is dropped, the held calls refused.
+fn fail_listing(
+    shared: &Shared,
+    st: &mut State,
+    id: &Id,
+    class: &'static str,
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) {
+    let f = Finding::of(class);
+    audit(
+        shared,
+        outs,
+        None,
+        Some(id),
+        "to_client",
+        "dropped",
+        Some(&f),
+        facts,
+    );
+    release_held(shared, st, outs, true);
+}
+
 /// Decides the held calls once the listing ended (or failed: `failed` = true).
 pub(super) fn release_held(shared: &Shared, st: &mut State, outs: &mut Vec<Out>, failed: bool) {
     st.listing = false;
@@ -567,36 +590,13 @@ pub(super) fn on_server(
         }
         Pending::OwnList { meta } => {
             if !msg.has_result || msg.bad_result || !msg.has_tools {
-                let f = Finding::of("tools_list_failed");
-                audit(
-                    shared,
-                    outs,
-                    None,
-                    Some(&id),
-                    "to_client",
-                    "dropped",
-                    Some(&f),
-                    facts,
-                );
-                release_held(shared, st, outs, true);
-                return;
+                return fail_listing(shared, st, &id, "tools_list_failed", facts, outs);
             }
             st.tools.learn(msg, line, shared.compile);
             st.list_pages += 1;
             match &msg.next_cursor {
                 Some(_) if st.list_pages >= MAX_LIST_PAGES => {
-                    let f = Finding::of("tools_list_too_long");
-                    audit(
-                        shared,
-                        outs,
-                        None,
-                        Some(&id),
-                        "to_client",
-                        "dropped",
-                        Some(&f),
-                        facts,
-                    );
-                    release_held(shared, st, outs, true);
+                    fail_listing(shared, st, &id, "tools_list_too_long", facts, outs);
                 }
                 Some(c) => start_listing(st, outs, Some(c), meta),
                 None => {
