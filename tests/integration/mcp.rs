@@ -867,7 +867,7 @@ fn the_command_relays_passes_stderr_and_returns_the_server_status() {
 fn the_command_forwards_signals_to_the_server() {
     use std::process::Stdio;
     let server =
-        "trap 'echo got-term >&2; exit 7' TERM; echo ready >&2; while :; do sleep 0.05; done";
+        "trap 'echo got-term >&2; exit 7' TERM; echo ready >&2; while kill -0 $PPID; do sleep 0.05; done";
     let mut child = proxy_cmd(&["--", "sh", "-c", server])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
