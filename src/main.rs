@@ -26,7 +26,8 @@ USAGE:
     jsongate screen [--contract FILE] [FILE | -]
     jsongate policy schema | decision schema
     jsongate mcp-proxy [OPTIONS] [--format-assertion] [--eval-budget N] [--policy FILE
-                  --grants A,B [--workspace DIR]] [--audit FILE] -- SERVER_COMMAND [ARGS]...
+                  --grants A,B [--workspace DIR]] [--screen flag|reject] [--audit FILE]
+                  -- SERVER_COMMAND [ARGS]...
     jsongate --help | --version
 
 COMMANDS:
@@ -121,9 +122,11 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              fails the scan is replaced by an isError result with the same id and a reason
              without upstream text. A call whose arguments fail the inputSchema, or that
              the --policy denies or wants approved, is answered by the proxy and never
-             forwarded. Everything else passes byte for byte. --audit appends one JSON line
-             per tool call (and per dropped line). Signals are forwarded to the server;
-             the exit status is the server's.
+             forwarded. Everything else passes byte for byte. --screen also screens every
+             name and string of a result that passed for instruction-like text (as
+             'screen'): flag forwards it and audits the finding, reject replaces it.
+             --audit appends one JSON line per tool call (and per dropped line). Signals
+             are forwarded to the server; the exit status is the server's.
 
 ERROR KINDS:
     too_large, too_deep, name_too_long, string_too_long, number_too_long, too_many_members,
@@ -678,6 +681,13 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
             "--grants" => grants = Some(value()?),
             "--workspace" => workspace = Some(value()?),
             "--audit" => audit = Some(value()?),
+            "--screen" => {
+                config.screen = Some(match value()?.as_str() {
+                    "flag" => jsongate::mcp::Screen::Flag,
+                    "reject" => jsongate::mcp::Screen::Reject,
+                    v => return Err(format!("--screen: '{v}' is not flag or reject")),
+                });
+            }
             f => return Err(format!("unknown option '{f}'")),
         }
     }

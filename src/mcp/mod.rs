@@ -68,6 +68,18 @@ pub struct Config {
     pub session: Session,
     /// Where to append one audit line per tool call (and per dropped line).
     pub audit: Option<Box<dyn Write + Send>>,
+    /// Whether tool results that pass are also screened for instruction-like text
+    /// ([`action::screen`](crate::action::screen)); default: off.
+    pub screen: Option<Screen>,
+}
+
+/// What screening does with a tool result in which it finds instruction-like text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Screen {
+    /// Forward it unchanged; the audit line says `flagged`, with the pattern and pointer.
+    Flag,
+    /// Replace it like any rejected result (class `screen`, the pattern's id).
+    Reject,
 }
 
 impl Default for Config {
@@ -79,6 +91,7 @@ impl Default for Config {
             policy: None,
             session: Session::new(Vec::<String>::new()),
             audit: None,
+            screen: None,
         }
     }
 }
@@ -125,6 +138,7 @@ struct Shared {
     compile: CompileOptions,
     policy: Option<Policy>,
     session: Session,
+    screen: Option<Screen>,
     started: Instant,
     state: Mutex<State>,
     /// Buffered so that a line and its newline leave in one write.
@@ -196,6 +210,7 @@ impl Proxy {
             },
             policy: c.policy,
             session: c.session,
+            screen: c.screen,
             started: Instant::now(),
             state: Mutex::new(State::default()),
             to_client: Mutex::new(BufWriter::with_capacity(WRITE_BUFFER, Box::new(client_out))),

@@ -42,6 +42,12 @@ pub(super) fn error_result(id: &Id, text: &str) -> Vec<u8> {
 /// tool's declared schema) and byte offset; never upstream text.
 pub(super) fn result_reason(f: &Finding) -> String {
     let mut s = format!("jsongate: the tool result was rejected ({}", f.class);
+    if f.class == "screen" {
+        if let Some(k) = &f.keyword {
+            s.push_str(": instruction-like text, pattern ");
+            s.push_str(k);
+        }
+    }
     if let Some(k) = &f.keyword_location {
         let k: String = k.chars().take(200).collect();
         s.push_str(": schema keyword ");

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::message::{Finding, Inline, Message};
 use super::reply::{audit, call_reason, error_response, error_result, result_reason};
 use super::tools::{Known, Tool, Tools};
-use super::{Id, LineFacts, Out, Shared, MAX_PENDING};
+use super::{Id, LineFacts, Out, Screen, Shared, MAX_PENDING};
 
 /// Most pages the proxy follows in its own listing; a server that keeps sending
 /// `nextCursor` past it fails the listing (the held calls are refused).
@@ -328,6 +328,19 @@ fn start_listing(st: &mut State, outs: &mut Vec<Out>, cursor: Option<&str>, meta
     st.listing = true;
     st.pending.insert(id, Pending::OwnList { meta });
     outs.push(Out::Server(line.into_bytes()));
+}
+
+/// The first instruction-like phrase in the names and strings of a result line, if any.
+fn screen_line(line: &[u8], limits: Limits) -> Option<Finding> {
+    let findings = crate::action::screen(line, limits).ok()?;
+    let x = findings.into_iter().next()?;
+    Some(Finding {
+        class: "screen",
+        keyword: Some(x.pattern.to_owned()),
+        keyword_location: None,
+        pointer: Some(x.pointer),
+        offset: Some(x.at),
+    })
 }
 
 /// The proxy's own listing failed (`class`): its answer is dropped, the held calls refused.
@@ -691,17 +704,31 @@ fn judge_result(
             }
         }
     })();
+    // Screening (opt-in) reads every name and string of a result that passed.
+    let (verdict, flagged) = match (verdict, shared.screen) {
+        (Ok(()), Some(mode)) => match screen_line(line, shared.limits) {
+            Some(f) if mode == Screen::Reject => (Err(f), None),
+            Some(f) => (Ok(()), Some(f)),
+            None => (Ok(()), None),
+        },
+        (v, _) => (v, None),
+    };
     match verdict {
         Ok(()) => {
             outs.push(Out::ClientLine);
+            let how = if flagged.is_some() {
+                "flagged"
+            } else {
+                "passed"
+            };
             audit(
                 shared,
                 outs,
                 name,
                 Some(id),
                 "to_client",
-                "passed",
-                None,
+                how,
+                flagged.as_ref(),
                 facts,
             );
         }
