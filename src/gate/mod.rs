@@ -306,14 +306,7 @@ struct Fan<'a> {
 
 impl Sink for Fan<'_> {
     fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
-        self.event_at(
-            event,
-            Position {
-                offset,
-                line: 1,
-                column: offset + 1,
-            },
-        )
+        self.event_at(event, Position::on_one_line(offset))
     }
 
     fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {

@@ -413,14 +413,7 @@ impl<'r, R: Route> MessageSink<'r, R> {
 
 impl<R: Route> Sink for MessageSink<'_, R> {
     fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
-        self.event_at(
-            event,
-            Position {
-                offset,
-                line: 1,
-                column: offset + 1,
-            },
-        )
+        self.event_at(event, Position::on_one_line(offset))
     }
 
     fn event_at(&mut self, ev: Event<'_>, at: Position) -> Flow {

@@ -426,7 +426,7 @@ pub(super) fn fail_server_line(
         return;
     };
     let p = st.pending.remove(&target).expect("pending");
-    answer_failed(shared, st, &target, p, f, facts, outs);
+    answer_failed(shared, st, &target, &p, f, facts, outs);
 }
 
 /// A batch line (an array): never forwarded; each pending request it names is answered.
@@ -486,65 +486,40 @@ fn answer_failed(
     shared: &Shared,
     st: &mut State,
     id: &Id,
-    p: Pending,
+    p: &Pending,
     f: &Finding,
     facts: &LineFacts<'_>,
     outs: &mut Vec<Out>,
 ) {
-    match p {
+    let (tool, verdict) = match p {
         Pending::Call { tool, .. } | Pending::TaskResult { tool: Some(tool) } => {
             outs.push(Out::Client(error_result(id, &result_reason(f))));
-            audit(
-                shared,
-                outs,
-                Some(&tool.name),
-                Some(id),
-                "to_client",
-                "replaced",
-                Some(f),
-                facts,
-            );
+            (Some(tool.name.as_str()), "replaced")
         }
         Pending::TaskResult { tool: None } => {
             outs.push(Out::Client(error_result(id, &result_reason(f))));
-            audit(
-                shared,
-                outs,
-                None,
-                Some(id),
-                "to_client",
-                "replaced",
-                Some(f),
-                facts,
-            );
+            (None, "replaced")
         }
-        Pending::OwnList { .. } => {
-            audit(
-                shared,
-                outs,
-                None,
-                Some(id),
-                "to_client",
-                "dropped",
-                Some(f),
-                facts,
-            );
-            release_held(shared, st, outs, true);
-        }
+        // The proxy's own listing: nobody to answer but the held calls.
+        Pending::OwnList { .. } => (None, "dropped"),
         Pending::List | Pending::Other => {
             let text = format!("jsongate: the server's response was rejected ({})", f.class);
             outs.push(Out::Client(error_response(id, -32603, &text)));
-            audit(
-                shared,
-                outs,
-                None,
-                Some(id),
-                "to_client",
-                "replaced",
-                Some(f),
-                facts,
-            );
+            (None, "replaced")
         }
+    };
+    audit(
+        shared,
+        outs,
+        tool,
+        Some(id),
+        "to_client",
+        verdict,
+        Some(f),
+        facts,
+    );
+    if matches!(p, Pending::OwnList { .. }) {
+        release_held(shared, st, outs, true);
     }
 }
 

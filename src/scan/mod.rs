@@ -87,6 +87,19 @@ pub struct Position {
     pub column: u64,
 }
 
+impl Position {
+    /// The position of byte `offset` in input without line breaks (line 1, column
+    /// `offset + 1`): what a sink that is only given an offset assumes.
+    #[must_use]
+    pub const fn on_one_line(offset: u64) -> Position {
+        Position {
+            offset,
+            line: 1,
+            column: offset + 1,
+        }
+    }
+}
+
 impl<F: FnMut(Event<'_>, u64) -> Flow> Sink for F {
     #[inline]
     fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {

@@ -264,14 +264,7 @@ impl Validator {
 impl Sink for Validator {
     #[inline]
     fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
-        self.event_at(
-            event,
-            Position {
-                offset,
-                line: 1,
-                column: offset + 1,
-            },
-        )
+        self.event_at(event, Position::on_one_line(offset))
     }
 
     #[inline]
