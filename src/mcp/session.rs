@@ -241,26 +241,19 @@ fn on_call(
         };
         let now_ms = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let d = policy.decide(&call, &shared.session, &mut st.rate, now_ms);
-        match d.verdict() {
-            Verdict::Allow => {}
-            Verdict::Deny => {
-                let f = Finding {
-                    class: "policy_deny",
-                    keyword: Some(d.reason().as_str().to_owned()),
-                    ..Finding::default()
-                };
-                let what = format!("the policy denies it: {}", d.reason().as_str());
-                return refuse(st, outs, f, &what);
-            }
-            Verdict::Ask => {
-                let f = Finding {
-                    class: "policy_ask",
-                    keyword: Some(d.reason().as_str().to_owned()),
-                    ..Finding::default()
-                };
-                let what = format!("approval is required: {}", d.reason().as_str());
-                return refuse(st, outs, f, &what);
-            }
+        let (class, what) = match d.verdict() {
+            Verdict::Allow => ("", ""),
+            Verdict::Deny => ("policy_deny", "the policy denies it"),
+            Verdict::Ask => ("policy_ask", "approval is required"),
+        };
+        if !class.is_empty() {
+            let reason = d.reason().as_str();
+            let f = Finding {
+                class,
+                keyword: Some(reason.to_owned()),
+                ..Finding::default()
+            };
+            return refuse(st, outs, f, &format!("{what}: {reason}"));
         }
     }
     st.pending.insert(
