@@ -12,11 +12,13 @@
 //! Before timing, the decisions and the screening result are checked; otherwise the bench
 //! panics. Run: `cargo bench --bench action` (or `-- --quick`).
 
+#[macro_use]
+mod harness;
+
 use std::hint::black_box;
 use std::path::Path;
-use std::time::Duration;
 
-use criterion::{criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{BatchSize, Criterion, Throughput};
 use jsongate::action::{screen, Call, Policy, RateState, Reason, Session};
 use jsongate::Limits;
 
@@ -63,17 +65,4 @@ fn action(c: &mut Criterion) {
     group.finish();
 }
 
-/// Criterion's generated entry point (`criterion_group!` makes an undocumented `pub fn`).
-#[allow(missing_docs)]
-mod group {
-    use super::{action, Criterion, Duration};
-    criterion::criterion_group! {
-        name = benches;
-        config = Criterion::default()
-            .sample_size(50)
-            .warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(3));
-        targets = action
-    }
-}
-criterion_main!(group::benches);
+bench_main!(action, 50, 3);

@@ -32,11 +32,13 @@
 //! Run all: `cargo bench --bench gate`; briefly: `cargo bench --bench gate -- --quick`;
 //! one document: `cargo bench --bench gate -- gate/envelope`.
 
+#[macro_use]
+mod harness;
+
 use std::hint::black_box;
 use std::path::Path;
-use std::time::Duration;
 
-use criterion::{criterion_main, BenchmarkGroup, Criterion, Throughput};
+use criterion::{BenchmarkGroup, Criterion, Throughput};
 use jsongate::gate::{Context, Contract, Gate, Request, Timestamp};
 use jsongate::{Ignore, Limits, Outcome, Scanner, Schema, Validator};
 
@@ -192,18 +194,5 @@ fn gate(c: &mut Criterion) {
     }
 }
 
-/// Criterion's generated entry point (`criterion_group!` makes an undocumented `pub fn`).
-#[allow(missing_docs)]
-mod group {
-    use super::{gate, Criterion, Duration};
-    criterion::criterion_group! {
-        name = benches;
-        // Six benchmarks of about 5 s each: the whole run takes well under a minute.
-        config = Criterion::default()
-            .sample_size(50)
-            .warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(4));
-        targets = gate
-    }
-}
-criterion_main!(group::benches);
+// Six benchmarks of about 5 s each: the whole run takes well under a minute.
+bench_main!(gate, 50, 4);

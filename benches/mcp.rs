@@ -16,12 +16,14 @@
 //! Before timing, each setup is checked to return the expected bytes; otherwise the bench
 //! panics. Run: `cargo bench --bench mcp` (or `-- --quick`).
 
+#[macro_use]
+mod harness;
+
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::time::Duration;
 
-use criterion::{criterion_main, Criterion};
+use criterion::Criterion;
 use jsongate::mcp::{Config, Proxy};
 
 const TOOLS: &str = r#"{"jsonrpc":"2.0","id":"L","result":{"tools":[{"name":"lookup","inputSchema":{"type":"object","properties":{"q":{"type":"string","maxLength":64},"n":{"type":"integer","minimum":1}},"required":["q"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"approved":{"type":"boolean"},"count":{"type":"integer"},"items":{"type":"array","items":{"type":"string"}}},"required":["approved","count"],"additionalProperties":false}}]}}"#;
@@ -158,17 +160,4 @@ fn mcp(c: &mut Criterion) {
     group.finish();
 }
 
-/// Criterion's generated entry point (`criterion_group!` makes an undocumented `pub fn`).
-#[allow(missing_docs)]
-mod group {
-    use super::{mcp, Criterion, Duration};
-    criterion::criterion_group! {
-        name = benches;
-        config = Criterion::default()
-            .sample_size(50)
-            .warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(3));
-        targets = mcp
-    }
-}
-criterion_main!(group::benches);
+bench_main!(mcp, 50, 3);

@@ -28,10 +28,13 @@
 //! Run all: `cargo bench --bench scan`; briefly: `cargo bench --bench scan -- --quick`;
 //! one document: `cargo bench --bench scan -- scan/twitter`.
 
+#[macro_use]
+mod harness;
+
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_main, BatchSize, BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use criterion::{BatchSize, BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use jsongate::{Ignore, Limits, Outcome, Scanner, UNLIMITED};
 use serde::de::IgnoredAny;
 
@@ -154,18 +157,5 @@ fn scan(c: &mut Criterion) {
     }
 }
 
-/// Criterion's generated entry point (`criterion_group!` makes an undocumented `pub fn`).
-#[allow(missing_docs)]
-mod group {
-    use super::{scan, Criterion, Duration};
-    criterion::criterion_group! {
-        name = benches;
-        // Sized for a shared 2-core machine: the whole run takes a few minutes.
-        config = Criterion::default()
-            .sample_size(30)
-            .warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(3));
-        targets = scan
-    }
-}
-criterion_main!(group::benches);
+// Sized for a shared 2-core machine: the whole run takes a few minutes.
+bench_main!(scan, 30, 3);

@@ -43,10 +43,13 @@
 //! Run all: `cargo bench --bench validate`; briefly: `cargo bench --bench validate -- --quick`;
 //! one document: `cargo bench --bench validate -- validate/citm_catalog`.
 
+#[macro_use]
+mod harness;
+
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use jsongate::{Limits, Rejection, Schema, Validator, UNLIMITED};
 use serde_json::Value;
 
@@ -275,18 +278,5 @@ fn validate(c: &mut Criterion) {
     }
 }
 
-/// Criterion's generated entry point (`criterion_group!` makes an undocumented `pub fn`).
-#[allow(missing_docs)]
-mod group {
-    use super::{validate, Criterion, Duration};
-    criterion::criterion_group! {
-        name = benches;
-        // Sized for a shared 2-core machine: the whole run takes a few minutes.
-        config = Criterion::default()
-            .sample_size(30)
-            .warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(3));
-        targets = validate
-    }
-}
-criterion_main!(group::benches);
+// Sized for a shared 2-core machine: the whole run takes a few minutes.
+bench_main!(validate, 30, 3);
