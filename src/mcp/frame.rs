@@ -187,14 +187,6 @@ impl IdFinder {
         }
     }
 
-    /// The id found, if the line is an object naming exactly one top-level id.
-    pub fn finish(self) -> Option<Id> {
-        match self.result() {
-            Recovered::One(id) => Some(id),
-            _ => None,
-        }
-    }
-
     /// Everything recovered.
     pub fn result(mut self) -> Recovered {
         self.end_value();
@@ -534,7 +526,10 @@ mod tests {
     fn find(line: &str) -> Option<Id> {
         let mut f = IdFinder::new();
         f.feed(line.as_bytes());
-        f.finish()
+        match f.result() {
+            Recovered::One(id) => Some(id),
+            _ => None,
+        }
     }
 
     #[test]

@@ -113,11 +113,6 @@ pub struct Message {
 }
 
 impl Message {
-    /// A request: a method and an id.
-    pub fn is_request(&self) -> bool {
-        self.method.is_some() && self.id.is_some()
-    }
-
     /// A response: an id and no method.
     pub fn is_response(&self) -> bool {
         self.method.is_none() && (self.has_result || self.has_error)
@@ -543,7 +538,7 @@ mod tests {
         assert_eq!(m.tool.as_deref(), Some("t"));
         assert_eq!(span(l, m.arguments), r#"{"x":{"y":[]}}"#);
         assert_eq!(span(l, m.meta), r#"{"a":[1]}"#);
-        assert!(m.wants_task && m.is_request() && !m.is_response());
+        assert!(m.wants_task && m.id.is_some() && !m.is_response());
     }
 
     #[test]

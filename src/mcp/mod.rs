@@ -354,10 +354,10 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
         let close_server_input;
         {
             let mut st = lock(&shared.state);
-            let id = failed_line_id(msg.id.as_ref(), &line.recovered);
             if let Some(e) = &line.error {
                 // A broken line that starts like a JSON-RPC object may be the answer to the
                 // only pending request; a stray log or banner line answers nothing.
+                let id = failed_line_id(msg.id.as_ref(), &line.recovered);
                 let guess = line.first == Some(b'{');
                 let f = Finding::rejection(&Rejection::Error(e.clone()), 0, "");
                 fail_server_line(shared, &mut st, id.as_ref(), guess, &f, &facts, &mut outs);
@@ -368,8 +368,9 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
                     let f = Finding::of("batch");
                     fail_batch(shared, &mut st, ids, &f, &facts, &mut outs);
                 } else {
+                    // Not an object: no id was read, none is recovered.
                     let f = Finding::of("not_an_object");
-                    fail_server_line(shared, &mut st, id.as_ref(), false, &f, &facts, &mut outs);
+                    fail_server_line(shared, &mut st, None, false, &f, &facts, &mut outs);
                 }
             } else {
                 // A stop from an inline violation, or a complete line.

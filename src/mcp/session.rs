@@ -177,7 +177,7 @@ fn on_call(
     }
     let tool = match st.tools.get(&name) {
         Some(Known::Usable(t)) => Arc::clone(t),
-        Some(Known::Unusable(class, _)) => {
+        Some(Known::Unusable(class)) => {
             return refuse(
                 st,
                 outs,
@@ -657,9 +657,11 @@ fn judge_result(
                 Err(Finding::of("missing_structured_content"))
             };
         };
+        // Violations and budget returned above: here the span was validated inline, or
+        // it is validated now (its id came after it).
         match inline {
             Inline::Valid => Ok(()),
-            Inline::Violation(_) | Inline::BudgetExceeded | Inline::NotRun => {
+            _ => {
                 let mut v = Validator::new(schema);
                 match v.validate_slice(&line[a..b], shared.limits) {
                     Ok(()) => Ok(()),

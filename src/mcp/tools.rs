@@ -28,8 +28,8 @@ pub struct Tool {
 pub enum Known {
     /// Its schemas compiled.
     Usable(Arc<Tool>),
-    /// Calls to it are refused: `(class, detail)`.
-    Unusable(&'static str, String),
+    /// Calls to it are refused, with this class.
+    Unusable(&'static str),
 }
 
 /// How schemas are compiled.
@@ -63,16 +63,6 @@ impl Tools {
         self.complete = false;
     }
 
-    /// How many tools are known.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// Whether no tool is known.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
     /// Learns the tools of one `tools/list` page read from `line`.
     pub fn learn(&mut self, msg: &Message, line: &[u8], opts: CompileOptions) {
         let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -88,7 +78,7 @@ impl Tools {
                 break;
             }
             let known = if seen[name.as_str()] > 1 {
-                Known::Unusable("tool_listed_twice", "the page lists the name twice".into())
+                Known::Unusable("tool_listed_twice")
             } else {
                 compile(name, t, line, opts)
             };
@@ -99,10 +89,10 @@ impl Tools {
 
 fn compile(name: &str, t: &ToolSpans, line: &[u8], opts: CompileOptions) -> Known {
     if t.bad_schema {
-        return Known::Unusable("schema_not_object", "a schema is not a JSON object".into());
+        return Known::Unusable("schema_not_object");
     }
     let Some(input) = t.input else {
-        return Known::Unusable("no_input_schema", "the tool has no inputSchema".into());
+        return Known::Unusable("no_input_schema");
     };
     let mut o = Schema::options()
         .format_assertion(opts.format_assertion)
@@ -110,16 +100,13 @@ fn compile(name: &str, t: &ToolSpans, line: &[u8], opts: CompileOptions) -> Know
     if let Some(b) = opts.eval_budget {
         o = o.eval_budget(b);
     }
-    let input = match o.compile(&line[input.0..input.1]) {
-        Ok(s) => s,
-        Err(e) => return Known::Unusable("input_schema_unusable", e.to_string()),
+    let Ok(input) = o.compile(&line[input.0..input.1]) else {
+        return Known::Unusable("input_schema_unusable");
     };
-    let output = match t.output {
+    let output = match t.output.map(|(a, b)| o.compile(&line[a..b])) {
         None => None,
-        Some(s) => match o.compile(&line[s.0..s.1]) {
-            Ok(s) => Some(s),
-            Err(e) => return Known::Unusable("output_schema_unusable", e.to_string()),
-        },
+        Some(Ok(s)) => Some(s),
+        Some(Err(_)) => return Known::Unusable("output_schema_unusable"),
     };
     Known::Usable(Arc::new(Tool {
         name: name.to_owned(),
