@@ -1,6 +1,6 @@
 //! Deterministic generators for tool-result–shaped JSON documents.
 //!
-//! Used by `benches/scan.rs` and, through a `#[path]` include, by the integration tests in
+//! Used by the benches (`benches/*.rs`, `benches/compare/benches/*.rs`) and, through a `#[path]` include, by the integration tests in
 //! `tests/integration/memory.rs`. Everything is derived from a fixed-seed LCG, so the same
 //! call always yields the same bytes. Every generated document is valid strict JSON (no
 //! duplicate names, no lone surrogates, all limits of `Limits::new()` respected except

@@ -29,6 +29,7 @@
 //! one document: `cargo bench --bench scan -- scan/twitter`.
 
 #[macro_use]
+#[path = "../../harness/mod.rs"]
 mod harness;
 
 use std::hint::black_box;
@@ -38,6 +39,7 @@ use criterion::{BatchSize, BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use jsongate::{Ignore, Limits, Outcome, Scanner, UNLIMITED};
 use serde::de::IgnoredAny;
 
+#[path = "../../docgen/mod.rs"]
 mod docgen;
 
 /// The limits jsongate is benchmarked with: every default on, except the byte limit.
@@ -45,7 +47,7 @@ const LIMITS: Limits = Limits::new().max_bytes(UNLIMITED);
 
 fn corpus(name: &str) -> Vec<u8> {
     let path = format!(
-        "{}/../shared/corpora/{name}.json",
+        "{}/../../../shared/corpora/{name}.json",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read corpus {path}: {e}"))

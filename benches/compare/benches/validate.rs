@@ -44,6 +44,7 @@
 //! one document: `cargo bench --bench validate -- validate/citm_catalog`.
 
 #[macro_use]
+#[path = "../../harness/mod.rs"]
 mod harness;
 
 use std::hint::black_box;
@@ -53,19 +54,20 @@ use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use jsongate::{Limits, Rejection, Schema, Validator, UNLIMITED};
 use serde_json::Value;
 
+#[path = "../../docgen/mod.rs"]
 mod docgen;
 
 /// The limits jsongate validates with: every default on, except the byte limit.
 const LIMITS: Limits = Limits::new().max_bytes(UNLIMITED);
 
 fn schema_file(name: &str) -> Vec<u8> {
-    let path = format!("{}/benches/schemas/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../schemas/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read schema {path}: {e}"))
 }
 
 fn corpus(name: &str) -> Vec<u8> {
     let path = format!(
-        "{}/../shared/corpora/{name}.json",
+        "{}/../../../shared/corpora/{name}.json",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read corpus {path}: {e}"))

@@ -1,0 +1,1 @@
+//! Holds nothing: the peer comparisons are the benches of this project.
