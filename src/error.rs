@@ -52,6 +52,9 @@ pub enum ErrorKind {
     InvalidUtf8,
     /// A `\u` escape that leaves a lone or reversed UTF-16 surrogate.
     LoneSurrogate,
+    /// A Unicode noncharacter (U+FDD0–U+FDEF, U+xFFFE, U+xFFFF) in a string or name, under
+    /// the I-JSON profile ([`Limits::i_json`](crate::Limits::i_json)).
+    Noncharacter,
     /// The bytes do not follow the strict JSON grammar.
     Syntax(Syntax),
     /// Reading the input failed (only from the `std::io::Read` adapters).
@@ -145,6 +148,7 @@ impl ErrorKind {
             ErrorKind::DuplicateName => "duplicate_name",
             ErrorKind::InvalidUtf8 => "invalid_utf8",
             ErrorKind::LoneSurrogate => "lone_surrogate",
+            ErrorKind::Noncharacter => "noncharacter",
             ErrorKind::Syntax(_) => "syntax",
             ErrorKind::Io(_) => "io",
             ErrorKind::BudgetExceeded { .. } => "budget_exceeded",
@@ -167,6 +171,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::DuplicateName => f.write_str("duplicate member name"),
             ErrorKind::InvalidUtf8 => f.write_str("invalid UTF-8"),
             ErrorKind::LoneSurrogate => f.write_str("\\u escape leaves a lone surrogate"),
+            ErrorKind::Noncharacter => f.write_str("Unicode noncharacter (I-JSON profile)"),
             ErrorKind::Syntax(s) => f.write_str(s.describe()),
             ErrorKind::Io(k) => write!(f, "read failed: {k}"),
             ErrorKind::BudgetExceeded { limit } => {
@@ -299,6 +304,7 @@ mod tests {
             ErrorKind::DuplicateName,
             ErrorKind::InvalidUtf8,
             ErrorKind::LoneSurrogate,
+            ErrorKind::Noncharacter,
             ErrorKind::Syntax(Syntax::ExpectedValue),
             ErrorKind::Io(std::io::ErrorKind::Other),
             ErrorKind::BudgetExceeded { limit: 0 },

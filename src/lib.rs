@@ -32,7 +32,8 @@
 //! only (no BOM); no comments, trailing commas, `NaN`/`Infinity`, leading zeros, `+1`, `.5`
 //! or `1.`; no unescaped control characters; `\u` escapes must not leave lone surrogates.
 //! Numbers are handed over as exact text of any size (I-JSON's precision advice is left to
-//! the consumer). Noncharacters such as U+FFFF are accepted, as RFC 8259 requires.
+//! the consumer). Noncharacters such as U+FFFF are accepted, as RFC 8259 requires; the
+//! opt-in I-JSON profile ([`Limits::i_json`]) rejects them, as RFC 7493 §2.1 requires.
 #![deny(unsafe_code)]
 
 pub mod action;
@@ -54,7 +55,10 @@ pub use limits::{
 pub use scan::read::READ_CHUNK;
 pub use scan::{Event, Flow, Ignore, Number, NumberError, Outcome, Position, Scanner, Sink};
 pub use schema::{
-    CompileError, Draft, Schema, SchemaOptions, DEFAULT_EVAL_BUDGET, DEFAULT_MAX_SCHEMA_NODES,
+    CompileBudget, CompileError, CompileErrorKind, Draft, Schema, SchemaOptions,
+    DEFAULT_EVAL_BUDGET, DEFAULT_EVAL_BUDGET_PER_BYTE, DEFAULT_MAX_ANCHORS,
+    DEFAULT_MAX_COMPILE_STEPS, DEFAULT_MAX_REF_DEPTH, DEFAULT_MAX_SCHEMA_BYTES,
+    DEFAULT_MAX_SCHEMA_NODES,
 };
 pub use validate::{Rejection, Validator, Violation};
 

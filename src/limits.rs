@@ -52,6 +52,8 @@ pub struct Limits {
     pub(crate) number_bytes: u64,
     pub(crate) members: u64,
     pub(crate) items: u64,
+    /// The I-JSON profile's rejection of noncharacters (off: RFC 8259 accepts them).
+    pub(crate) noncharacters: bool,
 }
 
 impl Default for Limits {
@@ -86,6 +88,7 @@ impl Limits {
             number_bytes: DEFAULT_MAX_NUMBER_BYTES,
             members: DEFAULT_MAX_MEMBERS,
             items: DEFAULT_MAX_ITEMS,
+            noncharacters: false,
         }
     }
 
@@ -99,6 +102,7 @@ impl Limits {
             number_bytes: UNLIMITED,
             members: UNLIMITED,
             items: UNLIMITED,
+            noncharacters: false,
         }
     }
 
@@ -125,6 +129,29 @@ impl Limits {
             b"max_items" => self.max_items(limit),
             _ => return None,
         })
+    }
+
+    /// The I-JSON profile (RFC 7493 §2.1): also reject strings and member names that contain
+    /// a Unicode noncharacter (U+FDD0–U+FDEF, and U+FFFE/U+FFFF in every plane), raw or
+    /// written as a `\u` escape, with [`ErrorKind::Noncharacter`](crate::ErrorKind). Off by
+    /// default: RFC 8259 accepts them.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{check, ErrorKind, Limits};
+    /// assert!(check(br#""\uFFFF""#, Limits::new()).is_ok());
+    /// let err = check(br#""\uFFFF""#, Limits::new().i_json(true)).unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::Noncharacter);
+    /// ```
+    #[must_use]
+    pub const fn i_json(mut self, on: bool) -> Self {
+        self.noncharacters = on;
+        self
+    }
+
+    /// Whether the I-JSON profile is on (see [`i_json`](Self::i_json)).
+    pub const fn get_i_json(&self) -> bool {
+        self.noncharacters
     }
 
     limit_accessors! {

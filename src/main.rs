@@ -32,7 +32,7 @@ USAGE:
 
 COMMANDS:
     check    Scan one JSON document (FILE, or standard input when FILE is absent or '-')
-             with the strict profile (RFC 8259 + I-JSON, duplicate names rejected) and the
+             with the strict profile (RFC 8259, duplicate names rejected) and the
              limits below. Reads in 64 KiB chunks with constant memory and stops reading as
              soon as the verdict is known. Prints one JSON line:
                {\"valid\":true,\"bytes_read\":N}
@@ -67,6 +67,9 @@ OPTIONS (N is a non-negative integer or 'unlimited'):
     --max-number-bytes N   bytes of one number's text            [default: 128]
     --max-members N        members of one object                 [default: 65536]
     --max-items N          items of one array                    [default: 1000000]
+    --profile P            rfc8259 (default) or i-json: i-json also rejects noncharacters
+                           (U+FDD0-U+FDEF, U+xFFFE, U+xFFFF) in strings and names, with
+                           kind noncharacter (RFC 7493 section 2.1)
     -h, --help             print this help
 
 SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the read):
@@ -78,8 +81,9 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
                            fetched from the network or read from disk otherwise
     --errors N             collect up to N violations (default 1); the line then also has
                            \"errors\":[...] with each violation
-    --eval-budget N        subschema evaluations allowed per document [default: 10000000];
-                           past it the document is rejected with kind budget_exceeded
+    --eval-budget N        evaluation work units allowed per document, whatever its size
+                           [default: 1000000 plus 16 per input byte]; past it the document
+                           is rejected with kind budget_exceeded
     A schema violation has kind schema and adds \"keyword\" (the failing keyword) and
     \"schema_path\" (its location through the schema, following $ref) to the error.
 
@@ -130,8 +134,8 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
 
 ERROR KINDS:
     too_large, too_deep, name_too_long, string_too_long, number_too_long, too_many_members,
-    too_many_items, duplicate_name, invalid_utf8, lone_surrogate, syntax, schema,
-    budget_exceeded
+    too_many_items, duplicate_name, invalid_utf8, lone_surrogate, noncharacter, syntax,
+    schema, budget_exceeded
 
 EXIT STATUS:
     0 accepted (decide: allow), 1 rejected (decide: deny), 2 usage, configuration or I/O
@@ -172,6 +176,16 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     }
 }
 
+/// `--profile rfc8259|i-json`.
+fn parse_profile(limits: Limits, value: Option<&String>) -> Result<Limits, String> {
+    match value.map(String::as_str) {
+        Some("rfc8259") => Ok(limits.i_json(false)),
+        Some("i-json") => Ok(limits.i_json(true)),
+        Some(v) => Err(format!("--profile: '{v}' is not rfc8259 or i-json")),
+        None => Err("--profile needs rfc8259 or i-json".into()),
+    }
+}
+
 fn parse_limit(flag: &str, value: Option<&String>) -> Result<u64, String> {
     let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
     if v == "unlimited" {
@@ -186,7 +200,8 @@ struct SchemaArgs {
     format_assertion: bool,
     resources: Vec<(String, String)>,
     errors: usize,
-    budget: u64,
+    /// `--eval-budget`: a fixed budget instead of the default (fixed + per byte).
+    budget: Option<u64>,
 }
 
 fn check(args: &[String]) -> Result<ExitCode, String> {
@@ -197,7 +212,7 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
         format_assertion: false,
         resources: Vec::new(),
         errors: 1,
-        budget: jsongate::DEFAULT_EVAL_BUDGET,
+        budget: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -219,6 +234,10 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
                 sa.schema = Some(value().ok_or("--schema needs a file")?);
                 continue;
             }
+            "--profile" => {
+                limits = parse_profile(limits, value().as_ref())?;
+                continue;
+            }
             "--format-assertion" => {
                 sa.format_assertion = true;
                 continue;
@@ -232,7 +251,7 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
                 continue;
             }
             "--eval-budget" => {
-                sa.budget = parse_limit(flag, value().as_ref())?;
+                sa.budget = Some(parse_limit(flag, value().as_ref())?);
                 continue;
             }
             "--errors" => {
@@ -324,9 +343,10 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
 
 fn load_schema(path: &str, sa: &SchemaArgs) -> Result<Validator, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read schema '{path}': {e}"))?;
-    let mut opts = Schema::options()
-        .format_assertion(sa.format_assertion)
-        .eval_budget(sa.budget);
+    let mut opts = Schema::options().format_assertion(sa.format_assertion);
+    if let Some(b) = sa.budget {
+        opts = opts.eval_budget(b);
+    }
     for (uri, file) in &sa.resources {
         let doc = std::fs::read(file).map_err(|e| format!("cannot read resource '{file}': {e}"))?;
         opts = opts.resource(uri, &doc);
@@ -675,6 +695,7 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
                 let name = flag.trim_start_matches("--").replace('-', "_");
                 limits = limits.set_by_name(&name, v).unwrap_or(limits);
             }
+            "--profile" => limits = parse_profile(limits, Some(&value()?))?,
             "--format-assertion" => config.format_assertion = true,
             "--eval-budget" => config.eval_budget = Some(parse_limit(flag, Some(&value()?))?),
             "--policy" => policy = Some(value()?),

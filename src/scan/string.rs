@@ -47,6 +47,39 @@ fn seq_len(lead: u8) -> usize {
     }
 }
 
+/// Whether `c` is a Unicode noncharacter: U+FDD0–U+FDEF, or U+xFFFE/U+xFFFF in any plane.
+fn is_noncharacter(c: char) -> bool {
+    let u = c as u32;
+    (0xFDD0..=0xFDEF).contains(&u) || u & 0xFFFE == 0xFFFE
+}
+
+/// Index of the first byte of the first noncharacter in the well-formed UTF-8 `text`. Every
+/// noncharacter's encoding holds a continuation byte `B7` (`EF B7 90..AF`) or `BF`
+/// (`EF BF BE|BF`, `F0..F4 x8F|x9F|xAF|xBF BF BE|BF`), so only those bytes are looked at.
+fn noncharacter(text: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(k) = memchr::memchr2(0xB7, 0xBF, &text[from..]) {
+        let k = from + k;
+        let next = text.get(k + 1).copied();
+        if k >= 1 && text[k - 1] == 0xEF {
+            match (text[k], next) {
+                (0xB7, Some(0x90..=0xAF)) | (0xBF, Some(0xBE | 0xBF)) => return Some(k - 1),
+                _ => {}
+            }
+        }
+        if text[k] == 0xBF
+            && k >= 2
+            && (0xF0..=0xF4).contains(&text[k - 2])
+            && text[k - 1] & 0x0F == 0x0F
+            && matches!(next, Some(0xBE | 0xBF))
+        {
+            return Some(k - 2);
+        }
+        from = k + 1;
+    }
+    None
+}
+
 /// Hands a complete name or string to the sink; for a name, records it in its object first.
 /// `Err(())` means the name is a duplicate.
 #[inline(always)]
@@ -130,7 +163,9 @@ impl Scanner {
             }
             _ => return None,
         };
-        if (self.scratch.len() + c.len_utf8()) as u64 > limit {
+        if (self.scratch.len() + c.len_utf8()) as u64 > limit
+            || (self.limits.noncharacters && is_noncharacter(c))
+        {
             return None;
         }
         self.scratch.push_char(c);
@@ -161,6 +196,12 @@ impl Scanner {
         let n = run.len();
         if window.get(n) == Some(&b'"') {
             if let Some(text) = run.as_str() {
+                if self.limits.noncharacters && !run.is_ascii() {
+                    if let Some(k) = noncharacter(text.as_bytes()) {
+                        let at = start + 1 + k as u64;
+                        return Err(self.error(ErrorKind::Noncharacter, at, None));
+                    }
+                }
                 let close = i + 1 + n;
                 let at = self.pos(start);
                 return match deliver(&mut self.names, &mut self.stack, text, name, at, sink) {
@@ -237,6 +278,10 @@ impl Scanner {
                     if (self.scratch.len() + need) as u64 > limit {
                         return Err(self.error(too_long(limit), at, None));
                     }
+                    if self.limits.noncharacters && noncharacter(text.as_bytes()).is_some() {
+                        let at = self.str_state.utf8_at;
+                        return Err(self.error(ErrorKind::Noncharacter, at, None));
+                    }
                     self.scratch.push_str(text);
                 }
                 continue;
@@ -304,6 +349,9 @@ impl Scanner {
                     };
                     // `cp` is a scalar value: surrogates were excluded above.
                     let c = char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER);
+                    if self.limits.noncharacters && is_noncharacter(c) {
+                        return Err(self.error(ErrorKind::Noncharacter, at, None));
+                    }
                     if (self.scratch.len() + c.len_utf8()) as u64 > limit {
                         return Err(self.error(too_long(limit), at, None));
                     }
@@ -339,6 +387,12 @@ impl Scanner {
             } else {
                 simdutf8::basic::from_utf8(checked).ok()
             };
+            if let (Some(text), true) = (valid, self.limits.noncharacters && !run.is_ascii()) {
+                if let Some(k) = noncharacter(text.as_bytes()) {
+                    let at = base + (j + k) as u64;
+                    return Err(self.error(ErrorKind::Noncharacter, at, None));
+                }
+            }
             match valid {
                 Some(text) if n as u64 <= room => self.scratch.push_str(text),
                 Some(_) => {
@@ -355,6 +409,13 @@ impl Scanner {
                         return Err(self.error(ErrorKind::InvalidUtf8, base + j as u64, None));
                     };
                     let good = e.valid_up_to();
+                    if self.limits.noncharacters {
+                        // What lies before the bad or cut sequence comes first.
+                        if let Some(k) = noncharacter(&plain[..good]) {
+                            let at = base + (j + k) as u64;
+                            return Err(self.error(ErrorKind::Noncharacter, at, None));
+                        }
+                    }
                     let cut_by_chunk =
                         e.error_len().is_none() && j + n == buf.len() && n as u64 <= room;
                     if !cut_by_chunk {
@@ -420,5 +481,30 @@ impl Scanner {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_noncharacter, noncharacter};
+
+    /// The byte search agrees with the definition on every scalar value.
+    #[test]
+    fn noncharacter_search_matches_the_definition() {
+        let mut buf = [0u8; 4];
+        for cp in 0..=0x10_FFFFu32 {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let text = format!("a{}", c.encode_utf8(&mut buf));
+            let want = is_noncharacter(c).then_some(1);
+            assert_eq!(noncharacter(text.as_bytes()), want, "U+{cp:04X}");
+        }
+        assert_eq!(
+            noncharacter("\u{FDCF}\u{FDF0}\u{FFFD}\u{10FFFD}".as_bytes()),
+            None
+        );
+        assert_eq!(noncharacter("\u{3FFFF}".as_bytes()), Some(0));
+        assert_eq!(noncharacter("é\u{FDD0}".as_bytes()), Some(2));
     }
 }

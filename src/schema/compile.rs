@@ -10,9 +10,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::bounds::{Bounds, CompileBudget};
 use super::decimal::Decimal;
 use super::program::{
-    types, Child, Const, DynRef, Dynamic, Keywords, Node, NodeId, NodeKind, Program, Resource,
+    types, Child, Const, DynRef, Dynamic, EnumTable, Keywords, Label, Node, NodeId, NodeKind,
+    Program, Resource,
 };
 use super::regex::Regex;
 use super::registry::{known_draft, vocab_of, Draft, Registry, Vocab};
@@ -22,16 +24,46 @@ use super::value::Value;
 /// Why a schema could not be compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompileError {
+    kind: CompileErrorKind,
     message: String,
     location: String,
+}
+
+/// The kind of a [`CompileError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompileErrorKind {
+    /// The schema is not valid JSON, not a valid schema, or references something unknown.
+    Invalid,
+    /// The schema exhausted a compile budget (see [`SchemaOptions`](crate::SchemaOptions)).
+    Budget {
+        /// Which budget.
+        budget: CompileBudget,
+        /// Its limit.
+        limit: u64,
+    },
 }
 
 impl CompileError {
     pub(crate) fn new(message: impl Into<String>, location: impl Into<String>) -> Self {
         CompileError {
+            kind: CompileErrorKind::Invalid,
             message: message.into(),
             location: location.into(),
         }
+    }
+
+    pub(crate) fn budget(budget: CompileBudget, limit: u64, location: impl Into<String>) -> Self {
+        CompileError {
+            kind: CompileErrorKind::Budget { budget, limit },
+            message: budget.describe(limit),
+            location: location.into(),
+        }
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> CompileErrorKind {
+        self.kind
     }
     /// What is wrong.
     pub fn message(&self) -> &str {
@@ -56,7 +88,7 @@ impl std::error::Error for CompileError {}
 pub(crate) struct Settings {
     pub(crate) default_draft: Draft,
     pub(crate) format_assertion: bool,
-    pub(crate) max_nodes: usize,
+    pub(crate) bounds: Bounds,
     pub(crate) registry: Registry,
     pub(crate) base_uri: String,
 }
@@ -73,6 +105,10 @@ struct LocInfo {
 struct Doc {
     value: Arc<Value>,
 }
+
+/// Member and item indices from a document's root to a location: a lookup by path costs its
+/// depth, where one by pointer text would search every object on the way by name.
+type Path = Box<[u32]>;
 
 type Loc = (usize, String);
 
@@ -92,8 +128,18 @@ pub(crate) struct Compiler {
     nodes: Vec<Node>,
     uses_dynamic_scope: bool,
     uses_unevaluated: bool,
-    labels: Vec<Box<str>>,
+    labels: Vec<Label>,
     label_ids: HashMap<String, u32>,
+    /// Index paths of the locations the index visited.
+    paths: HashMap<Loc, Path>,
+    /// `$dynamicAnchor` locations not yet given a node.
+    pending_dynamic: Vec<Loc>,
+    /// Work done so far, against [`Bounds::steps`].
+    steps: u64,
+    /// Bytes of the documents loaded so far, against [`Bounds::bytes`].
+    bytes: u64,
+    /// Resources and anchors declared so far, against [`Bounds::anchors`].
+    anchors_declared: u64,
 }
 
 /// Keywords whose value is one subschema.
@@ -126,6 +172,18 @@ fn escape_token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
+fn value_at_path<'v>(root: &'v Value, path: &[u32]) -> Option<&'v Value> {
+    let mut v = root;
+    for &i in path {
+        v = match v {
+            Value::Object(m) => &m.get(i as usize)?.1,
+            Value::Array(a) => a.get(i as usize)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
 fn value_at<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
     let mut v = root;
     for t in pointer_tokens(pointer)? {
@@ -151,6 +209,11 @@ impl Compiler {
             uses_unevaluated: false,
             labels: Vec::new(),
             label_ids: HashMap::new(),
+            paths: HashMap::new(),
+            pending_dynamic: Vec::new(),
+            steps: 0,
+            bytes: 0,
+            anchors_declared: 0,
         }
     }
 
@@ -159,26 +222,54 @@ impl Compiler {
             return i;
         }
         let i = self.labels.len() as u32;
-        self.labels.push(s.into());
+        self.labels.push(Label {
+            text: s.into(),
+            next: u32::MAX,
+        });
         self.label_ids.insert(s.to_string(), i);
         i
     }
 
+    /// Charges `n` steps of work done at `at`.
+    fn step(&mut self, n: u64, at: impl FnOnce() -> String) -> Result<(), CompileError> {
+        self.steps += n;
+        if self.steps > self.settings.bounds.steps {
+            return Err(CompileError::budget(
+                CompileBudget::Steps,
+                self.settings.bounds.steps,
+                at(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counts one more resource or anchor declared at `at`.
+    fn declare(&mut self, at: &str) -> Result<(), CompileError> {
+        self.anchors_declared += 1;
+        let limit = self.settings.bounds.anchors;
+        if self.anchors_declared > limit {
+            return Err(CompileError::budget(CompileBudget::Anchors, limit, at));
+        }
+        Ok(())
+    }
+
+    /// The value at a location: by its index path when the index visited it.
+    fn value_of<'v>(&self, doc: &'v Value, loc: &Loc) -> Option<&'v Value> {
+        match self.paths.get(loc) {
+            Some(path) => value_at_path(doc, path),
+            None => value_at(doc, &loc.1),
+        }
+    }
+
     /// Compiles `root` into a program.
-    pub(crate) fn compile(mut self, root: Value) -> Result<Program, CompileError> {
+    pub(crate) fn compile(mut self, root: Value, size: u64) -> Result<Program, CompileError> {
         let base = Uri::parse(&self.settings.base_uri);
         let draft = self.settings.default_draft;
-        let doc = self.add_doc(&Arc::new(root), &base, draft)?;
+        let doc = self.add_doc(&Arc::new(root), size, &base, draft)?;
         let root = self.node_for((doc, String::new()));
         loop {
             // Every `$dynamicAnchor` may become a target at run time, referenced or not.
-            let anchors: Vec<Loc> = self
-                .dynamic_anchor_at
-                .keys()
-                .filter(|l| !self.located.contains_key(*l))
-                .cloned()
-                .collect();
-            for loc in anchors {
+            while let Some(loc) = self.pending_dynamic.pop() {
                 self.node_for(loc);
             }
             let Some((id, loc)) = self.queue.pop() else {
@@ -197,7 +288,12 @@ impl Compiler {
                 dynamic_anchors.insert((info.resource, name.clone().into_boxed_str()), node);
             }
         }
-        check_in_place_cycles(&self.nodes, &dynamic_anchors, &self.resources)?;
+        check_in_place_cycles(
+            &self.nodes,
+            &dynamic_anchors,
+            &self.resources,
+            self.settings.bounds.ref_depth,
+        )?;
         if !self.uses_dynamic_scope {
             self.bypass_sole_refs();
         }
@@ -220,7 +316,7 @@ impl Compiler {
     /// new resource. Targets that are `true`/`false` stay behind their `$ref` (a `false`
     /// reports the keyword of the edge that reached it). The root keeps its own node.
     fn bypass_sole_refs(&mut self) {
-        let redirect: Vec<Option<(NodeId, u32)>> = self
+        let hop: Vec<Option<(NodeId, u32)>> = self
             .nodes
             .iter()
             .map(|n| match &n.kind {
@@ -231,28 +327,57 @@ impl Compiler {
                 _ => None,
             })
             .collect();
+        // For every `$ref`-only node: where its chain of references ends, how many references
+        // the chain has, and the chain's keyword path (its own `$ref` label first). Each chain
+        // is walked once; a node reached again reuses its result, and the path of a node is
+        // its own label followed by the path of the next, so no label is ever copied whole.
+        let mut way: Vec<Option<(NodeId, u32, u32)>> = vec![None; hop.len()];
+        let mut on_walk = vec![false; hop.len()];
+        let mut walk = Vec::new();
+        for start in 0..hop.len() {
+            if hop[start].is_none() || way[start].is_some() {
+                continue;
+            }
+            let mut cur = start;
+            while let Some((next, _)) = hop[cur] {
+                if way[cur].is_some() || on_walk[cur] {
+                    break;
+                }
+                on_walk[cur] = true;
+                walk.push(cur);
+                cur = next as usize;
+            }
+            while let Some(x) = walk.pop() {
+                on_walk[x] = false;
+                let (next, label) = hop[x].expect("only references are walked");
+                way[x] = Some(match way[next as usize] {
+                    Some((end, hops, rest)) => {
+                        let text = self.labels[label as usize].text.clone();
+                        self.labels.push(Label { text, next: rest });
+                        (end, hops + 1, (self.labels.len() - 1) as u32)
+                    }
+                    None => (next, 1, label),
+                });
+            }
+        }
+        let mut joined: HashMap<(u32, u32), u32> = HashMap::new();
         let mut nodes = std::mem::take(&mut self.nodes);
         for n in &mut nodes {
             let NodeKind::Keywords(k) = &mut n.kind else {
                 continue;
             };
             for c in k.children_mut() {
-                // Chains of references end: in-place cycles were refused above. The bound
-                // is only a guard.
-                let mut hops = 0;
-                while let Some((target, label)) = redirect[c.node as usize] {
-                    if hops == redirect.len() {
-                        break;
-                    }
-                    hops += 1;
-                    let joined = format!(
-                        "{}/{}",
-                        self.labels[c.label as usize], self.labels[label as usize]
-                    );
-                    c.label = self.label(&joined);
-                    c.node = target;
-                    c.skipped += 1;
-                }
+                let Some((end, hops, rest)) = way[c.node as usize] else {
+                    continue;
+                };
+                let labels = &mut self.labels;
+                c.label = *joined.entry((c.label, rest)).or_insert_with(|| {
+                    let text = labels[c.label as usize].text.clone();
+                    labels.push(Label { text, next: rest });
+                    (labels.len() - 1) as u32
+                });
+                c.node = end;
+                c.skipped += hops;
             }
         }
         self.nodes = nodes;
@@ -288,21 +413,31 @@ impl Compiler {
         Ok((draft, vocab))
     }
 
-    /// Registers a document and indexes its resources and anchors.
+    /// Registers a document of `size` bytes and indexes its resources and anchors.
     fn add_doc(
         &mut self,
         value: &Arc<Value>,
+        size: u64,
         base: &Uri,
         draft: Draft,
     ) -> Result<usize, CompileError> {
+        self.bytes += size;
+        if self.bytes > self.settings.bounds.bytes {
+            return Err(CompileError::budget(
+                CompileBudget::Bytes,
+                self.settings.bounds.bytes,
+                base.base(),
+            ));
+        }
         let doc = self.docs.len();
         self.docs.push(Doc {
             value: value.clone(),
         });
         let res = self.new_resource(base.base(), (doc, String::new()));
         let vocab = Vocab::ALL;
-        let mut stack: Vec<(String, LocInfo, bool)> = vec![(
+        let mut stack: Vec<(String, Vec<u32>, LocInfo, bool)> = vec![(
             String::new(),
+            Vec::new(),
             LocInfo {
                 base: base.clone(),
                 draft,
@@ -311,15 +446,19 @@ impl Compiler {
             },
             true,
         )];
-        while let Some((ptr, mut info, doc_root)) = stack.pop() {
-            let Some(v) = value_at(value, &ptr) else {
+        while let Some((ptr, path, mut info, doc_root)) = stack.pop() {
+            let Some(v) = value_at_path(value, &path) else {
                 continue;
             };
             let loc = (doc, ptr.clone());
-            let Value::Object(_) = v else {
-                self.info.insert(loc, info);
+            let Value::Object(members) = v else {
+                self.info.insert(loc.clone(), info);
+                self.paths.insert(loc, path.into_boxed_slice());
                 continue;
             };
+            self.step(1 + members.len() as u64, || {
+                format!("{}#{ptr}", info.base.base())
+            })?;
             let at = format!("{}#{}", info.base.base(), ptr);
             let has_ref = v.get("$ref").is_some();
             // Identify the resource this location starts, if any.
@@ -359,6 +498,7 @@ impl Compiler {
                 u.fragment = None;
                 info.base = u;
                 if !(doc_root && info.base.base() == base.base()) {
+                    self.declare(&at)?;
                     info.resource = self.new_resource(info.base.base(), loc.clone());
                 }
             }
@@ -370,21 +510,30 @@ impl Compiler {
                 }
             }
             if let Some(name) = legacy_anchor {
+                self.declare(&at)?;
                 self.anchors
                     .insert(format!("{}#{}", info.base.base(), name), loc.clone());
             }
             if info.draft != Draft::Draft7 {
                 if let Some(a) = v.get("$anchor").and_then(Value::as_str) {
+                    self.declare(&at)?;
                     self.anchors
                         .insert(format!("{}#{}", info.base.base(), a), loc.clone());
                 }
             }
             if info.draft == Draft::Draft202012 {
                 if let Some(a) = v.get("$dynamicAnchor").and_then(Value::as_str) {
+                    self.declare(&at)?;
                     self.anchors
                         .entry(format!("{}#{}", info.base.base(), a))
                         .or_insert_with(|| loc.clone());
-                    self.dynamic_anchor_at.insert(loc.clone(), a.to_string());
+                    if self
+                        .dynamic_anchor_at
+                        .insert(loc.clone(), a.to_string())
+                        .is_none()
+                    {
+                        self.pending_dynamic.push(loc.clone());
+                    }
                 }
             }
             if info.draft == Draft::Draft201909
@@ -394,41 +543,51 @@ impl Compiler {
                     r.recursive_anchor = true;
                 }
             }
-            self.info.insert(loc, info.clone());
+            self.info.insert(loc.clone(), info.clone());
             // Children, in known keywords only.
-            let push = |stack: &mut Vec<(String, LocInfo, bool)>, p: String| {
-                stack.push((p, info.clone(), false));
+            let index = |k: &str| members.iter().position(|(n, _)| n == k);
+            let mut push = |p: String, i: &[u32]| {
+                let mut child = path.clone();
+                child.extend_from_slice(i);
+                stack.push((p, child, info.clone(), false));
             };
             for &k in SINGLE {
-                if v.get(k).is_some() {
-                    push(&mut stack, format!("{ptr}/{k}"));
+                if let Some(i) = index(k) {
+                    push(format!("{ptr}/{k}"), &[i as u32]);
                 }
             }
-            match v.get("items") {
-                Some(Value::Array(a)) => {
-                    for i in 0..a.len() {
-                        push(&mut stack, format!("{ptr}/items/{i}"));
+            if let Some(i) = index("items") {
+                match &members[i].1 {
+                    Value::Array(a) => {
+                        for j in 0..a.len() {
+                            push(format!("{ptr}/items/{j}"), &[i as u32, j as u32]);
+                        }
                     }
+                    _ => push(format!("{ptr}/items"), &[i as u32]),
                 }
-                Some(_) => push(&mut stack, format!("{ptr}/items")),
-                None => {}
             }
             for &k in ARRAYS {
-                if let Some(a) = v.get(k).and_then(Value::as_array) {
-                    for i in 0..a.len() {
-                        push(&mut stack, format!("{ptr}/{k}/{i}"));
-                    }
-                }
-            }
-            for &k in MAPS {
-                if let Some(m) = v.get(k).and_then(Value::as_object) {
-                    for (name, sub) in m {
-                        if matches!(sub, Value::Object(_) | Value::Bool(_)) {
-                            push(&mut stack, format!("{ptr}/{k}/{}", escape_token(name)));
+                if let Some(i) = index(k) {
+                    if let Value::Array(a) = &members[i].1 {
+                        for j in 0..a.len() {
+                            push(format!("{ptr}/{k}/{j}"), &[i as u32, j as u32]);
                         }
                     }
                 }
             }
+            for &k in MAPS {
+                if let Some(i) = index(k) {
+                    if let Value::Object(m) = &members[i].1 {
+                        for (j, (name, sub)) in m.iter().enumerate() {
+                            if matches!(sub, Value::Object(_) | Value::Bool(_)) {
+                                let p = format!("{ptr}/{k}/{}", escape_token(name));
+                                push(p, &[i as u32, j as u32]);
+                            }
+                        }
+                    }
+                }
+            }
+            self.paths.insert(loc, path.into_boxed_slice());
         }
         Ok(doc)
     }
@@ -471,11 +630,11 @@ impl Compiler {
         let res = match self.resources_by_uri.get(&uri) {
             Some(l) => l.clone(),
             None => {
-                let Some(doc) = self.settings.registry.get(&uri) else {
+                let Some((doc, size)) = self.settings.registry.get_sized(&uri) else {
                     return Err(CompileError::new(format!("cannot resolve reference '{reference}' ({uri} is not a known resource)"), at));
                 };
                 let draft = self.settings.default_draft;
-                let d = self.add_doc(&doc, &Uri::parse(&uri), draft)?;
+                let d = self.add_doc(&doc, size, &Uri::parse(&uri), draft)?;
                 (d, String::new())
             }
         };
@@ -484,7 +643,9 @@ impl Compiler {
         }
         if fragment.starts_with('/') {
             let loc = (res.0, format!("{}{}", res.1, fragment));
-            if value_at(&self.docs[loc.0].value, &loc.1).is_none() {
+            self.step(1 + loc.1.len() as u64 / 16, || at.to_string())?;
+            if !self.paths.contains_key(&loc) && value_at(&self.docs[loc.0].value, &loc.1).is_none()
+            {
                 return Err(CompileError::new(
                     format!("reference '{reference}' points nowhere"),
                     at,
@@ -520,12 +681,33 @@ impl Compiler {
     }
 
     fn child(&mut self, loc: &Loc, path: &str, label: &str) -> Child {
+        // Each edge was charged with its keyword when its subschema was indexed.
         let node = self.node_for((loc.0, format!("{}/{}", loc.1, path)));
         Child {
             node,
             label: self.label(label),
             skipped: 0,
         }
+    }
+
+    /// The lookup table of an `enum`'s scalar alternatives.
+    fn enum_table(&self, ids: &[NodeId]) -> EnumTable {
+        let mut t = EnumTable::default();
+        for &id in ids {
+            match &self.nodes[id as usize].kind {
+                NodeKind::Const(Const::Null) => t.null = true,
+                NodeKind::Const(Const::Bool(true)) => t.truth = true,
+                NodeKind::Const(Const::Bool(false)) => t.falsity = true,
+                NodeKind::Const(Const::String(s)) => {
+                    t.strings.insert(s.clone());
+                }
+                NodeKind::Const(Const::Number(d)) => t.numbers.push(d.clone()),
+                _ => {}
+            }
+        }
+        t.numbers.sort();
+        t.numbers.dedup();
+        t
     }
 
     fn compile_const(&mut self, v: &Value, loc: &Loc) -> Result<NodeId, CompileError> {
@@ -557,15 +739,18 @@ impl Compiler {
     }
 
     fn push_node(&mut self, kind: NodeKind, loc: &Loc) -> Result<NodeId, CompileError> {
-        if self.nodes.len() >= self.settings.max_nodes {
-            return Err(CompileError::new(
-                format!(
-                    "schema has more than {} subschemas and constants",
-                    self.settings.max_nodes
-                ),
+        if self.nodes.len() >= self.settings.bounds.nodes {
+            return Err(CompileError::budget(
+                CompileBudget::Nodes,
+                self.settings.bounds.nodes as u64,
                 self.location_text(loc),
             ));
         }
+        if self.steps >= self.settings.bounds.steps {
+            let at = self.location_text(loc);
+            self.step(1, || at)?;
+        }
+        self.steps += 1;
         let id = self.nodes.len() as NodeId;
         let resource = self.info.get(loc).map_or(0, |i| i.resource);
         self.nodes.push(Node {
@@ -579,18 +764,16 @@ impl Compiler {
 
     #[allow(clippy::too_many_lines)]
     fn compile_node(&mut self, id: NodeId, loc: &Loc) -> Result<(), CompileError> {
-        if self.nodes.len() > self.settings.max_nodes {
-            return Err(CompileError::new(
-                format!(
-                    "schema has more than {} subschemas",
-                    self.settings.max_nodes
-                ),
+        if self.nodes.len() > self.settings.bounds.nodes {
+            return Err(CompileError::budget(
+                CompileBudget::Nodes,
+                self.settings.bounds.nodes as u64,
                 self.location_text(loc),
             ));
         }
         let doc = self.docs[loc.0].value.clone();
         let at = self.location_text(loc);
-        let Some(v) = value_at(&doc, &loc.1) else {
+        let Some(v) = self.value_of(&doc, loc) else {
             return Err(CompileError::new("reference points nowhere", at));
         };
         let m = match v {
@@ -609,6 +792,7 @@ impl Compiler {
                 ))
             }
         };
+        self.step(1 + m.len() as u64, || at.clone())?;
         let info = self.info.get(loc).cloned().unwrap_or(LocInfo {
             base: Uri::parse(&self.settings.base_uri),
             draft: self.settings.default_draft,
@@ -800,6 +984,7 @@ impl Compiler {
                     .as_object()
                     .ok_or_else(|| err("'patternProperties' must be an object".into()))?;
                 for (pat, _) in m {
+                    self.step(pat.len() as u64, || at.clone())?;
                     let re = Regex::new(pat).map_err(|e| {
                         err(format!(
                             "invalid pattern '{pat}' in patternProperties: {e:?}"
@@ -918,6 +1103,9 @@ impl Compiler {
                 for x in a {
                     ids.push(self.compile_const(x, loc)?);
                 }
+                if ids.len() >= EnumTable::MIN_ALTERNATIVES {
+                    k.enum_table = Some(Box::new(self.enum_table(&ids)));
+                }
                 k.enum_ = Some(ids);
             }
             k.multiple_of = number("multipleOf")?;
@@ -946,6 +1134,7 @@ impl Compiler {
                 let p = p
                     .as_str()
                     .ok_or_else(|| err("'pattern' must be a string".into()))?;
+                self.step(p.len() as u64, || at.clone())?;
                 k.pattern =
                     Some(Regex::new(p).map_err(|e| err(format!("invalid pattern '{p}': {e:?}")))?);
             }
@@ -1006,17 +1195,46 @@ impl Compiler {
 /// Rejects schemas that apply themselves to the same instance value without end (`{"$ref":"#"}`,
 /// `{"allOf":[{"$ref":"#"}]}`): such an evaluation never terminates, so it is a compile error,
 /// not a run-time budget question. Dynamic references count with every target they might take.
+/// Also bounds the longest chain of in-place applications (`max_depth`), which is what one
+/// instance value may cost in nested evaluations.
+///
+/// Linear in nodes and edges: a dynamic reference points at one virtual node per anchor name
+/// (and one for `$recursiveRef`), which points at every target of that name, instead of at
+/// every target itself (which made `n` references to `n` anchors cost `n²`).
 fn check_in_place_cycles(
     nodes: &[Node],
     dynamic_anchors: &HashMap<(u32, Box<str>), NodeId>,
     resources: &[Resource],
+    max_depth: u64,
 ) -> Result<(), CompileError> {
-    let edges = |n: NodeId| -> Vec<NodeId> {
-        let NodeKind::Keywords(k) = &nodes[n as usize].kind else {
+    let real = nodes.len();
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut by_name: Vec<Vec<NodeId>> = Vec::new();
+    for ((_, name), &target) in dynamic_anchors {
+        let i = *names.entry(&**name).or_insert_with(|| {
+            by_name.push(Vec::new());
+            by_name.len() - 1
+        });
+        by_name[i].push(target);
+    }
+    let recursive_node = real + by_name.len();
+    let recursive: Vec<NodeId> = resources
+        .iter()
+        .filter(|r| r.recursive_anchor)
+        .filter_map(|r| r.root)
+        .collect();
+    let total = recursive_node + 1;
+    let edges = |n: usize| -> Vec<usize> {
+        if n == recursive_node {
+            return recursive.iter().map(|&t| t as usize).collect();
+        }
+        if n >= real {
+            return by_name[n - real].iter().map(|&t| t as usize).collect();
+        }
+        let NodeKind::Keywords(k) = &nodes[n].kind else {
             return Vec::new();
         };
-        let mut out: Vec<NodeId> = Vec::new();
-        let children = k
+        let mut out: Vec<usize> = k
             .refs
             .iter()
             .chain(&k.all_of)
@@ -1027,56 +1245,63 @@ fn check_in_place_cycles(
             .chain(k.then_.iter())
             .chain(k.else_.iter())
             .chain(k.dependent_schemas.iter().map(|(_, c)| c))
-            .chain(k.consts.iter());
-        out.extend(children.map(|c| c.node));
+            .chain(k.consts.iter())
+            .map(|c| c.node as usize)
+            .collect();
         if let Some(d) = &k.dynamic_ref {
-            out.push(d.fallback.node);
+            out.push(d.fallback.node as usize);
             match &d.dynamic {
                 Dynamic::Anchor(name) => {
-                    out.extend(
-                        dynamic_anchors
-                            .iter()
-                            .filter(|((_, a), _)| a == name)
-                            .map(|(_, &t)| t),
-                    );
+                    if let Some(&i) = names.get(&**name) {
+                        out.push(real + i);
+                    }
                 }
-                Dynamic::Recursive => {
-                    out.extend(
-                        resources
-                            .iter()
-                            .filter(|r| r.recursive_anchor)
-                            .filter_map(|r| r.root),
-                    );
-                }
+                Dynamic::Recursive => out.push(recursive_node),
             }
         }
         out
     };
-    // Iterative depth-first search: 0 unvisited, 1 on the stack, 2 done.
-    let mut state = vec![0u8; nodes.len()];
-    for start in 0..nodes.len() as NodeId {
-        if state[start as usize] != 0 {
+    // Iterative depth-first search: 0 unvisited, 1 on the stack, 2 done. `depth` of a done
+    // node: the longest in-place chain starting there (virtual nodes add nothing).
+    let mut state = vec![0u8; total];
+    let mut depth = vec![0u64; total];
+    for start in 0..total {
+        if state[start] != 0 {
             continue;
         }
-        let mut stack: Vec<(NodeId, Vec<NodeId>)> = vec![(start, edges(start))];
-        state[start as usize] = 1;
-        while let Some((n, next)) = stack.last_mut() {
+        let mut stack: Vec<(usize, Vec<usize>, u64)> = vec![(start, edges(start), 0)];
+        state[start] = 1;
+        while let Some((n, next, best)) = stack.last_mut() {
             match next.pop() {
-                Some(m) if state[m as usize] == 1 => {
+                Some(m) if state[m] == 1 => {
+                    let at = if m < real { m } else { *n };
                     return Err(CompileError::new(
                         "the schema applies itself to the same value without end (an in-place reference cycle)",
-                        nodes[m as usize].location.to_string(),
+                        nodes.get(at).map_or("", |x| &*x.location).to_string(),
                     ));
                 }
-                Some(m) if state[m as usize] == 0 => {
-                    state[m as usize] = 1;
+                Some(m) if state[m] == 0 => {
+                    state[m] = 1;
                     let e = edges(m);
-                    stack.push((m, e));
+                    stack.push((m, e, 0));
                 }
-                Some(_) => {}
+                Some(m) => *best = (*best).max(depth[m]),
                 None => {
-                    state[*n as usize] = 2;
+                    let n = *n;
+                    let d = *best + u64::from(n < real);
+                    if d > max_depth {
+                        return Err(CompileError::budget(
+                            CompileBudget::RefDepth,
+                            max_depth,
+                            nodes.get(n).map_or("", |x| &*x.location).to_string(),
+                        ));
+                    }
+                    depth[n] = d;
+                    state[n] = 2;
                     stack.pop();
+                    if let Some((_, _, parent_best)) = stack.last_mut() {
+                        *parent_best = (*parent_best).max(d);
+                    }
                 }
             }
         }
@@ -1086,4 +1311,64 @@ fn check_in_place_cycles(
 
 fn normalize_eq(a: &str, b: &str) -> bool {
     super::registry::normalize(a) == super::registry::normalize(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{CompileBudget, CompileErrorKind, Schema, SchemaOptions};
+
+    /// `{"$ref":"#/$defs/d0","$defs":{"d0":{"$ref":"#/$defs/d1"},…,"dN":{"type":"integer"}}}`
+    fn ref_chain(n: usize) -> String {
+        let links: Vec<String> = (0..n)
+            .map(|i| format!(r##""d{i}":{{"$ref":"#/$defs/d{}"}}"##, i + 1))
+            .collect();
+        format!(
+            r##"{{"$ref":"#/$defs/d0","$defs":{{{},"d{n}":{{"type":"integer"}}}}}}"##,
+            links.join(",")
+        )
+    }
+
+    fn label_bytes(schema: &Schema) -> usize {
+        schema.program().labels.iter().map(|l| l.text.len()).sum()
+    }
+
+    /// Joining the edges of a `$ref` chain used to copy the whole joined path into a new label
+    /// at every hop of every edge: cubic time, 1.3 GB for 30,000 links. Labels now share their
+    /// tails, so their bytes grow with the chain, not with its square.
+    #[test]
+    fn ref_chain_labels_grow_linearly() {
+        let opts = SchemaOptions::new().max_ref_depth(u64::MAX);
+        let small = opts.compile(ref_chain(1_000).as_bytes()).unwrap();
+        let large = opts.compile(ref_chain(20_000).as_bytes()).unwrap();
+        let (a, b) = (label_bytes(&small), label_bytes(&large));
+        assert!(
+            b < a * 30,
+            "labels: {a} bytes for 1,000 links, {b} for 20,000"
+        );
+        // The locations still read through every hop.
+        let v = crate::Validator::new(&large).validate_slice(b"\"x\"", crate::Limits::new());
+        match v {
+            Err(crate::Rejection::Violation(v)) => {
+                assert_eq!(
+                    v.keyword_location().len(),
+                    "/$ref".len() * 20_001 + "/type".len()
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ref_chain_longer_than_the_depth_budget_is_a_typed_error() {
+        let e = Schema::compile(ref_chain(2_000).as_bytes()).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            CompileErrorKind::Budget {
+                budget: CompileBudget::RefDepth,
+                limit: crate::DEFAULT_MAX_REF_DEPTH
+            }
+        );
+        // Within the budget it compiles.
+        Schema::compile(ref_chain(900).as_bytes()).unwrap();
+    }
 }

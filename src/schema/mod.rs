@@ -8,6 +8,7 @@ pub(crate) mod decimal;
 pub(crate) mod format;
 pub(crate) mod regex;
 
+mod bounds;
 mod compile;
 pub(crate) mod program;
 mod registry;
@@ -16,18 +17,24 @@ pub(crate) mod value;
 
 use std::sync::{Arc, OnceLock};
 
-pub use compile::CompileError;
+pub use bounds::{
+    CompileBudget, DEFAULT_MAX_ANCHORS, DEFAULT_MAX_COMPILE_STEPS, DEFAULT_MAX_REF_DEPTH,
+    DEFAULT_MAX_SCHEMA_BYTES, DEFAULT_MAX_SCHEMA_NODES,
+};
+pub use compile::{CompileError, CompileErrorKind};
 pub use registry::Draft;
 
 use crate::Limits;
+use bounds::Bounds;
 use program::Program;
 use registry::Registry;
 use value::Value;
 
-/// Default bound on the number of compiled subschemas and constants.
-pub const DEFAULT_MAX_SCHEMA_NODES: usize = 100_000;
-/// Default per-document evaluation budget: subschema evaluations started in one document.
-pub const DEFAULT_EVAL_BUDGET: u64 = 10_000_000;
+/// Default fixed part of the per-document evaluation budget, in work units (see
+/// [`SchemaOptions::eval_budget`]).
+pub const DEFAULT_EVAL_BUDGET: u64 = 1_000_000;
+/// Default further evaluation budget per input byte read, in work units.
+pub const DEFAULT_EVAL_BUDGET_PER_BYTE: u64 = 16;
 
 /// A compiled JSON Schema: immutable, `Send + Sync`, cheap to clone (shared program).
 ///
@@ -44,6 +51,7 @@ pub const DEFAULT_EVAL_BUDGET: u64 = 10_000_000;
 pub struct Schema {
     program: Arc<Program>,
     budget: u64,
+    budget_per_byte: u64,
 }
 
 impl std::fmt::Debug for Schema {
@@ -74,8 +82,9 @@ impl Schema {
         &self.program
     }
 
-    pub(crate) fn eval_budget(&self) -> u64 {
-        self.budget
+    /// The evaluation budget: fixed units, units per input byte.
+    pub(crate) fn eval_budget(&self) -> (u64, u64) {
+        (self.budget, self.budget_per_byte)
     }
 }
 
@@ -85,8 +94,9 @@ pub struct SchemaOptions {
     draft: Draft,
     format_assertion: bool,
     validate_schema: bool,
-    max_nodes: usize,
+    bounds: Bounds,
     budget: u64,
+    budget_per_byte: u64,
     limits: Limits,
     registry: Registry,
     error: Option<CompileError>,
@@ -99,16 +109,19 @@ impl Default for SchemaOptions {
 }
 
 impl SchemaOptions {
-    /// Defaults: draft 2020-12, format annotation only, meta-schema check on,
-    /// [`DEFAULT_MAX_SCHEMA_NODES`], [`DEFAULT_EVAL_BUDGET`], and the scanner's default
-    /// [`Limits`] for reading schema documents.
+    /// Defaults: draft 2020-12, format annotation only, meta-schema check on, the compile
+    /// budgets [`DEFAULT_MAX_SCHEMA_NODES`], [`DEFAULT_MAX_SCHEMA_BYTES`],
+    /// [`DEFAULT_MAX_REF_DEPTH`], [`DEFAULT_MAX_ANCHORS`] and [`DEFAULT_MAX_COMPILE_STEPS`],
+    /// the evaluation budget [`DEFAULT_EVAL_BUDGET`] plus [`DEFAULT_EVAL_BUDGET_PER_BYTE`] per
+    /// input byte, and the scanner's default [`Limits`] for reading schema documents.
     pub fn new() -> Self {
         SchemaOptions {
             draft: Draft::Draft202012,
             format_assertion: false,
             validate_schema: true,
-            max_nodes: DEFAULT_MAX_SCHEMA_NODES,
+            bounds: Bounds::default(),
             budget: DEFAULT_EVAL_BUDGET,
+            budget_per_byte: DEFAULT_EVAL_BUDGET_PER_BYTE,
             limits: Limits::new(),
             registry: Registry::default(),
             error: None,
@@ -136,17 +149,82 @@ impl SchemaOptions {
         self
     }
 
-    /// Bound on compiled subschemas and constants.
+    /// Bound on compiled subschemas and constants ([`CompileBudget::Nodes`]).
     #[must_use]
     pub fn max_nodes(mut self, n: usize) -> Self {
-        self.max_nodes = n;
+        self.bounds.nodes = n;
         self
     }
 
-    /// Per-document evaluation budget (subschema evaluations started).
+    /// Bound on the bytes of the schema plus every resource it loads
+    /// ([`CompileBudget::Bytes`]).
+    #[must_use]
+    pub fn max_schema_bytes(mut self, n: u64) -> Self {
+        self.bounds.bytes = n;
+        self
+    }
+
+    /// Bound on chains of subschemas applied in place to one value, one inside the other
+    /// (`$ref` → `$ref` → …, `allOf` inside `allOf`; [`CompileBudget::RefDepth`]).
+    #[must_use]
+    pub fn max_ref_depth(mut self, n: u64) -> Self {
+        self.bounds.ref_depth = n;
+        self
+    }
+
+    /// Bound on `$id` resources, `$anchor`s and `$dynamicAnchor`s
+    /// ([`CompileBudget::Anchors`]).
+    #[must_use]
+    pub fn max_anchors(mut self, n: u64) -> Self {
+        self.bounds.anchors = n;
+        self
+    }
+
+    /// Bound on compile steps ([`CompileBudget::Steps`]): one per location indexed, keyword
+    /// read, constant and resolved reference, and one per byte of each pattern.
+    #[must_use]
+    pub fn max_compile_steps(mut self, n: u64) -> Self {
+        self.bounds.steps = n;
+        self
+    }
+
+    /// The evaluation budget: at most `n` work units per document, whatever its size (this
+    /// drops the per-byte allowance; add one back with
+    /// [`eval_budget_per_byte`](Self::eval_budget_per_byte)). A document whose evaluation
+    /// needs more is rejected with [`ErrorKind::BudgetExceeded`](crate::ErrorKind).
+    ///
+    /// The unit is a bounded amount of work: one subschema evaluation started (or a check
+    /// made in place on a scalar), one visit of an active subschema per member name, item or
+    /// container end, one `$ref` an edge goes through; keywords whose cost grows with the data
+    /// are charged by size (one unit per 16 bytes a `pattern` or `format` reads, per 64 bytes
+    /// a string comparison or length count reads, per 8 names a `required` check tests, per 8
+    /// constants an `enum` of containers tries). So the work of one document is at most a
+    /// constant times its budget, whatever the schema and the document.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{ErrorKind, Limits, Rejection, Schema};
+    /// let wide = br#"{"items":{"allOf":[{"type":"integer"},{"minimum":0}]}}"#;
+    /// let schema = Schema::options().eval_budget(1_000).compile(wide)?;
+    /// let doc = format!("[{}0]", "0,".repeat(1_000));
+    /// let err = jsongate::Validator::new(&schema).validate_slice(doc.as_bytes(), Limits::new());
+    /// assert!(matches!(err, Err(Rejection::Error(e)) if e.kind() == &ErrorKind::BudgetExceeded { limit: 1_000 }));
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn eval_budget(mut self, n: u64) -> Self {
         self.budget = n;
+        self.budget_per_byte = 0;
+        self
+    }
+
+    /// Further evaluation units allowed per input byte read (default
+    /// [`DEFAULT_EVAL_BUDGET_PER_BYTE`]), added to the fixed
+    /// [`eval_budget`](Self::eval_budget): larger documents may do proportionally more
+    /// work, while a small document can never cost more than the fixed part plus a little.
+    #[must_use]
+    pub fn eval_budget_per_byte(mut self, n: u64) -> Self {
+        self.budget_per_byte = n;
         self
     }
 
@@ -164,7 +242,9 @@ impl SchemaOptions {
         match Value::parse(document, self.limits) {
             Ok(v) => {
                 let key = uri::Uri::parse(uri).base();
-                self.registry.resources.insert(key, Arc::new(v));
+                self.registry
+                    .resources
+                    .insert(key, (Arc::new(v), document.len() as u64));
             }
             Err(e) => {
                 self.error.get_or_insert_with(|| {
@@ -184,31 +264,40 @@ impl SchemaOptions {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
+        if schema.len() as u64 > self.bounds.bytes {
+            return Err(CompileError::budget(
+                CompileBudget::Bytes,
+                self.bounds.bytes,
+                "#",
+            ));
+        }
         let value = Value::parse(schema, self.limits)
             .map_err(|e| CompileError::new(format!("schema is not valid JSON: {e}"), "#"))?;
-        self.compile_value(value)
+        self.compile_value(value, schema.len() as u64)
     }
 
-    pub(crate) fn compile_value(&self, value: Value) -> Result<Schema, CompileError> {
+    /// Compiles a parsed schema document that was `size` bytes long.
+    pub(crate) fn compile_value(&self, value: Value, size: u64) -> Result<Schema, CompileError> {
         if self.validate_schema {
-            self.check_against_meta(&value)?;
+            self.check_against_meta(&value, size)?;
         }
         let settings = compile::Settings {
             default_draft: self.draft,
             format_assertion: self.format_assertion,
-            max_nodes: self.max_nodes,
+            bounds: self.bounds,
             registry: self.registry.clone(),
             base_uri: "jsongate:///schema.json".into(),
         };
-        let program = compile::Compiler::new(settings).compile(value)?;
+        let program = compile::Compiler::new(settings).compile(value, size)?;
         Ok(Schema {
             program: Arc::new(program),
             budget: self.budget,
+            budget_per_byte: self.budget_per_byte,
         })
     }
 
     /// Checks a schema document against the meta-schema its `$schema` names.
-    fn check_against_meta(&self, value: &Value) -> Result<(), CompileError> {
+    fn check_against_meta(&self, value: &Value, size: u64) -> Result<(), CompileError> {
         let meta_uri = match value.get("$schema").and_then(Value::as_str) {
             Some(s) => s.to_string(),
             None => match self.draft {
@@ -240,11 +329,24 @@ impl SchemaOptions {
                     error: None,
                     ..self.clone()
                 };
-                opts.compile_value((*doc).clone())?
+                opts.compile_value((*doc).clone(), 0)?
             }
         };
-        let mut v = crate::Validator::new(&meta);
+        // Checking is part of compiling: it runs under the compile step budget, grown with the
+        // schema's size like a document's evaluation budget.
+        let budget = self
+            .bounds
+            .steps
+            .saturating_add(DEFAULT_EVAL_BUDGET_PER_BYTE.saturating_mul(size));
+        let mut v = crate::Validator::new(&meta).with_budget(budget);
         let ok = crate::validate::value_events(value, &mut v) && v.is_valid();
+        if v.budget_exceeded() {
+            return Err(CompileError::budget(
+                CompileBudget::Steps,
+                self.bounds.steps,
+                "#",
+            ));
+        }
         if ok {
             return Ok(());
         }
@@ -269,13 +371,13 @@ fn embedded_meta(d: Draft) -> Result<Schema, CompileError> {
         Draft::Draft202012 => (&M20, "https://json-schema.org/draft/2020-12/schema"),
     };
     cell.get_or_init(|| {
-        let doc = Registry::default()
-            .get(uri)
+        let (doc, size) = Registry::default()
+            .get_sized(uri)
             .ok_or_else(|| CompileError::new("missing embedded meta-schema", uri))?;
         SchemaOptions::new()
             .validate_schema(false)
             .draft(d)
-            .compile_value((*doc).clone())
+            .compile_value((*doc).clone(), size)
     })
     .clone()
 }

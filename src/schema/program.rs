@@ -32,6 +32,17 @@ pub(crate) struct Child {
     pub(crate) skipped: u32,
 }
 
+/// The keyword path of an edge, as a list: its own text, then the path of the edge it was
+/// joined with (a `$ref` the edge goes through), so that joining a chain of `n` references
+/// costs `n` labels, not `n²` bytes.
+#[derive(Debug)]
+pub(crate) struct Label {
+    /// One or more path segments (`"items"`, `"properties/name"`, `"$ref"`).
+    pub(crate) text: Box<str>,
+    /// The label that follows (`u32::MAX`: none).
+    pub(crate) next: u32,
+}
+
 /// Instance types as a bit set.
 pub(crate) mod types {
     pub(crate) const NULL: u8 = 1;
@@ -95,6 +106,45 @@ pub(crate) struct DynRef {
     pub(crate) dynamic: Dynamic,
 }
 
+/// The scalar alternatives of an `enum` with many of them: a scalar is looked up here in
+/// constant (strings, booleans, null) or logarithmic (numbers, exact decimals) time instead
+/// of being compared with every alternative. Container alternatives stay in `enum_` only.
+#[derive(Debug, Default)]
+pub(crate) struct EnumTable {
+    pub(crate) strings: hashbrown::HashSet<Box<str>, foldhash::fast::FixedState>,
+    /// Sorted, without duplicates.
+    pub(crate) numbers: Vec<Decimal>,
+    pub(crate) null: bool,
+    pub(crate) truth: bool,
+    pub(crate) falsity: bool,
+}
+
+impl EnumTable {
+    /// Alternatives from which a table is built (fewer are scanned).
+    pub(crate) const MIN_ALTERNATIVES: usize = 8;
+
+    /// Whether a scalar equals one of the alternatives. `number` is the exact value of a
+    /// number instance.
+    pub(crate) fn contains(&self, scalar: Scalar<'_>) -> bool {
+        match scalar {
+            Scalar::Null => self.null,
+            Scalar::Bool(true) => self.truth,
+            Scalar::Bool(false) => self.falsity,
+            Scalar::String(s) => self.strings.contains(s),
+            Scalar::Number(d) => self.numbers.binary_search(d).is_ok(),
+        }
+    }
+}
+
+/// A scalar instance value, as an [`EnumTable`] looks it up.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Scalar<'a> {
+    Null,
+    Bool(bool),
+    String(&'a str),
+    Number(&'a Decimal),
+}
+
 /// Every keyword a node may hold, normalised across drafts.
 #[derive(Debug, Default)]
 pub(crate) struct Keywords {
@@ -103,6 +153,8 @@ pub(crate) struct Keywords {
     pub(crate) consts: Vec<Child>,
     /// `enum` alternatives (at least one must match).
     pub(crate) enum_: Option<Vec<NodeId>>,
+    /// The scalar alternatives of a large `enum`, for a lookup instead of a scan.
+    pub(crate) enum_table: Option<Box<EnumTable>>,
 
     // In-place applicators.
     pub(crate) refs: Vec<Child>,
@@ -273,6 +325,7 @@ impl Keywords {
             types,
             consts,
             enum_,
+            enum_table: _,
             refs,
             dynamic_ref,
             all_of,
@@ -538,12 +591,31 @@ pub(crate) struct Resource {
     pub(crate) root: Option<NodeId>,
 }
 
+impl Program {
+    /// Appends `/segment` for every segment of label `id` to `out`.
+    pub(crate) fn write_label(&self, mut id: u32, out: &mut String) {
+        while let Some(l) = self.labels.get(id as usize) {
+            out.push('/');
+            out.push_str(&l.text);
+            id = l.next;
+        }
+    }
+
+    /// The first segment of label `id` (`"additionalProperties"` for
+    /// `additionalProperties/$ref`).
+    pub(crate) fn label_head(&self, id: u32) -> &str {
+        self.labels
+            .get(id as usize)
+            .map_or("", |l| l.text.split('/').next().unwrap_or(""))
+    }
+}
+
 /// The immutable result of compilation.
 #[derive(Debug)]
 pub(crate) struct Program {
     pub(crate) nodes: Vec<Node>,
     /// Keyword paths of [`Child`] edges.
-    pub(crate) labels: Vec<Box<str>>,
+    pub(crate) labels: Vec<Label>,
     pub(crate) root: NodeId,
     pub(crate) resources: Vec<Resource>,
     /// `(resource, $dynamicAnchor name)` → node.

@@ -131,12 +131,18 @@ pub(crate) fn known_draft(uri: &str) -> Option<Draft> {
 /// Resources registered by the caller, plus the embedded meta-schemas, parsed on demand.
 #[derive(Clone, Default)]
 pub(crate) struct Registry {
-    pub(crate) resources: HashMap<String, Arc<Value>>,
+    /// Registered documents with their size in bytes.
+    pub(crate) resources: HashMap<String, (Arc<Value>, u64)>,
 }
 
 impl Registry {
     /// The document registered (or embedded) under `uri` (without fragment).
     pub(crate) fn get(&self, uri: &str) -> Option<Arc<Value>> {
+        self.get_sized(uri).map(|(v, _)| v)
+    }
+
+    /// [`get`](Self::get), with the document's size in bytes.
+    pub(crate) fn get_sized(&self, uri: &str) -> Option<(Arc<Value>, u64)> {
         if let Some(v) = self.resources.get(uri) {
             return Some(v.clone());
         }
@@ -145,7 +151,7 @@ impl Registry {
         // The embedded documents are known to be valid JSON.
         Value::parse(text.as_bytes(), crate::Limits::new())
             .ok()
-            .map(Arc::new)
+            .map(|v| (Arc::new(v), text.len() as u64))
     }
 }
 

@@ -154,7 +154,7 @@ impl Validator {
     /// A validator for `schema` (cheap: the program is shared).
     pub fn new(schema: &Schema) -> Self {
         let mut rt = runtime::Runtime::new();
-        rt.budget = schema.eval_budget();
+        (rt.budget, rt.budget_per_byte) = schema.eval_budget();
         rt.reset(schema.program());
         Validator {
             schema: schema.clone(),
@@ -162,6 +162,14 @@ impl Validator {
             started: false,
             scanner: None,
         }
+    }
+
+    /// This validator with a fixed evaluation budget of `units` (no per-byte allowance).
+    pub(crate) fn with_budget(mut self, units: u64) -> Self {
+        self.rt.budget = units;
+        self.rt.budget_per_byte = 0;
+        self.rt.reset(self.schema.program());
+        self
     }
 
     /// Prepares for the next document, keeping the buffers.
@@ -237,7 +245,7 @@ impl Validator {
         match out {
             Err(e) => Err(Rejection::Error(e)),
             Ok(_) if self.rt.budget_exceeded => {
-                let limit = self.rt.budget;
+                let limit = self.rt.allowance();
                 let at = scanner.bytes_read();
                 Err(Rejection::Error(
                     scanner.error_at(ErrorKind::BudgetExceeded { limit }, at),

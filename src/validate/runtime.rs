@@ -17,7 +17,9 @@ use std::hash::{BuildHasher, Hasher};
 use crate::scan::Event;
 use crate::schema::decimal::Decimal;
 use crate::schema::format;
-use crate::schema::program::{types, Child, Const, Dynamic, Keywords, NodeId, NodeKind, Program};
+use crate::schema::program::{
+    types, Child, Const, Dynamic, Keywords, NodeId, NodeKind, Program, Scalar,
+};
 
 use super::Violation;
 
@@ -267,8 +269,15 @@ pub(crate) struct Runtime {
     /// How many violations to collect before stopping (1: stop at the first).
     pub(crate) max_errors: usize,
     pub(crate) budget_exceeded: bool,
-    created: u64,
+    /// Work units charged so far in this document (see [`Runtime::charge`]).
+    work: u64,
+    /// Fixed work units allowed per document.
     pub(crate) budget: u64,
+    /// Further units allowed per input byte read.
+    pub(crate) budget_per_byte: u64,
+    /// `budget + budget_per_byte × bytes read so far` (up to the current token's first byte),
+    /// refreshed at every event.
+    allowance: u64,
     root_result: Option<bool>,
     /// Line and column of the event being processed (every failure is decided at one).
     pub(crate) line: u64,
@@ -321,8 +330,10 @@ impl Runtime {
             skip: 0,
             max_errors: 1,
             budget_exceeded: false,
-            created: 0,
+            work: 0,
             budget: 0,
+            budget_per_byte: 0,
+            allowance: 0,
             root_result: None,
             line: 1,
             column: 1,
@@ -339,7 +350,8 @@ impl Runtime {
         self.violations.clear();
         self.skip = 0;
         self.budget_exceeded = false;
-        self.created = 0;
+        self.work = 0;
+        self.allowance = self.budget;
         self.root_result = None;
         if p.uses_dynamic_scope {
             self.scopes.push((p.nodes[p.root as usize].resource, NONE));
@@ -363,15 +375,40 @@ impl Runtime {
         self.root_result == Some(true)
     }
 
+    /// Charges `n` units of work against the evaluation budget.
+    ///
+    /// The unit: one subschema evaluation started (an eval, or a check made in place on a
+    /// scalar), one visit of an active subschema per member name, item or container end, one
+    /// `$ref` an edge goes through, and for the keywords whose cost grows with the data, one
+    /// per 16 bytes a pattern or format reads, per 64 bytes a string comparison or length
+    /// count reads, per 8 names a `required`-style check tests, per 8 constants an `enum` of
+    /// containers tries. So a unit is a bounded amount of work, and a document's work is at
+    /// most a constant times the budget, whatever the schema × document shape.
+    #[inline]
+    fn charge(&mut self, n: u64) {
+        self.work += n;
+        if self.work > self.allowance {
+            self.budget_exceeded = true;
+        }
+    }
+
     /// Counts evaluations that an edge stands for without allocating them (the `$ref`-only
-    /// subschemas it skips, and the target that a skipped `$ref` would have evaluated).
+    /// subschemas it skips).
     fn count(&mut self, n: u32) {
         if n > 0 {
-            self.created += u64::from(n);
-            if self.created > self.budget {
-                self.budget_exceeded = true;
-            }
+            self.charge(u64::from(n));
         }
+    }
+
+    /// The allowance the budget was exhausted against (for the error).
+    pub(crate) fn allowance(&self) -> u64 {
+        self.allowance
+    }
+
+    /// Units charged so far.
+    #[cfg(test)]
+    pub(crate) fn work(&self) -> u64 {
+        self.work
     }
 
     fn alloc(
@@ -383,10 +420,7 @@ impl Runtime {
         level: u32,
         scope: u32,
     ) -> u32 {
-        self.created += 1;
-        if self.created > self.budget {
-            self.budget_exceeded = true;
-        }
+        self.charge(1);
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
@@ -579,6 +613,8 @@ impl Runtime {
             if p.uses_unevaluated && id != parent {
                 let (a, b) = two(&mut rt.evals, parent as usize, id as usize);
                 a.evaluated.union(&b.evaluated);
+                let words = b.evaluated.0.len() as u64;
+                rt.charge(words / 8);
             }
         };
         let keywords = match &p.nodes[self.evals[parent as usize].node as usize].kind {
@@ -727,6 +763,7 @@ impl Runtime {
     /// Follows an additional failure cause up conjunctive edges of failed evals.
     fn repeat(&mut self, p: &Program, mut e: u32, reason: Reason) {
         loop {
+            self.charge(1);
             let ev = &self.evals[e as usize];
             if ev.slot == Slot::Root {
                 self.record(p, reason);
@@ -756,14 +793,13 @@ impl Runtime {
         while e != NONE {
             let ev = &self.evals[e as usize];
             if ev.label != NONE {
-                labels.push(&*p.labels[ev.label as usize]);
+                labels.push(ev.label);
             }
             e = ev.parent;
         }
         let mut keyword_location = String::new();
-        for l in labels.iter().rev() {
-            keyword_location.push('/');
-            keyword_location.push_str(l);
+        for &l in labels.iter().rev() {
+            p.write_label(l, &mut keyword_location);
         }
         if reason.keyword != "false" {
             keyword_location.push('/');
@@ -773,7 +809,7 @@ impl Runtime {
         let mut keyword = reason.keyword;
         if keyword == "false" && ev.label != NONE {
             // `additionalProperties: false` and friends: name the keyword that said no.
-            let first = p.labels[ev.label as usize].split('/').next().unwrap_or("");
+            let first = p.label_head(ev.label);
             if let Some(k) = [
                 "additionalProperties",
                 "unevaluatedProperties",
@@ -811,6 +847,9 @@ impl Runtime {
 
     /// Handles one scanner event. Returns `false` once the document is known to be invalid.
     pub(crate) fn event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
+        self.allowance = self
+            .budget
+            .saturating_add(self.budget_per_byte.saturating_mul(offset + 1));
         if self.skip > 0 {
             // Inside a value no subschema constrains: only its nesting is followed.
             match ev {
@@ -843,6 +882,7 @@ impl Runtime {
             self.ensure_level();
             let next = &mut self.levels[self.depth];
             next.index = Some(idx);
+            self.charge(self.levels[parent_level].evals.len() as u64);
             for i in 0..self.levels[parent_level].evals.len() {
                 let e = self.levels[parent_level].evals[i];
                 if self.live(e) {
@@ -962,14 +1002,10 @@ impl Runtime {
                         *parsed = true;
                     }
                 }
+                self.charge(1 + u64::from(pd.skipped));
                 match self.check_scalar(p, pd.node, ev, num.as_ref()) {
-                    Ok(()) => {
-                        // Through skipped `$ref`s, the target would have had an eval too.
-                        self.count(pd.skipped + u32::from(pd.skipped > 0));
-                        self.passed_light(p, &pd, offset);
-                    }
+                    Ok(()) => self.passed_light(p, &pd, offset),
                     Err(kw) => {
-                        self.count(pd.skipped);
                         let tmp = self.alloc(pd.node, pd.parent, pd.slot, pd.label, d as u32, NONE);
                         self.fail_with(p, tmp, kw, offset);
                         self.release(tmp);
@@ -1014,14 +1050,16 @@ impl Runtime {
             }
             NodeKind::Keywords(k) => {
                 self.check_value(k, ev, num)?;
-                if let Some(alts) = &k.enum_ {
-                    let hit = alts.iter().any(|&a| matches!(&p.nodes[a as usize].kind, NodeKind::Const(c) if const_start(c, ev, num)));
+                if k.enum_.is_some() {
+                    let (hit, cost) = enum_scalar_hit(p, k, ev, num);
+                    self.charge(cost);
                     if !hit {
                         return Err("enum");
                     }
                 }
                 for c in &k.consts {
                     if let NodeKind::Const(cst) = &p.nodes[c.node as usize].kind {
+                        self.charge(text_cost(ev, 64));
                         if !const_start(cst, ev, num) {
                             return Err("const");
                         }
@@ -1147,6 +1185,7 @@ impl Runtime {
                 let surely_within = k.max_length.map_or(true, |m| bytes <= m)
                     && k.min_length.map_or(true, |m| bytes.div_ceil(4) >= m);
                 if !surely_within {
+                    self.charge(bytes / 64);
                     let len = s.chars().count() as u64;
                     if k.min_length.is_some_and(|m| len < m) {
                         return Err("minLength");
@@ -1156,6 +1195,7 @@ impl Runtime {
                     }
                 }
                 if let Some(re) = &k.pattern {
+                    self.charge(1 + bytes / 16);
                     match re.is_match(s) {
                         Ok(true) => {}
                         Ok(false) => return Err("pattern"),
@@ -1166,6 +1206,7 @@ impl Runtime {
                     }
                 }
                 if let Some(f) = &k.format {
+                    self.charge(1 + bytes / 16);
                     if format::check(f, s) == Some(false) {
                         return Err("format");
                     }
@@ -1205,11 +1246,13 @@ impl Runtime {
         if let Some(alts) = &k.enum_ {
             let scalar = !matches!(ev, Event::BeginObject | Event::BeginArray);
             if scalar {
-                let hit = alts.iter().any(|&a| matches!(&p.nodes[a as usize].kind, NodeKind::Const(c) if const_start(c, ev, num)));
+                let (hit, cost) = enum_scalar_hit(p, k, ev, num);
+                self.charge(cost);
                 if !hit {
                     return fail(self, "enum");
                 }
             } else {
+                self.charge(alts.len() as u64 / 8);
                 let mut n = 0;
                 for &a in alts {
                     if let NodeKind::Const(c) = &p.nodes[a as usize].kind {
@@ -1235,6 +1278,7 @@ impl Runtime {
         for c in &k.consts {
             if let NodeKind::Const(cst) = &p.nodes[c.node as usize].kind {
                 let scalar = !matches!(ev, Event::BeginObject | Event::BeginArray);
+                self.charge(text_cost(ev, 64));
                 if !const_start(cst, ev, num) {
                     return fail(self, "const");
                 }
@@ -1279,10 +1323,17 @@ impl Runtime {
         }
     }
 
-    fn dynamic_target(&self, p: &Program, e: u32, d: &crate::schema::program::DynRef) -> NodeId {
+    fn dynamic_target(
+        &mut self,
+        p: &Program,
+        e: u32,
+        d: &crate::schema::program::DynRef,
+    ) -> NodeId {
+        let mut hops = 0;
         let mut best = d.fallback.node;
         let mut s = self.evals[e as usize].scope;
         while s != NONE {
+            hops += 1;
             let (res, parent) = self.scopes[s as usize];
             match &d.dynamic {
                 Dynamic::Anchor(name) => {
@@ -1301,6 +1352,7 @@ impl Runtime {
             }
             s = parent;
         }
+        self.charge(hops);
         best
     }
 
@@ -1319,6 +1371,7 @@ impl Runtime {
         if self.levels[d].hashing {
             self.levels[d].name_hash = self.str_hash(1, name);
         }
+        self.charge(self.levels[d].evals.len() as u64);
         for i in 0..self.levels[d].evals.len() {
             let e = self.levels[d].evals[i];
             if self.live(e) {
@@ -1353,6 +1406,7 @@ impl Runtime {
         }
         let (property, watched) = k.member(name);
         if let Some(w) = watched {
+            self.charge(k.dependent_schemas.len() as u64 / 8);
             self.evals[e as usize].seen.set(w);
             // A dependent schema that already failed now applies.
             for (i, (dep, _)) in k.dependent_schemas.iter().enumerate() {
@@ -1374,6 +1428,7 @@ impl Runtime {
             self.spawn(p, e, c, Slot::Member, false, offset);
         }
         for (re, c) in &k.pattern_properties {
+            self.charge(1 + name.len() as u64 / 16);
             if re.is_match(name).unwrap_or(true) {
                 matched = true;
                 self.spawn(p, e, c, Slot::Member, false, offset);
@@ -1470,6 +1525,7 @@ impl Runtime {
         let d = self.depth - 1;
         let count = self.levels[d].count;
         let container = self.levels[d].container;
+        self.charge(self.levels[d].evals.len() as u64);
         for i in 0..self.levels[d].evals.len() {
             let e = self.levels[d].evals[i];
             if !self.live(e) {
@@ -1482,6 +1538,9 @@ impl Runtime {
                 NodeKind::Const(Const::Array(a)) if count != a.len() as u64 => fail(self, "const"),
                 NodeKind::Keywords(k) => {
                     if container == Container::Object {
+                        self.charge(
+                            (k.required_watch.len() + k.dependent_required_watch.len()) as u64 / 8,
+                        );
                         if k.min_properties.is_some_and(|m| count < m) {
                             fail(self, "minProperties");
                             continue;
@@ -1540,6 +1599,7 @@ impl Runtime {
                 _ => parent.hash = mix(parent.hash, h),
             }
             if self.unique_wanted(p, d - 1) {
+                self.charge(self.levels[d - 1].evals.len() as u64);
                 for i in 0..self.levels[d - 1].evals.len() {
                     let e = self.levels[d - 1].evals[i];
                     if self.evals[e as usize].st != St::Running {
@@ -1621,6 +1681,12 @@ impl Runtime {
         if ev.enum_alts > 0 && ev.enum_pass == 0 {
             return (false, "enum");
         }
+        if p.uses_unevaluated
+            && (k.unevaluated_properties.is_some() || k.unevaluated_items.is_some())
+        {
+            self.charge(count / 16);
+        }
+        let ev = &mut self.evals[e as usize];
         if p.uses_unevaluated {
             if let (Some(_), Container::Object) = (&k.unevaluated_properties, container) {
                 for i in 0..count as u32 {
@@ -1751,6 +1817,49 @@ fn watch_index(k: &Keywords, name: &str) -> Option<u32> {
     k.watch_index(name)
 }
 
+/// Units for reading a string event's text at `bytes_per_unit` (0 for other events).
+fn text_cost(ev: &Event<'_>, bytes_per_unit: u64) -> u64 {
+    match ev {
+        Event::String(s) => s.len() as u64 / bytes_per_unit,
+        _ => 0,
+    }
+}
+
+/// Whether a scalar event is one of a node's `enum` alternatives, and the units it cost: a
+/// table lookup for a large `enum`, a scan of the few alternatives otherwise.
+fn enum_scalar_hit(
+    p: &Program,
+    k: &Keywords,
+    ev: &Event<'_>,
+    num: Option<&Decimal>,
+) -> (bool, u64) {
+    if let Some(t) = &k.enum_table {
+        let hit = match ev {
+            Event::Null => t.contains(Scalar::Null),
+            Event::Bool(b) => t.contains(Scalar::Bool(*b)),
+            Event::String(s) => t.contains(Scalar::String(s)),
+            Event::Number(n) => {
+                let owned;
+                let d = match num {
+                    Some(d) => Some(d),
+                    None => {
+                        owned = Decimal::parse(n.as_str());
+                        owned.as_ref()
+                    }
+                };
+                d.is_some_and(|d| t.contains(Scalar::Number(d)))
+            }
+            _ => false,
+        };
+        return (hit, 1 + text_cost(ev, 64));
+    }
+    let alts = k.enum_.as_deref().unwrap_or(&[]);
+    let hit = alts.iter().any(
+        |&a| matches!(&p.nodes[a as usize].kind, NodeKind::Const(c) if const_start(c, ev, num)),
+    );
+    (hit, 1 + alts.len() as u64 / 8 + text_cost(ev, 16))
+}
+
 /// Whether the first event of a value can still equal the constant (scalars: whether it does).
 fn const_start(c: &Const, ev: &Event<'_>, num: Option<&Decimal>) -> bool {
     match (c, ev) {
@@ -1786,12 +1895,12 @@ mod tests {
         }
     }
 
-    /// Evaluations counted for a valid document.
+    /// Work units charged for a valid document.
     fn created(schema: &str, doc: &str) -> u64 {
         let schema = Schema::compile(schema.as_bytes()).unwrap();
         let mut v = Validator::new(&schema);
         v.validate_slice(doc.as_bytes(), Limits::new()).unwrap();
-        v.rt.created
+        v.rt.work()
     }
 
     #[test]
@@ -1819,12 +1928,14 @@ mod tests {
 
     #[test]
     fn skipped_refs_still_count_against_the_budget() {
-        // Root, then per item the `$ref` and its target: 1 + 2 * 2.
+        // The root eval; per item its visit by the root, the `$ref` skipped and the check of
+        // the target; the root's visit at the array's end: 1 + 2 * 3 + 1.
         let s = r##"{"items":{"$ref":"#/$defs/n"},"$defs":{"n":{"type":"integer"}}}"##;
-        assert_eq!(created(s, "[1,2]"), 5);
-        // Containers: root, then the `$ref` and its target.
+        assert_eq!(created(s, "[1,2]"), 8);
+        // Containers: the root; the item's visit, the `$ref` and the target's eval; the
+        // target's visit at the object's end and the root's at the array's end.
         let s = r##"{"items":{"$ref":"#/$defs/o"},"$defs":{"o":{"type":"object"}}}"##;
-        assert_eq!(created(s, "[{}]"), 3);
+        assert_eq!(created(s, "[{}]"), 6);
     }
 
     #[test]

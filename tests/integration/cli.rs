@@ -209,6 +209,13 @@ fn every_error_kind_is_reported_through_the_cli() {
         (&[], br#"{"a":1,"\u0061":2}"#, "duplicate_name", 14, "/a"),
         (&[], b"[\"\xff\"]", "invalid_utf8", 2, "/0"),
         (&[], br#"["\ud800"]"#, "lone_surrogate", 8, "/0"),
+        (
+            &["--profile", "i-json"],
+            br#"{"k":"\uFFFF"}"#,
+            "noncharacter",
+            11,
+            "/k",
+        ),
         (&[], b"[1,]", "syntax", 3, ""),
         (
             &["--schema", &strict],

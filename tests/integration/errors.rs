@@ -43,6 +43,7 @@ fn cases() -> Vec<Case> {
         (b"{\n  \"id\": 1,\n  \"id\": 2\n}", l(), ErrorKind::DuplicateName, 18, 3, 6, "/id"),
         (b"[\"ok\",\n\"\xff\"]", l(), ErrorKind::InvalidUtf8, 8, 2, 2, "/1"),
         (br#"{"k":"\ud800x"}"#, l(), ErrorKind::LoneSurrogate, 12, 1, 13, "/k"),
+        ("{\"k\":\n\"ok\u{FFFF}\"}".as_bytes(), l().i_json(true), ErrorKind::Noncharacter, 9, 2, 4, "/k"),
         (b"{\"a\":\n }", l(), syntax(Syntax::ExpectedValue), 7, 2, 2, "/a"),
         (b"", l(), syntax(Syntax::ExpectedValue), 0, 1, 1, ""),
         (b"{1}", l(), syntax(Syntax::ExpectedNameOrEnd), 1, 1, 2, ""),
@@ -107,6 +108,7 @@ fn the_cases_cover_every_kind_and_every_syntax_rule() {
         "duplicate_name",
         "invalid_utf8",
         "lone_surrogate",
+        "noncharacter",
         "syntax",
     ] {
         assert!(codes.contains(&code), "no case for {code}");
@@ -489,4 +491,57 @@ fn error_display_and_codes() {
     let e = jsongate::check(b"[[[", Limits::new().max_depth(2)).unwrap_err();
     assert_eq!(e.kind().code(), "too_deep");
     assert_eq!(e.kind().to_string(), "nesting exceeds depth 2");
+}
+
+/// RFC 7493 §2.1: under the I-JSON profile a noncharacter is refused wherever it appears
+/// (raw or escaped, in a value or a name, borrowed or decoded, whole or cut by a chunk), at
+/// the first byte of the character (raw) or the last digit of its escape, in every chunking;
+/// the default profile (RFC 8259) accepts every one of these documents.
+#[test]
+fn i_json_profile_rejects_noncharacters_raw_and_escaped() {
+    let ij = Limits::new().i_json(true);
+    let cases: &[(&str, u64, &str)] = &[
+        ("[\"\u{FDD0}\"]", 2, "/0"),
+        ("[\"ab\u{FDEF}\"]", 4, "/0"),
+        ("[\"\u{FFFE}\"]", 2, "/0"),
+        ("[\"x\u{10FFFF}\"]", 3, "/0"),
+        ("[\"\u{1FFFE}\"]", 2, "/0"),
+        // Decoded strings: an escape before the raw noncharacter.
+        ("[\"\\n\u{FFFF}\"]", 4, "/0"),
+        // Escaped noncharacters, BMP and a surrogate pair (U+1FFFF).
+        (r#"["\uFDD0"]"#, 7, "/0"),
+        (r#"["a\uffff"]"#, 8, "/0"),
+        (r#"["\uD83F\uDFFF"]"#, 13, "/0"),
+        // Names, raw and escaped.
+        ("{\"\u{FFFF}\":1}", 2, ""),
+        (r#"{"a":1,"\uFFFE":2}"#, 13, ""),
+    ];
+    for &(doc, offset, pointer) in cases {
+        let input = doc.as_bytes();
+        assert!(
+            jsongate::check(input, Limits::new()).is_ok(),
+            "RFC 8259 accepts {doc:?}"
+        );
+        let run = assert_split_invariant(input, ij);
+        let e = run.err();
+        assert_eq!(
+            (e.kind(), e.offset(), e.pointer()),
+            (&ErrorKind::Noncharacter, offset, pointer),
+            "{doc:?}"
+        );
+    }
+    // A noncharacter before an invalid byte is the first error.
+    let run = assert_split_invariant(b"[\"\xef\xbf\xbf\xff\"]", ij);
+    assert_eq!(
+        (run.err().kind(), run.err().offset()),
+        (&ErrorKind::Noncharacter, 2)
+    );
+    // Neighbours of the noncharacters pass.
+    for doc in [
+        "[\"\u{FDCF}\u{FDF0}\u{FFFD}\u{10FFFD}\"]",
+        r#"["\uFFFD\uFDCF"]"#,
+    ] {
+        assert_split_invariant(doc.as_bytes(), ij);
+        assert!(jsongate::check(doc.as_bytes(), ij).is_ok(), "{doc:?}");
+    }
 }
