@@ -99,8 +99,10 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              rate_limited or needs_approval. With --recheck the input is a decision record
              received from elsewhere; its facts are recomputed from the policy (required
              capabilities from the policy, grants limited to --grants) and a claim that
-             does not follow from them is corrected. Rate limits count the calls of one
-             process (the library's RateState is kept by the caller across calls).
+             does not follow from them is corrected; a recorded failure is kept (or an
+             earlier check's failure replaces it), never turned into allow. Rate limits
+             count the calls of one process (the library's RateState is kept by the caller
+             across calls).
              Exit 0 allow, 1 deny, 3 ask, 2 configuration or input error.
     screen   Screen every member name and string value of one JSON document for
              instruction-like text (English and Chinese phrases; case, whitespace,

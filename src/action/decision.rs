@@ -3,9 +3,11 @@
 //! A [`Decision`] can only be made by [`Decision::from_facts`], which derives `decision` and
 //! `reason` from the facts; there is no other constructor and no setter, so
 //! `decision == allow ⇒ toolAllowed ∧ argumentsValid ∧ required ⊆ grant ∧ no rule failed`
-//! holds for every value of the type. Records received as JSON are [`Claim`]s, never
-//! decisions: [`Policy::recheck`](super::Policy::recheck) turns a claim back into a
-//! decision by recomputing the facts.
+//! (and no failure carried from a received record) holds for every value of the type.
+//! Records received as JSON are [`Claim`]s, never decisions:
+//! [`Policy::recheck`](super::Policy::recheck) turns a claim back into a decision by
+//! recomputing the facts and carrying the claim's own failure, so it can only keep or
+//! tighten what the record says.
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -46,7 +48,8 @@ impl Verdict {
     }
 }
 
-/// Why: a closed set, in the order the checks run.
+/// Why: a closed set, in the order the checks run (`Ord` follows that order: an earlier
+/// check's failure is the stricter one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Reason {
     /// Allowed.
@@ -133,6 +136,10 @@ pub struct Facts {
     pub rate_limited: bool,
     /// The tool always needs approval.
     pub ask: bool,
+    /// A failure carried over from a received record by
+    /// [`Policy::recheck`](super::Policy::recheck): it decides unless a check that runs
+    /// earlier fails too, so a recorded failure is never lost (`Ok` carries nothing).
+    pub carried: Option<Reason>,
 }
 
 /// A decision whose verdict follows from its facts (see the module docs).
@@ -159,8 +166,8 @@ pub struct Decision {
 }
 
 impl Decision {
-    /// The only constructor: the first failed condition (in check order) denies; a tool
-    /// marked `ask` asks; otherwise allow.
+    /// The only constructor: the first failed condition (in check order, a carried failure
+    /// at its own place in that order) denies; a tool marked `ask` asks; otherwise allow.
     pub fn from_facts(mut facts: Facts) -> Decision {
         let mut seen = Vec::with_capacity(facts.grant.len());
         facts.grant.retain(|g| {
@@ -183,6 +190,11 @@ impl Decision {
             Reason::NeedsApproval
         } else {
             Reason::Ok
+        };
+        // `Reason` is ordered as the checks run: the earlier of the two failures decides.
+        let reason = match facts.carried {
+            Some(c) if c != Reason::Ok && (reason == Reason::Ok || c < reason) => c,
+            _ => reason,
         };
         let verdict = match reason {
             Reason::Ok => Verdict::Allow,
@@ -366,6 +378,42 @@ mod tests {
         let bad = br#"{"tool":"t","argumentsValid":true,"toolAllowed":true,"grant":[],
             "required":[],"decision":"allow","reason":"ok","extra":1}"#;
         assert!(Claim::parse(bad).is_err());
+    }
+
+    #[test]
+    fn a_carried_failure_is_kept_unless_an_earlier_check_fails() {
+        let facts = Facts {
+            tool: "t".into(),
+            tool_allowed: true,
+            arguments_valid: true,
+            carried: Some(Reason::PathEscape),
+            ..Facts::default()
+        };
+        let d = Decision::from_facts(facts.clone());
+        assert_eq!(
+            (d.verdict(), d.reason()),
+            (Verdict::Deny, Reason::PathEscape)
+        );
+        // An earlier failure replaces it; a later one does not.
+        let earlier = Facts {
+            arguments_valid: false,
+            ..facts.clone()
+        };
+        assert_eq!(
+            Decision::from_facts(earlier).reason(),
+            Reason::ArgumentsInvalid
+        );
+        let later = Facts {
+            required: vec!["x".into()],
+            rate_limited: true,
+            ..facts.clone()
+        };
+        assert_eq!(Decision::from_facts(later).reason(), Reason::PathEscape);
+        let nothing = Facts {
+            carried: Some(Reason::Ok),
+            ..facts
+        };
+        assert_eq!(Decision::from_facts(nothing).verdict(), Verdict::Allow);
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! The action boundary: decisions on tool calls a model proposes (`allow`, `deny`, `ask`)
 //! and screening of untrusted free text before a model reads it.
 //!
-//! A call passes, in order: the tool is on the policy's allowlist, its arguments satisfy the
-//! tool's JSON Schema (the crate's [`Validator`](crate::Validator), the policy's limits) and
-//! name only declared arguments, the semantic [`Rule`]s hold (path containment, https host
+//! A call passes, in order: the tool is on the policy's allowlist, its arguments are an
+//! object, satisfy the tool's JSON Schema (the crate's [`Validator`](crate::Validator), the
+//! policy's limits) and name only declared arguments (as `unevaluatedProperties` sees them),
+//! the semantic [`Rule`]s hold (path containment in POSIX and Windows readings, https host
 //! allowlist, length caps, forbidden substrings), the session's grants include every
 //! capability the tool requires, and the tool's rate limit admits it. A tool marked `ask`
 //! then asks a person. The [`Decision`] type makes `allow` unconstructible unless all of
-//! that holds.
+//! that holds; [`Policy::recheck`] of a received record never turns its failure into
+//! `allow`.
 //!
 //! This module depends on the scanner, schema, validator and select layers only; nothing
 //! below it depends on it.

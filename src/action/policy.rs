@@ -2,7 +2,25 @@
 //! rules, approval and rate limit. Checked against [`POLICY_SCHEMA`] before it is read, then
 //! compiled once; [`Policy::decide`] runs the checks in order: allowlist → argument schema
 //! (the crate's validator, the policy's limits) → semantic rules → grants → rate limit →
-//! approval.
+//! approval. Arguments that are not a JSON object are `arguments_invalid` before any rule
+//! runs, whatever the schema says.
+//!
+//! # Undeclared argument names
+//!
+//! A top-level argument name is declared when the tool's schema evaluates it, exactly as
+//! `unevaluatedProperties` sees it: matched by `properties` or `patternProperties`, or taken
+//! by `additionalProperties` or `unevaluatedProperties`, in the schema itself or in any
+//! subschema that applies and holds (`$ref`, `$dynamicRef`, `allOf`, passing `anyOf`/`oneOf`
+//! branches, `if`/`then`/`else`, `dependentSchemas`). The engine finds them, not a second
+//! walk of the schema: each tool's schema is also compiled behind a wrapper,
+//! `{"$ref": <the tool's schema>, "unevaluatedProperties": false}` (draft 2020-12, the tool's
+//! schema registered as a resource of its own, so its `$id`, `$schema` and relative
+//! references mean what they mean alone), and the arguments must satisfy both the schema and
+//! the wrapper. The wrapper only ever refuses more.
+//!
+//! A schema that declares no name anywhere (no `properties` or `patternProperties` in the
+//! whole document: `true`, `{"type":"object"}`) leaves names to the schema, as before; that
+//! test only chooses whether the wrapper is used, and errs toward using it.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -10,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::decision::{Claim, Decision, Facts, Verdict};
-use super::rules::{unknown_names, Rule};
+use super::rules::Rule;
 use crate::select::Value;
 use crate::{Limits, Rejection, Schema, Validator};
 
@@ -59,7 +77,9 @@ pub struct RateLimit {
 #[derive(Clone, Debug)]
 pub struct ToolPolicy {
     schema: Schema,
-    allowed_names: Option<Vec<String>>,
+    /// The schema behind `unevaluatedProperties: false` (see the module docs), when the
+    /// schema declares names.
+    names: Option<Schema>,
     /// Capabilities the grants must include.
     pub requires: Vec<String>,
     /// Semantic rules, in order.
@@ -89,10 +109,12 @@ pub struct Call {
 }
 
 impl Call {
-    /// Reads a call document (strict scan, `limits`).
+    /// Reads a call document (strict scan, `limits`). Missing `arguments` are `{}`;
+    /// arguments that are not an object are read as they are and denied
+    /// (`arguments_invalid`) by [`Policy::decide`].
     ///
     /// # Errors
-    /// Not JSON, or not an object with a string `tool` and an object `arguments` (only).
+    /// Not JSON, or not an object with a string `tool` and optional `arguments` (only).
     pub fn parse(bytes: &[u8], limits: Limits) -> Result<Call, PolicyError> {
         let v = Value::parse(bytes, limits).map_err(|e| err(format!("call: {e}")))?;
         let members = v.as_object().ok_or_else(|| err("call: not an object"))?;
@@ -297,17 +319,21 @@ impl Policy {
         let mut tools = Vec::new();
         for (name, t) in doc.get("tools").and_then(Value::as_object).unwrap_or(&[]) {
             let args = t.get("arguments").cloned().unwrap_or(Value::Bool(false));
+            let text = args.to_json();
+            let invalid = |e| err(format!("tool '{name}': invalid argument schema: {e}"));
             let schema = Schema::options()
                 .limits(lim)
-                .compile(args.to_json().as_bytes())
-                .map_err(|e| err(format!("tool '{name}': invalid argument schema: {e}")))?;
-            // Names outside the schema: when it lists properties but leaves the object open,
-            // the listed names are the only ones admitted.
-            let allowed_names = match (args.get("properties"), args.get("additionalProperties")) {
-                (Some(Value::Object(props)), None) if args.get("patternProperties").is_none() => {
-                    Some(props.iter().map(|(k, _)| k.clone()).collect())
-                }
-                _ => None,
+                .compile(text.as_bytes())
+                .map_err(invalid)?;
+            let names = if declares_names(&args) {
+                let wrapper = Schema::options()
+                    .limits(lim)
+                    .resource(ARGUMENTS_URI, text.as_bytes())
+                    .compile(NAMES_WRAPPER.as_bytes())
+                    .map_err(invalid)?;
+                Some(wrapper)
+            } else {
+                None
             };
             let rate_limit = match t.get("rate_limit") {
                 None => None,
@@ -332,7 +358,7 @@ impl Policy {
                 name.clone(),
                 ToolPolicy {
                     schema,
-                    allowed_names,
+                    names,
                     requires: strings(t.get("requires")),
                     rules: t
                         .get("rules")
@@ -360,17 +386,19 @@ impl Policy {
         self.tools.iter().find(|(n, _)| n == name).map(|(_, t)| t)
     }
 
-    /// Whether the arguments satisfy the tool's schema (the crate's validator, the policy's
-    /// limits) and name only declared arguments.
+    /// Whether the arguments are an object, satisfy the tool's schema (the crate's
+    /// validator, the policy's limits) and name only declared arguments (the module docs).
     fn arguments_valid(&self, t: &ToolPolicy, args: &Value) -> bool {
+        if !matches!(args, Value::Object(_)) {
+            return false;
+        }
         let text = args.to_json();
-        let schema_ok = Validator::new(&t.schema)
-            .validate_slice(text.as_bytes(), self.limits)
-            .is_ok();
-        schema_ok
-            && t.allowed_names
-                .as_ref()
-                .map_or(true, |names| unknown_names(args, names).is_empty())
+        let holds = |s: &Schema| {
+            Validator::new(s)
+                .validate_slice(text.as_bytes(), self.limits)
+                .is_ok()
+        };
+        holds(&t.schema) && t.names.as_ref().map_or(true, holds)
     }
 
     /// Decides one call at time `now_ms` (milliseconds, the caller's clock). The rate state
@@ -410,18 +438,33 @@ impl Policy {
         before_rate
     }
 
-    /// Re-derives a received record. The facts are recomputed from this policy: the tool
-    /// must be allowlisted, `required` is the policy's (a record cannot understate it),
-    /// `grant` is the claimed grants that the session really holds, and a claimed
-    /// `argumentsValid: false` stays false (the record carries no arguments to re-validate,
-    /// so a claim of validity is trusted only as far as the other facts allow). A claim that
-    /// does not follow from those facts is corrected: an `allow` becomes `deny` (or `ask`).
+    /// Re-derives a received record; the result is never less strict than the record nor
+    /// than a fresh evaluation, so `allow` needs both the record's own `allow` and a fresh
+    /// one.
+    ///
+    /// The facts are recomputed from this policy: the tool must be allowlisted, `required`
+    /// is the policy's (a record cannot understate it), `grant` is the claimed grants that
+    /// the session really holds, and the tool's `ask` holds. The record carries no
+    /// arguments to re-validate, so what it says against itself stands: `argumentsValid:
+    /// false` and `toolAllowed: false` stay false, and its failure (any reason but `ok`) is
+    /// carried ([`Facts::carried`]): it is kept, or replaced by an earlier check's failure.
+    /// A record that denies for a reason that is not a denial (`ok`, `needs_approval`) is
+    /// kept a denial, as `arguments_invalid` (nothing shows the arguments were fine); an
+    /// `ask` for a reason that is a denial is a denial.
     pub fn recheck(&self, claim: &Claim, session: &Session) -> Decision {
+        use super::Reason;
         let t = self.tool(&claim.tool);
+        let carried = match (claim.verdict, claim.reason) {
+            (Verdict::Deny, Reason::Ok | Reason::NeedsApproval) => Reason::ArgumentsInvalid,
+            (Verdict::Ask, Reason::Ok) => Reason::NeedsApproval,
+            (_, r) => r,
+        };
         Decision::from_facts(Facts {
             tool: claim.tool.clone(),
-            tool_allowed: t.is_some(),
-            arguments_valid: claim.arguments_valid,
+            tool_allowed: t.is_some()
+                && claim.tool_allowed
+                && carried != Reason::ToolNotAllowlisted,
+            arguments_valid: claim.arguments_valid && carried != Reason::ArgumentsInvalid,
             grant: claim
                 .grant
                 .iter()
@@ -430,9 +473,29 @@ impl Policy {
                 .collect(),
             required: t.map(|t| t.requires.clone()).unwrap_or_default(),
             rule_failures: Vec::new(),
-            rate_limited: claim.reason == super::Reason::RateLimited,
-            ask: t.is_some_and(|t| t.ask) || claim.verdict == Verdict::Ask,
+            rate_limited: carried == Reason::RateLimited,
+            ask: t.is_some_and(|t| t.ask) || carried == Reason::NeedsApproval,
+            carried: Some(carried),
         })
+    }
+}
+
+/// The URI the tool's schema is registered under for the names wrapper.
+const ARGUMENTS_URI: &str = "jsongate:///arguments.json";
+
+/// The tool's schema, with every top-level name it does not evaluate refused.
+const NAMES_WRAPPER: &str = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema",
+    "$ref":"jsongate:///arguments.json","unevaluatedProperties":false}"#;
+
+/// Whether any object in the schema document has a `properties` or `patternProperties`
+/// member: without one, no name can be declared apart from all the others.
+fn declares_names(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| k == "properties" || k == "patternProperties" || declares_names(v)),
+        Value::Array(a) => a.iter().any(declares_names),
+        _ => false,
     }
 }
 

@@ -1,10 +1,12 @@
 //! Semantic argument rules: what JSON Schema cannot say about a valid string.
 //!
-//! Path containment (lexical, then against the file system when a workspace is given),
-//! https-only URLs with a host allowlist, length caps, forbidden substrings, and argument
-//! names outside the schema. Each rule reads one value by JSON Pointer; it never changes it.
+//! Path containment (lexical in both the POSIX and the Windows reading, then against the file
+//! system when a workspace is given), https-only URLs with a host allowlist, length caps and
+//! forbidden substrings. Each rule reads one value by JSON Pointer in the arguments object;
+//! it never changes it. Argument names outside the schema are the policy's business (the
+//! validator finds them, see `policy.rs`), not a rule's.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use super::Reason;
 use crate::select::Value;
@@ -70,16 +72,21 @@ impl Rule {
         }
     }
 
-    /// Checks the rule against `args`. An absent value passes (the schema decides whether
-    /// it is required); a value that is not a string fails.
+    /// Checks the rule against `args`. Arguments that are not an object fail (their shape
+    /// must not hide a value from the rule); in an object, an absent value passes (the
+    /// schema decides whether it is required) and a value that is not a string fails.
     ///
     /// `workspace` is the canonical workspace root, when paths are checked against the
     /// file system.
     pub fn check(&self, args: &Value, workspace: Option<&Path>) -> Result<(), RuleFailure> {
-        let Some(v) = args.pointer(self.pointer()) else {
-            return Ok(());
+        let found = match args {
+            Value::Object(_) => match args.pointer(self.pointer()) {
+                Some(v) => Some(v),
+                None => return Ok(()),
+            },
+            _ => None,
         };
-        let ok = v.as_str().is_some_and(|s| match self {
+        let ok = found.and_then(Value::as_str).is_some_and(|s| match self {
             Rule::Path { .. } => path_contained(s, workspace),
             Rule::Url { hosts, .. } => url_allowed(s, hosts),
             Rule::MaxLength { max_chars, .. } => s.chars().count() as u64 <= *max_chars,
@@ -101,68 +108,149 @@ impl Rule {
 
 /// Whether `path` stays inside the workspace.
 ///
-/// Lexically: `\` counts as a separator, NUL is refused, `.` is dropped, `..` pops a
-/// component and may never climb above the root; an absolute path is refused unless it lies
-/// under `workspace`. With `workspace` (canonical), each existing prefix is resolved on the
-/// file system, so a symlink pointing outside is an escape even when the text looks inside.
+/// The path is judged twice, in its POSIX reading (only `/` separates) and in its Windows
+/// reading (`/` and `\` separate), and is contained only when both stay inside; so `a\b` is
+/// one name on POSIX and two on Windows, and `a\b/../..` escapes on POSIX although it would
+/// not on Windows. In each reading, lexically:
+/// - an empty path, a NUL, a leading `~` (home-directory expansion) are refused;
+/// - a colon anywhere is refused: drive letters (`C:\x`, `C:/x`, drive-relative `c:x`),
+///   NTFS streams (`a.txt:s`), URL schemes (`file:///etc/passwd`);
+/// - two leading separators in any spelling (`\\server\share`, `//server`, `\\?\C:\`,
+///   `\\.\device`) are refused: UNC and device paths;
+/// - an absolute path (one leading separator) is admitted only under `workspace`;
+/// - `.` and empty components are dropped, `..` pops a component and may never climb above
+///   the root;
+/// - a component made only of dots and spaces other than `.` and `..` (`.. `, `...`) is
+///   refused: Windows trims trailing dots and spaces, so it may name `..`;
+/// - a Windows reserved device name (`CON`, `PRN`, `AUX`, `NUL`, `COM0`–`COM9`,
+///   `LPT0`–`LPT9`, also with `¹²³`, `CONIN$`, `CONOUT$`), with any extension, in any
+///   directory, is refused: it opens a device, not a file;
+/// - characters that Windows' best-fit code-page conversion turns into `.`, `/`, `\` or `:`
+///   (full-width forms, `∕`, `⁄`, `∖`, `¥`, `₩`, `․`, `‥`, …) are refused.
+///
+/// Percent-encoding is not decoded: `%2e%2e` is a name. With `workspace` (canonical), each
+/// existing prefix of each reading is resolved on the file system, so a symlink pointing
+/// outside is an escape even when the text looks inside.
 pub fn path_contained(path: &str, workspace: Option<&Path>) -> bool {
-    if path.is_empty() || path.contains('\0') {
+    if path.is_empty() || path.contains('\0') || path.starts_with('~') {
         return false;
     }
-    let text = path.replace('\\', "/");
-    let p = Path::new(&text);
-    let rel: PathBuf = if p.is_absolute() {
-        match workspace.and_then(|w| p.strip_prefix(w).ok()) {
-            Some(r) => r.to_path_buf(),
-            None => return false,
-        }
-    } else {
-        p.to_path_buf()
-    };
-    // Lexical pass: `..` never climbs above the root.
-    let mut depth = 0usize;
-    for c in rel.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => match depth.checked_sub(1) {
-                Some(d) => depth = d,
-                None => return false,
-            },
-            Component::Normal(_) => depth += 1,
-            Component::RootDir | Component::Prefix(_) => return false,
-        }
+    if path.chars().any(|c| c == ':' || LOOK_ALIKES.contains(&c)) {
+        return false;
     }
+    let posix = |c: char| c == '/';
+    let windows = |c: char| c == '/' || c == '\\';
+    let Some(posix_rel) = lexical(path, posix, workspace) else {
+        return false;
+    };
+    let Some(windows_rel) = lexical(path, windows, workspace) else {
+        return false;
+    };
     match workspace {
         None => true,
-        Some(root) => resolves_inside(root, &rel),
+        Some(root) => {
+            resolves_inside(root, &windows_rel)
+                && (posix_rel == windows_rel || resolves_inside(root, &posix_rel))
+        }
+    }
+}
+
+/// Characters that Windows' best-fit mapping from Unicode to an ANSI code page turns into a
+/// separator, a dot or a colon (full-width and small forms, mathematical slashes, the yen and
+/// won signs that code pages 932 and 949 put at `\`, dot leaders).
+const LOOK_ALIKES: &[char] = &[
+    '\u{ff0f}', '\u{2215}', '\u{2044}', '\u{29f8}', // `/`
+    '\u{ff3c}', '\u{fe68}', '\u{2216}', '\u{29f5}', '\u{29f9}', '\u{a5}', '\u{20a9}', // `\`
+    '\u{ff0e}', '\u{fe52}', '\u{2024}', '\u{2025}', '\u{2026}', // `.`
+    '\u{ff1a}', '\u{fe55}', '\u{fe13}', '\u{2236}', '\u{a789}', // `:`
+];
+
+/// One reading of `path` (components split where `sep` holds): the components relative to
+/// the root, `..` kept for the walk on disk, or `None` when it escapes lexically.
+fn lexical<'p>(
+    path: &'p str,
+    sep: impl Fn(char) -> bool + Copy,
+    workspace: Option<&Path>,
+) -> Option<Vec<&'p str>> {
+    let mut parts = path.split(sep).peekable();
+    if path.starts_with(sep) {
+        // Absolute: `/x` (`\x`); `//x`, `\\x`, `/\x`, `\/x` are UNC or device paths.
+        parts.next();
+        if path[1..].starts_with(sep) {
+            return None;
+        }
+        let root = workspace?;
+        for name in root.components() {
+            match name {
+                Component::RootDir => {}
+                Component::Normal(n) => {
+                    if parts.next() != Some(n.to_str()?) {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+    let mut rel = Vec::new();
+    let mut depth = 0usize;
+    for part in parts {
+        match part {
+            "" | "." => {}
+            ".." => {
+                depth = depth.checked_sub(1)?;
+                rel.push(part);
+            }
+            _ if part.chars().all(|c| c == '.' || c == ' ') => return None,
+            _ if reserved_device(part) => return None,
+            _ => {
+                depth += 1;
+                rel.push(part);
+            }
+        }
+    }
+    Some(rel)
+}
+
+/// Whether `name` is a Windows reserved device name, with or without an extension (`CON`,
+/// `nul.txt`, `Com1 `).
+fn reserved_device(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
+    let upper = stem.to_ascii_uppercase();
+    match upper.as_str() {
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
+        _ => ["COM", "LPT"].iter().any(|p| {
+            upper.strip_prefix(p).is_some_and(|n| {
+                let mut c = n.chars();
+                matches!(
+                    (c.next(), c.next()),
+                    (Some('0'..='9' | '\u{b9}' | '\u{b2}' | '\u{b3}'), None)
+                )
+            })
+        }),
     }
 }
 
 /// Walks `rel` from `root` the way the OS would: a component that exists and is a symlink is
 /// replaced by its canonical target; every step must stay under `root`.
-fn resolves_inside(root: &Path, rel: &Path) -> bool {
+fn resolves_inside(root: &Path, rel: &[&str]) -> bool {
     let mut cur = root.to_path_buf();
-    for c in rel.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !cur.pop() {
-                    return false;
-                }
+    for &name in rel {
+        if name == ".." {
+            if !cur.pop() {
+                return false;
             }
-            Component::Normal(name) => {
-                cur.push(name);
-                if let Ok(meta) = std::fs::symlink_metadata(&cur) {
-                    if meta.file_type().is_symlink() {
-                        match std::fs::canonicalize(&cur) {
-                            Ok(target) => cur = target,
-                            // A dangling or looping link: its target cannot be shown inside.
-                            Err(_) => return false,
-                        }
+        } else {
+            cur.push(name);
+            if let Ok(meta) = std::fs::symlink_metadata(&cur) {
+                if meta.file_type().is_symlink() {
+                    match std::fs::canonicalize(&cur) {
+                        Ok(target) => cur = target,
+                        // A dangling or looping link: its target cannot be shown inside.
+                        Err(_) => return false,
                     }
                 }
             }
-            Component::RootDir | Component::Prefix(_) => return false,
         }
         if !cur.starts_with(root) {
             return false;
@@ -214,17 +302,6 @@ pub fn url_allowed(url: &str, hosts: &[String]) -> bool {
     })
 }
 
-/// Names of the top-level arguments that `allowed` does not list (used when the argument
-/// schema lists `properties` but does not close the object with `additionalProperties`).
-pub fn unknown_names<'a>(args: &'a Value, allowed: &[String]) -> Vec<&'a str> {
-    args.as_object()
-        .unwrap_or(&[])
-        .iter()
-        .map(|(k, _)| k.as_str())
-        .filter(|k| !allowed.iter().any(|a| a == k))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,8 +319,31 @@ mod tests {
             "",
             "a\0b",
             "..",
+            "C:\\Windows\\win.ini",
+            "C:/Windows/win.ini",
+            "\\\\server\\share",
+            "a\\b/../../x",
         ] {
             assert!(!path_contained(bad, None), "{bad}");
+        }
+    }
+
+    #[test]
+    fn reserved_device_names() {
+        for dev in [
+            "CON",
+            "con.txt",
+            "Nul",
+            "aux ",
+            "COM1",
+            "lpt9.log",
+            "COM\u{b9}",
+            "CONIN$",
+        ] {
+            assert!(reserved_device(dev), "{dev}");
+        }
+        for name in ["COM", "COM10", "CONFIG", "console", "nul_", "lpt"] {
+            assert!(!reserved_device(name), "{name}");
         }
     }
 

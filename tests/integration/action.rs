@@ -280,6 +280,508 @@ fn rate_limit_denies_and_enters_read_only_mode() {
     assert_eq!(r, Reason::Ok);
 }
 
+// ---- decisions that cannot be bypassed (issue 10) ------------------------------------------
+
+/// `(decision, reason, exit code)` of `decide --recheck` on a claim fixture.
+fn recheck(claim: &str, grants: &str) -> (String, String, i32) {
+    let path = fixture(&format!("claims/{claim}.json"));
+    let (out, code) = decide(&["--grants", grants, "--recheck", path.to_str().unwrap()]);
+    let v = Value::parse(out.as_bytes(), Limits::new()).unwrap();
+    let s = |k| v.get(k).and_then(Value::as_str).unwrap().to_owned();
+    (s("decision"), s("reason"), code)
+}
+
+fn fixture_policy() -> Policy {
+    Policy::from_file(&fixture("policy.json")).unwrap()
+}
+
+fn claim(tool: &str, grant: &[&str], verdict: Verdict, reason: Reason) -> Claim {
+    Claim {
+        tool: tool.into(),
+        arguments_valid: true,
+        tool_allowed: true,
+        grant: grant.iter().map(|g| (*g).to_owned()).collect(),
+        required: grant.iter().map(|g| (*g).to_owned()).collect(),
+        verdict,
+        reason,
+    }
+}
+
+#[test]
+fn recheck_never_upgrades_path_escape_to_allow() {
+    // Before: `allow` (exit 0), although the record says the path left the workspace.
+    assert_eq!(
+        recheck("denied_path_escape", "fs_read"),
+        is("deny", "path_escape", 1)
+    );
+    let d = fixture_policy().recheck(
+        &claim("read_file", &["fs_read"], Verdict::Deny, Reason::PathEscape),
+        &Session::new(["fs_read"]),
+    );
+    assert_eq!(
+        (d.verdict(), d.reason()),
+        (Verdict::Deny, Reason::PathEscape)
+    );
+}
+
+#[test]
+fn recheck_never_upgrades_arguments_invalid_to_allow() {
+    // The record says `argumentsValid: true` but `reason: arguments_invalid`.
+    assert_eq!(
+        recheck("denied_arguments_invalid", "fs_read"),
+        is("deny", "arguments_invalid", 1)
+    );
+    let d = fixture_policy().recheck(
+        &claim(
+            "read_file",
+            &["fs_read"],
+            Verdict::Deny,
+            Reason::ArgumentsInvalid,
+        ),
+        &Session::new(["fs_read"]),
+    );
+    assert_eq!(d.reason(), Reason::ArgumentsInvalid);
+    assert!(!d.facts().arguments_valid);
+}
+
+#[test]
+fn recheck_never_upgrades_forbidden_substring_to_allow() {
+    assert_eq!(
+        recheck("denied_forbidden_substring", "send_email"),
+        is("deny", "forbidden_substring", 1)
+    );
+}
+
+/// Every (verdict, reason, argumentsValid, toolAllowed) a record can carry, rechecked under
+/// grants that would let a fresh evaluation allow: a failure is kept or made stricter, never
+/// `allow`, and a `deny` never softens to `ask`.
+#[test]
+fn recheck_keeps_every_non_ok_reason_or_a_stricter_one() {
+    let policy = fixture_policy();
+    let strictness = |v: Verdict| match v {
+        Verdict::Allow => 0,
+        Verdict::Ask => 1,
+        Verdict::Deny => 2,
+    };
+    let mut seen = 0;
+    for tool in ["read_file", "delete_repo", "run_shell"] {
+        let grants = ["fs_read", "repo_admin"];
+        let session = Session::new(grants);
+        for verdict in [Verdict::Allow, Verdict::Deny, Verdict::Ask] {
+            for reason in Reason::ALL {
+                for (arguments_valid, tool_allowed) in
+                    [(true, true), (false, true), (true, false), (false, false)]
+                {
+                    let c = Claim {
+                        arguments_valid,
+                        tool_allowed,
+                        ..claim(tool, &grants, verdict, reason)
+                    };
+                    let fresh =
+                        policy.recheck(&claim(tool, &grants, Verdict::Allow, Reason::Ok), &session);
+                    let d = policy.recheck(&c, &session);
+                    let clean = verdict == Verdict::Allow
+                        && reason == Reason::Ok
+                        && arguments_valid
+                        && tool_allowed;
+                    let ctx = format!("{c:?} -> {}", d.to_json());
+                    jsongate::action::validate_record(d.to_json().as_bytes()).unwrap();
+                    assert!(
+                        strictness(d.verdict()) >= strictness(fresh.verdict()),
+                        "{ctx}"
+                    );
+                    if !clean {
+                        assert_ne!(d.verdict(), Verdict::Allow, "{ctx}");
+                        assert!(strictness(d.verdict()) >= strictness(verdict), "{ctx}");
+                    }
+                    if reason != Reason::Ok {
+                        assert!(d.reason() <= reason, "{ctx}");
+                    }
+                    if !arguments_valid {
+                        assert!(d.reason() <= Reason::ArgumentsInvalid, "{ctx}");
+                    }
+                    if !tool_allowed {
+                        assert_eq!(d.reason(), Reason::ToolNotAllowlisted, "{ctx}");
+                    }
+                    seen += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(seen, 3 * 3 * 10 * 4);
+    // Allow only when the record's own verdict and a fresh evaluation both allow.
+    let ok = claim("read_file", &["fs_read"], Verdict::Allow, Reason::Ok);
+    assert_eq!(
+        policy.recheck(&ok, &Session::new(["fs_read"])).verdict(),
+        Verdict::Allow
+    );
+    assert_eq!(
+        policy.recheck(&ok, &Session::new(["x"])).reason(),
+        Reason::GrantMissing
+    );
+}
+
+#[test]
+fn undeclared_names_under_ref_are_denied() {
+    // The usual pydantic shape: {"$ref":"#/$defs/Args","$defs":{"Args":{...}}}.
+    assert_eq!(
+        verdict("names_under_ref", "user_write"),
+        is("deny", "arguments_invalid", 1)
+    );
+    assert_eq!(
+        verdict("update_profile", "user_write"),
+        is("allow", "ok", 0)
+    );
+}
+
+#[test]
+fn undeclared_names_under_all_of_are_denied() {
+    assert_eq!(
+        verdict("names_under_all_of", "fs_read"),
+        is("deny", "arguments_invalid", 1)
+    );
+}
+
+#[test]
+fn undeclared_names_beside_pattern_properties_are_denied() {
+    assert_eq!(
+        verdict("names_beside_pattern", "user_write"),
+        is("deny", "arguments_invalid", 1)
+    );
+    // A name the pattern declares is admitted.
+    assert_eq!(verdict("tag_items", "user_write"), is("allow", "ok", 0));
+}
+
+/// The names a schema declares are the ones `unevaluatedProperties` would see as evaluated,
+/// whatever the shape: each row is (schema, admitted arguments, refused arguments).
+#[test]
+fn undeclared_names_are_found_the_way_unevaluated_properties_sees_them() {
+    let rows: &[(&str, &[&str], &[&str])] = &[
+        // Flat, open: the listed names only.
+        (
+            r#"{"type":"object","properties":{"a":{}}}"#,
+            &[r#"{"a":1}"#, "{}"],
+            &[r#"{"b":1}"#],
+        ),
+        // Under $ref (pydantic), $ref to a $ref, allOf, both.
+        (
+            r##"{"$ref":"#/$defs/A","$defs":{"A":{"type":"object","properties":{"a":{}}}}}"##,
+            &[r#"{"a":1}"#],
+            &[r#"{"a":1,"b":1}"#],
+        ),
+        (
+            r##"{"$ref":"#/$defs/B","$defs":{"B":{"$ref":"#/$defs/A"},"A":{"properties":{"a":{}}}}}"##,
+            &[r#"{"a":1}"#],
+            &[r#"{"b":1}"#],
+        ),
+        (
+            r#"{"allOf":[{"properties":{"a":{}}},{"properties":{"b":{}}}]}"#,
+            &[r#"{"a":1,"b":2}"#],
+            &[r#"{"c":1}"#],
+        ),
+        (
+            r##"{"allOf":[{"$ref":"#/$defs/A"}],"properties":{"b":{}},"$defs":{"A":{"properties":{"a":{}}}}}"##,
+            &[r#"{"a":1,"b":2}"#],
+            &[r#"{"a":1,"z":1}"#],
+        ),
+        // patternProperties beside properties, and alone.
+        (
+            r#"{"properties":{"a":{}},"patternProperties":{"^x_":{}}}"#,
+            &[r#"{"a":1,"x_1":2}"#],
+            &[r#"{"a":1,"y":2}"#],
+        ),
+        (
+            r#"{"patternProperties":{"^x_":{}}}"#,
+            &[r#"{"x_1":2}"#],
+            &[r#"{"y":2}"#],
+        ),
+        // additionalProperties opens the object (here through a $ref), to its own schema.
+        (
+            r##"{"$ref":"#/$defs/A","$defs":{"A":{"properties":{"a":{}},"additionalProperties":{"type":"integer"}}}}"##,
+            &[r#"{"a":"s","b":1}"#],
+            &[r#"{"b":"s"}"#],
+        ),
+        (
+            r#"{"properties":{"a":{}},"additionalProperties":true}"#,
+            &[r#"{"z":1}"#],
+            &[],
+        ),
+        (
+            r#"{"properties":{"a":{}},"additionalProperties":false}"#,
+            &[r#"{"a":1}"#],
+            &[r#"{"z":1}"#],
+        ),
+        // Only branches that hold declare: anyOf, oneOf, if/then/else, dependentSchemas.
+        (
+            r#"{"anyOf":[{"properties":{"a":{"type":"string"}}},{"properties":{"b":{}}}]}"#,
+            &[r#"{"a":"s","b":1}"#, r#"{"b":1}"#],
+            &[r#"{"c":1}"#],
+        ),
+        (
+            r#"{"properties":{"kind":{}},"if":{"properties":{"kind":{"const":"x"}}},"then":{"properties":{"x":{}}},"else":{"properties":{"y":{}}}}"#,
+            &[r#"{"kind":"x","x":1}"#, r#"{"kind":"z","y":1}"#],
+            &[r#"{"kind":"z","x":1}"#],
+        ),
+        // A failed `if` declares nothing: `kind` is then declared by no one.
+        (
+            r#"{"if":{"properties":{"kind":{"const":"x"}}},"then":{"properties":{"x":{}}},"else":{"properties":{"y":{}}}}"#,
+            &[r#"{"kind":"x","x":1}"#],
+            &[r#"{"kind":"z","y":1}"#],
+        ),
+        (
+            r#"{"properties":{"a":{}},"dependentSchemas":{"a":{"properties":{"b":{}}}}}"#,
+            &[r#"{"a":1,"b":1}"#],
+            &[r#"{"b":1}"#],
+        ),
+        // Through $dynamicRef.
+        (
+            r##"{"$dynamicRef":"#node","$defs":{"N":{"$dynamicAnchor":"node","properties":{"a":{}}}}}"##,
+            &[r#"{"a":1}"#],
+            &[r#"{"b":1}"#],
+        ),
+        // Draft-07 (`definitions`, `$ref` with no siblings) is seen the same way.
+        (
+            r##"{"$schema":"http://json-schema.org/draft-07/schema#","$ref":"#/definitions/A","definitions":{"A":{"type":"object","properties":{"a":{}}}}}"##,
+            &[r#"{"a":1}"#],
+            &[r#"{"b":1}"#],
+        ),
+        // A schema with its own $id and relative references.
+        (
+            r##"{"$id":"https://example.com/tools/args.json","$ref":"#/$defs/A","$defs":{"A":{"properties":{"a":{}}}}}"##,
+            &[r#"{"a":1}"#],
+            &[r#"{"b":1}"#],
+        ),
+        // The schema's own unevaluatedProperties decides for itself.
+        (
+            r#"{"properties":{"a":{}},"unevaluatedProperties":{"type":"integer"}}"#,
+            &[r#"{"a":"s","b":1}"#],
+            &[r#"{"b":"s"}"#],
+        ),
+        // Declaring no names leaves names to the schema, as before.
+        (r#"{"type":"object"}"#, &[r#"{"anything":1}"#], &[]),
+        ("true", &[r#"{"anything":1}"#], &[]),
+        (
+            r#"{"propertyNames":{"enum":["a","b"]}}"#,
+            &[r#"{"a":1}"#],
+            &[r#"{"c":1}"#],
+        ),
+    ];
+    for (schema, admitted, refused) in rows {
+        let policy = Policy::from_slice(
+            format!(r#"{{"policy":1,"tools":{{"t":{{"arguments":{schema},"requires":[]}}}}}}"#)
+                .as_bytes(),
+        )
+        .unwrap_or_else(|e| panic!("{schema}: {e}"));
+        let s = Session::new::<[&str; 0], &str>([]);
+        let decide = |args: &str| {
+            let arguments = Value::parse(args.as_bytes(), Limits::new()).unwrap();
+            let call = Call {
+                tool: "t".into(),
+                arguments,
+            };
+            policy.decide(&call, &s, &mut RateState::new(), 0).reason()
+        };
+        for a in *admitted {
+            assert_eq!(decide(a), Reason::Ok, "{schema} should admit {a}");
+        }
+        for a in *refused {
+            assert_eq!(
+                decide(a),
+                Reason::ArgumentsInvalid,
+                "{schema} should refuse {a}"
+            );
+        }
+    }
+}
+
+#[test]
+fn non_object_arguments_are_arguments_invalid_before_rules() {
+    // open_doc's schema has no `type: object`, so a string or an array satisfied it and the
+    // path rule (at /path) found nothing to check.
+    for name in ["arguments_string", "arguments_array"] {
+        let (out, code) = decide(&["--grants", "fs_read", &call_file(name)]);
+        assert_eq!(
+            out,
+            r#"{"tool":"open_doc","argumentsValid":false,"toolAllowed":true,"grant":["fs_read"],"required":["fs_read"],"decision":"deny","reason":"arguments_invalid"}"#,
+            "{name}"
+        );
+        assert_eq!(code, 1);
+    }
+    assert_eq!(verdict("open_doc", "fs_read"), is("allow", "ok", 0));
+    let policy = fixture_policy();
+    let s = Session::new(["fs_read"]);
+    for args in [
+        r#""../../etc/passwd""#,
+        r#"["../x"]"#,
+        "7",
+        "null",
+        "true",
+        "[]",
+    ] {
+        let arguments = Value::parse(args.as_bytes(), Limits::new()).unwrap();
+        for tool in ["open_doc", "read_file"] {
+            let call = Call {
+                tool: tool.into(),
+                arguments: arguments.clone(),
+            };
+            let d = policy.decide(&call, &s, &mut RateState::new(), 0);
+            assert_eq!(d.reason(), Reason::ArgumentsInvalid, "{tool} {args}");
+        }
+        // The rule itself does not skip a value it cannot reach through a non-object.
+        let rule = Rule::Path {
+            pointer: "/path".into(),
+        };
+        assert!(rule.check(&arguments, None).is_err(), "{args}");
+    }
+}
+
+#[test]
+fn windows_drive_paths_are_path_escape() {
+    for name in ["windows_drive", "windows_drive_slash"] {
+        assert_eq!(
+            verdict(name, "fs_read"),
+            is("deny", "path_escape", 1),
+            "{name}"
+        );
+    }
+}
+
+/// Each path is judged in its POSIX and its Windows reading; it is contained only when both
+/// stay inside the root.
+#[test]
+fn windows_and_mixed_path_forms_escape_unless_they_resolve_inside() {
+    let escapes = [
+        // Drive letters, absolute, drive-relative, bare; a colon anywhere (NTFS streams,
+        // URL schemes).
+        r"C:\Windows\win.ini",
+        "C:/Windows/win.ini",
+        "c:relative",
+        "C:",
+        r"c:\",
+        "docs/C:/x",
+        "notes.txt:hidden",
+        "file:///etc/passwd",
+        // UNC and device paths, in every spelling of the two leading separators.
+        r"\\server\share\x",
+        "//server/share/x",
+        r"/\server\share",
+        r"\/server/share",
+        r"\\?\C:\Windows",
+        r"\\?\UNC\server\share",
+        r"\\.\PhysicalDrive0",
+        r"\\.\C:",
+        r"\??\C:\x",
+        // Root-relative (the current drive on Windows).
+        r"\Windows\win.ini",
+        // `..` through backslashes and mixed separators; `a\b` is one name on POSIX.
+        r"..\x",
+        r"docs\..\..\x",
+        r"docs/..\..\x",
+        r"a\b/../../x",
+        // Windows trims trailing dots and spaces: these may name `..`.
+        ".. /x",
+        "docs/.. ",
+        "docs/../. ./..",
+        ".../x",
+        // Reserved device names, in any directory, with any extension.
+        "docs/CON",
+        "nul",
+        "Aux.txt",
+        "com1",
+        "LPT9.log",
+        "CONIN$",
+        "aux ",
+        "com\u{b9}",
+        // Home-directory expansion.
+        "~/.ssh/id_rsa",
+        "~root/x",
+        // Look-alikes that Windows' best-fit conversion maps to `.`, `/`, `\` or `:`.
+        "\u{ff0e}\u{ff0e}\u{ff0f}x",
+        "..\u{ff0f}x",
+        "..\u{ff3c}x",
+        "..\u{2215}x",
+        "..\u{2044}x",
+        "..\u{a5}x",
+        "..\u{20a9}x",
+        "\u{2025}/x",
+        "C\u{ff1a}x",
+        // As before.
+        "",
+        "a\0b",
+        "/etc/passwd",
+        "..",
+    ];
+    for p in escapes {
+        assert!(!path_contained(p, None), "{p:?} should escape");
+    }
+    let contained = [
+        r"docs\notes.txt",
+        r"a\..\b",
+        "docs/./a",
+        r"docs\",
+        "a//b",
+        // Trailing dot: Windows names `notes`, still inside.
+        "notes.",
+        // Percent-encoding is not decoded: this is a directory named `%2e%2e`.
+        "%2e%2e/x",
+        "a..b",
+        "..foo",
+        ".hidden",
+        "CONFIG.SYS",
+        "con-notes.txt",
+        "docs/~draft",
+        ".",
+    ];
+    for p in contained {
+        assert!(path_contained(p, None), "{p:?} should be contained");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn windows_path_forms_escape_a_posix_workspace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    // A symlink whose POSIX name contains a backslash: the Windows reading (`a`, `b`) finds
+    // nothing on disk, the POSIX one follows the link out.
+    std::os::unix::fs::symlink(&outside, ws.join(r"a\b")).unwrap();
+    let real = std::fs::canonicalize(&ws).unwrap();
+    let r = real.to_str().unwrap();
+    for p in [
+        r"a\b/passwd".to_owned(),
+        r"docs/../a\b/passwd".to_owned(),
+        format!(r"{r}\..\outside"),
+        format!(r"C:{r}\docs"),
+        format!(r"\\?\{r}\docs"),
+        // `ws\docs\x` is a sibling of ws on POSIX.
+        format!(r"{r}\docs\x"),
+    ] {
+        assert!(!path_contained(&p, Some(&real)), "{p:?} should escape");
+    }
+    for p in [
+        r"docs\x".to_owned(),
+        // One name on POSIX (not the link `a\b`), three on Windows: inside either way.
+        r"a\b\passwd".to_owned(),
+        format!("{r}/docs/x"),
+        format!(r"{r}/docs\x"),
+    ] {
+        assert!(path_contained(&p, Some(&real)), "{p:?} should be contained");
+    }
+    // Through the binary, with --workspace.
+    let (out, code) = decide(&[
+        "--grants",
+        "fs_read",
+        "--workspace",
+        r,
+        &call_file("windows_drive"),
+    ]);
+    assert!(out.contains(r#""reason":"path_escape""#), "{out}");
+    assert_eq!(code, 1);
+}
+
 // ---- property test of the invariant --------------------------------------------------------
 
 const CAPS: [&str; 4] = ["a", "b", "c", "d"];
@@ -300,13 +802,13 @@ fn policy_strategy() -> impl Strategy<Value = String> {
     let tool = (
         proptest::bits::u8::masked(0b1111),
         any::<bool>(),
-        any::<bool>(),
+        0u8..5,
         0u8..4,
         proptest::option::of((0u8..3, 1u8..3, any::<bool>())),
     );
     proptest::collection::vec(tool, 1..4).prop_map(|tools| {
         let mut s = String::from(r#"{"policy":1,"tools":{"#);
-        for (i, (caps, ask, closed, rule, rate)) in tools.into_iter().enumerate() {
+        for (i, (caps, ask, shape, rule, rate)) in tools.into_iter().enumerate() {
             if i > 0 {
                 s.push(',');
             }
@@ -320,10 +822,20 @@ fn policy_strategy() -> impl Strategy<Value = String> {
                 2 => r#"[{"rule":"max_length","pointer":"/p","max_chars":10},{"rule":"forbid","pointer":"/p","substrings":["private key"]}]"#,
                 _ => "[]",
             };
-            let extra = if closed { r#","additionalProperties":false"# } else { "" };
+            // The same two arguments, declared flat (open or closed), behind a `$ref`
+            // (pydantic), under `allOf`, or beside `patternProperties`; never `type: object`
+            // outside the flat shapes.
+            let props = r#""properties":{"p":{"type":"string"},"n":{"type":"integer"}}"#;
+            let arguments = match shape {
+                0 => format!(r#"{{"type":"object",{props}}}"#),
+                1 => format!(r#"{{"type":"object",{props},"additionalProperties":false}}"#),
+                2 => format!(r##"{{"$ref":"#/$defs/A","$defs":{{"A":{{{props}}}}}}}"##),
+                3 => format!(r#"{{"allOf":[{{{props}}}]}}"#),
+                _ => format!(r#"{{{props},"patternProperties":{{"^[pn]$":true}}}}"#),
+            };
             let _ = write!(
                 s,
-                r#""t{i}":{{"arguments":{{"type":"object","properties":{{"p":{{"type":"string"}},"n":{{"type":"integer"}}}}{extra}}},"requires":[{}],"ask":{ask},"rules":{rules}"#,
+                r#""t{i}":{{"arguments":{arguments},"requires":[{}],"ask":{ask},"rules":{rules}"#,
                 requires.join(",")
             );
             if let Some((calls, window, read_only)) = rate {
@@ -347,12 +859,20 @@ fn call_strategy() -> impl Strategy<Value = (String, String)> {
         Just(r#""n":3"#.to_owned()),
         Just(r#""backup_files":true"#.to_owned()),
     ];
-    (0u8..5, proptest::collection::vec(arg, 0..3)).prop_map(|(t, args)| {
+    let not_object = prop_oneof![
+        (0..STRINGS.len()).prop_map(|i| format!(r#""{}""#, STRINGS[i])),
+        (0..STRINGS.len()).prop_map(|i| format!(r#"["{}"]"#, STRINGS[i])),
+        Just("7".to_owned()),
+        Just("null".to_owned()),
+    ];
+    let object = proptest::collection::vec(arg, 0..3).prop_map(|args| {
         let mut args = args;
         args.sort();
         args.dedup_by(|a, b| a.split(':').next() == b.split(':').next());
-        (format!("t{t}"), format!("{{{}}}", args.join(",")))
-    })
+        format!("{{{}}}", args.join(","))
+    });
+    let arguments = prop_oneof![6 => object, 1 => not_object];
+    (0u8..5, arguments).prop_map(|(t, args)| (format!("t{t}"), args))
 }
 
 /// Checks the invariant on one decision, re-deriving each fact independently of the facts
@@ -378,7 +898,7 @@ fn check_invariant(d: &Decision, policy: &Policy, args: &Value) {
             assert!(path_contained(p, None));
         }
     }
-    for (k, _) in args.as_object().unwrap() {
+    for (k, _) in args.as_object().expect("allowed arguments are an object") {
         assert!(k == "p" || k == "n", "admitted argument {k}");
     }
     assert!(args.get("p").map_or(true, |p| p.as_str().is_some()));
@@ -419,6 +939,14 @@ proptest! {
                 let t = policy.tool(&call.tool).unwrap();
                 prop_assert!(t.requires.iter().all(|c| grants.contains(&c.as_str())));
                 prop_assert!(!t.ask);
+            }
+            // And the decision's own record, rechecked, is never upgraded: a failure stays
+            // a failure with the same or an earlier reason.
+            let own = Claim::parse(d.to_json().as_bytes()).unwrap();
+            let r = policy.recheck(&own, &session);
+            if d.verdict() != Verdict::Allow {
+                prop_assert_ne!(r.verdict(), Verdict::Allow, "{}", d.to_json());
+                prop_assert!(r.reason() <= d.reason(), "{} -> {}", d.to_json(), r.to_json());
             }
         }
     }
