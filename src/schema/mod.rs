@@ -279,7 +279,7 @@ impl SchemaOptions {
     /// Compiles a parsed schema document that was `size` bytes long.
     pub(crate) fn compile_value(&self, value: Value, size: u64) -> Result<Schema, CompileError> {
         if self.validate_schema {
-            self.check_against_meta(&value, size)?;
+            self.check_against_meta(&value)?;
         }
         let settings = compile::Settings {
             default_draft: self.draft,
@@ -297,7 +297,7 @@ impl SchemaOptions {
     }
 
     /// Checks a schema document against the meta-schema its `$schema` names.
-    fn check_against_meta(&self, value: &Value, size: u64) -> Result<(), CompileError> {
+    fn check_against_meta(&self, value: &Value) -> Result<(), CompileError> {
         let meta_uri = match value.get("$schema").and_then(Value::as_str) {
             Some(s) => s.to_string(),
             None => match self.draft {
@@ -332,13 +332,8 @@ impl SchemaOptions {
                 opts.compile_value((*doc).clone(), 0)?
             }
         };
-        // Checking is part of compiling: it runs under the compile step budget, grown with the
-        // schema's size like a document's evaluation budget.
-        let budget = self
-            .bounds
-            .steps
-            .saturating_add(DEFAULT_EVAL_BUDGET_PER_BYTE.saturating_mul(size));
-        let mut v = crate::Validator::new(&meta).with_budget(budget);
+        // Checking is part of compiling: its evaluation runs under the compile step budget.
+        let mut v = crate::Validator::new(&meta).with_budget(self.bounds.steps);
         let ok = crate::validate::value_events(value, &mut v) && v.is_valid();
         if v.budget_exceeded() {
             return Err(CompileError::budget(
