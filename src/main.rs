@@ -129,8 +129,10 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              without upstream text. A call whose arguments fail the inputSchema, or that
              the --policy denies or wants approved, is answered by the proxy and never
              forwarded. Everything else passes byte for byte. --screen also screens every
-             name and string of a result that passed for instruction-like text (as
-             'screen'): flag forwards it and audits the finding, reject replaces it.
+             name and string of a result that passed, and of every server request and
+             notification (sampling, elicitation, logging), for instruction-like text (as
+             'screen'): flag forwards it and audits the finding, reject replaces a result,
+             answers a server request with an error and drops a notification.
              --audit appends one JSON line per tool call (and per dropped line). Signals
              are forwarded to the server; the exit status is the server's.
 

@@ -1,17 +1,22 @@
 //! The MCP relay with arbitrary server output. A fixed client script (handshake, a listing,
 //! calls that make the proxy list tools itself, a task result, a ping) is read first; then
-//! the fuzz input is what the server writes. Checks: no panic, no hang; every line the
-//! client receives is strict JSON, and is either a server line forwarded byte for byte or a
-//! message the proxy wrote itself (an error response or an `isError` replacement whose text
-//! starts with "jsongate: ").
+//! the fuzz input is what the server writes (its first byte also picks the screening mode).
+//! Checks: no panic, no hang; no line the client receives is empty, and each is strict JSON,
+//! either a server line forwarded byte for byte or a message the proxy wrote itself (an
+//! error response or an `isError` replacement whose text starts with "jsongate: "); and
+//! every request of the script gets exactly one answer (the server's output ends, so a
+//! missing answer is a request the relay lost, an extra one an answer it made up).
 #![no_main]
 use std::io::{Read, Write};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 
-use jsongate::mcp::{Config, Proxy};
+use jsongate::mcp::{Config, Proxy, Screen};
 use jsongate::Limits;
 use libfuzzer_sys::fuzz_target;
+
+/// The ids of the script's requests, as JSON.
+const REQUESTS: [&str; 6] = ["0", "1", "2", "3", "4", "\"p\""];
 
 const CLIENT: &str = concat!(
     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#, "\n",
@@ -53,8 +58,14 @@ impl Write for Sink {
 fuzz_target!(|data: &[u8]| {
     let (tx, rx) = channel();
     let to_client = Sink::default();
+    let screen = match data.first().map(|b| b % 3) {
+        Some(1) => Some(Screen::Flag),
+        Some(2) => Some(Screen::Reject),
+        _ => None,
+    };
     let config = Config {
         limits: Limits::new().max_bytes(2048).max_depth(32),
+        screen,
         ..Config::default()
     };
     let server_out = After { gate: Some(rx), data: std::io::Cursor::new(data.to_vec()) };
@@ -71,8 +82,10 @@ fuzz_target!(|data: &[u8]| {
         .unwrap();
     let out = to_client.0.lock().unwrap().clone();
     let server_lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-    assert_eq!(out.last().copied().unwrap_or(b'\n'), b'\n');
-    for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+    let body = out.strip_suffix(b"\n").expect("the output ends with a whole line");
+    let mut answers = std::collections::HashMap::<String, usize>::new();
+    for line in body.split(|&b| b == b'\n') {
+        assert!(!line.is_empty(), "an empty line reached the client");
         assert!(
             jsongate::check(line, Limits::new()).is_ok(),
             "not strict JSON: {}",
@@ -82,5 +95,13 @@ fuzz_target!(|data: &[u8]| {
         let own = line.starts_with(br#"{"jsonrpc":"2.0","id":"#)
             && line.windows(10).any(|w| w == b"jsongate: ");
         assert!(forwarded || own, "unexpected line: {}", String::from_utf8_lossy(line));
+        let v: serde_json::Value = serde_json::from_slice(line).unwrap();
+        if v.get("method").is_none() {
+            *answers.entry(v["id"].to_string()).or_default() += 1;
+        }
     }
+    for id in REQUESTS {
+        assert_eq!(answers.remove(id), Some(1), "request {id}: not answered exactly once");
+    }
+    assert!(answers.is_empty(), "answers to no request: {answers:?}");
 });

@@ -4,18 +4,22 @@
 //! Every line from the server is scanned with the strict profile and the limits before
 //! anything else; a line that fails never reaches the client as it is. The relay learns each
 //! tool's `inputSchema` and `outputSchema` from `tools/list` replies (listing the tools
-//! itself when a call names a tool it does not know yet), validates the `structuredContent`
-//! of every `tools/call` result (and `tasks/result`) against the tool's `outputSchema` in the
-//! same pass, and answers calls whose `arguments` fail the `inputSchema` (or the optional
-//! policy) itself, without forwarding them. Everything else — the handshake or
-//! `server/discover`, notifications, server-to-client requests, unknown methods, `_meta` —
-//! and every valid result pass byte for byte.
+//! itself when a call names a tool it does not know yet; the schemas compile on a worker
+//! thread, never under the relay's state lock, and calls to a tool wait until its schemas
+//! are ready), validates the `structuredContent` of every `tools/call` result (and
+//! `tasks/result`) against the tool's `outputSchema` in the same pass, and answers calls
+//! whose `arguments` fail the `inputSchema` (or the optional policy) itself, without
+//! forwarding them. A response must have exactly one of `result` and `error`. Everything
+//! else — the handshake or `server/discover`, notifications, server-to-client requests,
+//! unknown methods, `_meta` — and every valid result pass byte for byte (with
+//! [`Config::screen`], server requests and notifications are screened too).
 //!
 //! A result that is rejected is replaced by a result with the same id:
 //! `{"content":[{"type":"text","text":REASON}],"isError":true,"resultType":"complete"}`,
 //! where REASON names the failure class, the keyword location in the tool's declared schema
-//! and the byte offset, and never carries upstream text. Operators get the details (instance
-//! pointer, SHA-256 and size of the line) in the audit log.
+//! (by structure: names the server chose are digests) and the byte offset, and never
+//! carries upstream text. Operators get the details (keyword location and instance pointer
+//! in full, SHA-256 and size of the line) in the audit log.
 //!
 //! [`Proxy::run`] relays over any pair of byte streams; [`child::run_command`] spawns the
 //! server and forwards signals (the `jsongate mcp-proxy` command).
@@ -30,7 +34,7 @@ pub mod tools;
 use std::io::{self, BufWriter, Read, Write};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
@@ -40,8 +44,11 @@ use frame::{LineIn, Recovered};
 pub use message::Id;
 use message::{Finding, MessageSink, NoRoute, Route};
 use reply::{error_response, hex};
-use session::{fail_batch, fail_server_line, on_client, on_server, refuse_line, Pending, State};
-use tools::CompileOptions;
+use session::{
+    fail_batch, fail_server_line, installed, on_client, on_server, precheck_call, prejudge,
+    refuse_line, Pending, State,
+};
+use tools::{CompileOptions, Compiler, Work, DEFAULT_COMPILE_DEADLINE};
 
 /// Default limit on one message (line) in either direction: 4 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 4 * 1024 * 1024;
@@ -68,17 +75,26 @@ pub struct Config {
     pub session: Session,
     /// Where to append one audit line per tool call (and per dropped line).
     pub audit: Option<Box<dyn Write + Send>>,
-    /// Whether tool results that pass are also screened for instruction-like text
-    /// ([`action::screen`](crate::action::screen)); default: off.
+    /// Whether tool results that pass, and every request and notification from the server
+    /// (`sampling/createMessage`, `elicitation/create`, `notifications/message`, …), are
+    /// also screened for instruction-like text ([`action::screen`](crate::action::screen));
+    /// default: off.
     pub screen: Option<Screen>,
+    /// How long the schemas of one `tools/list` page may take to compile, from the page's
+    /// arrival (waiting behind earlier pages included); past it the page's tools are
+    /// unusable (`schema_compile_timeout`) and calls to them are refused. Default:
+    /// [`tools::DEFAULT_COMPILE_DEADLINE`].
+    pub compile_deadline: Duration,
 }
 
-/// What screening does with a tool result in which it finds instruction-like text.
+/// What screening does with a message in which it finds instruction-like text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Screen {
     /// Forward it unchanged; the audit line says `flagged`, with the pattern and pointer.
     Flag,
-    /// Replace it like any rejected result (class `screen`, the pattern's id).
+    /// A tool result is replaced like any rejected result (class `screen`, the pattern's
+    /// id); a server request is not relayed but answered to the server with a JSON-RPC
+    /// error (audit verdict `refused`); a server notification is dropped (`dropped`).
     Reject,
 }
 
@@ -92,6 +108,7 @@ impl Default for Config {
             session: Session::new(Vec::<String>::new()),
             audit: None,
             screen: None,
+            compile_deadline: DEFAULT_COMPILE_DEADLINE,
         }
     }
 }
@@ -135,7 +152,8 @@ impl LineFacts<'_> {
 
 struct Shared {
     limits: Limits,
-    compile: CompileOptions,
+    compiler: Compiler,
+    compile_deadline: Duration,
     policy: Option<Policy>,
     session: Session,
     screen: Option<Screen>,
@@ -200,14 +218,12 @@ impl Proxy {
     {
         let c = self.config;
         let (server_queue, queue) = channel();
+        let (compiler, compile_work) = tools::compiler();
         let shared = Arc::new(Shared {
             server_queue,
             limits: c.limits,
-            compile: CompileOptions {
-                format_assertion: c.format_assertion,
-                eval_budget: c.eval_budget,
-                limits: c.limits,
-            },
+            compiler,
+            compile_deadline: c.compile_deadline,
             policy: c.policy,
             session: c.session,
             screen: c.screen,
@@ -220,19 +236,25 @@ impl Proxy {
             ))),
             audit: c.audit.map(Mutex::new),
         });
+        let opts = CompileOptions {
+            format_assertion: c.format_assertion,
+            eval_budget: c.eval_budget,
+            limits: c.limits,
+        };
         let s = Arc::clone(&shared);
         let client = std::thread::Builder::new()
             .name("mcp-client".into())
             .spawn(move || {
                 client_loop(&s, client_in);
-                let listing = {
+                let close = {
                     let mut st = lock(&s.state);
                     st.client_closed = true;
-                    st.listing
+                    st.may_close_server()
                 };
                 // Closing the server's input tells it to exit; calls held for the proxy's
-                // own listing are sent first (the server loop closes it then).
-                if !listing {
+                // own listing or for their tool's schemas are sent first (the server loop
+                // or the compile coordinator closes it then).
+                if close {
                     let _ = s.server_queue.send(ToServer::Close);
                 }
                 on_client_closed();
@@ -255,7 +277,19 @@ impl Proxy {
                     }
                 }
             })?;
+        // (Jobs submitted before it starts wait in its queue.)
+        let s = Arc::clone(&shared);
+        let compile = tools::spawn(&shared.compiler, compile_work, opts, move |o| {
+            installed(&s, o);
+        })?;
         let end = server_loop(&shared, server_out);
+        // No compile outcome releases a call any more; the compile worker itself is not
+        // waited for (it ends when the schema it may be compiling is done).
+        let _ = shared.compiler.queue.send(Work::Close);
+        let _ = compile.join();
+        if end.as_ref().is_ok_and(|e| *e == End::ServerClosed) {
+            answer_all_pending(&shared);
+        }
         // The server is gone (or the client): nothing more goes to it.
         let _ = shared.server_queue.send(ToServer::Close);
         let _ = writer.join();
@@ -285,6 +319,11 @@ fn client_loop<R: Read>(shared: &Shared, input: R) {
             size: line.size,
             sha256: line.sha256.clone(),
         };
+        // Arguments are validated before the state lock is taken.
+        let pre = match &line.error {
+            None => precheck_call(shared, &msg, &lines.buf),
+            Some(_) => None,
+        };
         let mut outs = Vec::new();
         {
             let mut st = lock(&shared.state);
@@ -293,7 +332,15 @@ fn client_loop<R: Read>(shared: &Shared, input: R) {
                 let f = Finding::rejection(&Rejection::Error(e.clone()), 0, "");
                 refuse_line(shared, &mut outs, id.as_ref(), &f, &facts);
             } else {
-                on_client(shared, &mut st, msg, &lines.buf, &facts, &mut outs);
+                on_client(
+                    shared,
+                    &mut st,
+                    msg,
+                    &lines.buf,
+                    &facts,
+                    &mut outs,
+                    pre.as_ref(),
+                );
             }
         }
         if !flush(shared, outs, &lines.buf, false) {
@@ -350,6 +397,13 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
             size: line.size,
             sha256: line.sha256.clone(),
         };
+        // A stopped line was not kept: only the proxy's own answer can stand for it.
+        let whole = (line.error.is_none() && !line.stopped).then_some(&lines.buf[..]);
+        // What can be validated and screened is, before the state lock is taken.
+        let pre = match whole {
+            Some(l) if !msg.not_object => prejudge(shared, &msg, &inline, l),
+            _ => session::Prejudged::default(),
+        };
         let mut outs = Vec::new();
         let close_server_input;
         {
@@ -375,10 +429,10 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
             } else {
                 // A stop from an inline violation, or a complete line.
                 on_server(
-                    shared, &mut st, &msg, &inline, &lines.buf, &facts, &mut outs,
+                    shared, &mut st, &msg, &inline, whole, &facts, &mut outs, &pre,
                 );
             }
-            close_server_input = st.client_closed && !st.listing;
+            close_server_input = st.may_close_server();
         }
         if !flush(shared, outs, &lines.buf, true) {
             return Ok(End::ClientGone);
@@ -390,7 +444,11 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
             break;
         }
     }
-    // The server is gone: answer everything still waiting.
+    Ok(End::ServerClosed)
+}
+
+/// The server is gone: answers everything still waiting.
+fn answer_all_pending(shared: &Shared) {
     let mut outs = Vec::new();
     {
         let mut st = lock(&shared.state);
@@ -413,7 +471,6 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
         }
     }
     flush(shared, outs, &[], true);
-    Ok(End::ServerClosed)
 }
 
 /// Writes the outputs. `line` is the line being handled; `from_client` says which way it
@@ -425,7 +482,13 @@ fn flush(shared: &Shared, mut outs: Vec<Out>, line: &[u8], queued: bool) -> bool
     for o in outs {
         match o {
             Out::Client(b) => client_ok &= write_line(&mut *lock(&shared.to_client), &b),
-            Out::ClientLine => client_ok &= write_line(&mut *lock(&shared.to_client), line),
+            Out::ClientLine => {
+                // Only a whole line is ever relayed (a stopped one is empty here).
+                debug_assert!(!line.is_empty(), "relaying a line that was not kept");
+                if !line.is_empty() {
+                    client_ok &= write_line(&mut *lock(&shared.to_client), line);
+                }
+            }
             Out::Server(b) if queued => {
                 let _ = shared.server_queue.send(ToServer::Line(b));
             }

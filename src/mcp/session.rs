@@ -1,14 +1,27 @@
 //! The relay's state machine: which requests are pending and what each was, the tools
-//! learnt, calls held while the proxy lists tools itself, task ids; and the decision for
-//! every message in either direction (forward as it is, answer it, or replace it).
+//! learnt, calls held while the proxy lists tools itself (or while a tool's schemas
+//! compile), task ids; and the decision for every message in either direction (forward as
+//! it is, answer it, or replace it).
+//!
+//! A server line reaches the client as it is only through one path: a whole line (the scan
+//! neither failed nor stopped) that is a well-formed JSON-RPC message and, when it answers
+//! a judged request, passed every check of [`judge_result`]. Everything else is replaced by
+//! the proxy's own answer for its id, or dropped and audited.
+//!
+//! Work whose cost the server chooses runs outside the state lock: schema compilation on the
+//! compile worker ([`super::tools`]), and validation and screening of a line before the lock
+//! is taken ([`prejudge`], [`precheck_call`]; the decision under the lock reuses them).
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::message::{Finding, Inline, Message};
-use super::reply::{audit, call_reason, error_response, error_result, result_reason};
-use super::tools::{Known, Tool, Tools};
-use super::{Id, LineFacts, Out, Screen, Shared, MAX_PENDING};
+use super::reply::{
+    audit, call_reason, error_response, error_result, message_reason, result_reason,
+};
+use super::tools::{Known, Outcome, Tool, Tools};
+use super::{flush, lock, Id, LineFacts, Out, Screen, Shared, ToServer, MAX_PENDING};
 
 /// Most pages the proxy follows in its own listing; a server that keeps sending
 /// `nextCursor` past it fails the listing (the held calls are refused).
@@ -19,6 +32,9 @@ pub const MAX_HELD: usize = 64;
 use crate::action::{Call, RateState, Verdict};
 use crate::select::{write_json_string, Value};
 use crate::{Limits, Rejection, Validator};
+
+/// Longest compile deadline honoured (an `Instant` can always be moved by a year).
+const MAX_DEADLINE: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// What a pending request was, so its response can be judged.
 #[derive(Debug)]
@@ -35,7 +51,7 @@ pub(super) enum Pending {
     Other,
 }
 
-/// A call waiting for the proxy's own listing.
+/// A call waiting for the proxy's own listing, or for its tool's schemas to compile.
 #[derive(Debug)]
 pub(super) struct Held {
     pub(super) id: Id,
@@ -58,6 +74,13 @@ pub(super) struct State {
     pub(super) client_closed: bool,
     /// Pages read by the proxy's own listing so far.
     pub(super) list_pages: usize,
+}
+
+impl State {
+    /// The client closed its side and nothing is left for the server: its input may close.
+    pub(super) fn may_close_server(&self) -> bool {
+        self.client_closed && !self.listing && self.held.is_empty()
+    }
 }
 
 /// A client line that is not a usable message: answered with a JSON-RPC error, not
@@ -95,6 +118,7 @@ pub(super) fn on_client(
     line: &[u8],
     facts: &LineFacts<'_>,
     outs: &mut Vec<Out>,
+    pre: Option<&ArgsCheck>,
 ) {
     if msg.not_object || msg.bad_id || msg.bad_method {
         let f = Finding::of("invalid_message");
@@ -117,7 +141,7 @@ pub(super) fn on_client(
         return;
     }
     match method {
-        "tools/call" => on_call(shared, st, id, msg, line, facts, outs, false),
+        "tools/call" => on_call(shared, st, id, msg, line, facts, outs, false, pre),
         "tools/list" => {
             st.pending.insert(id, Pending::List);
             outs.push(Out::ServerLine);
@@ -137,6 +161,53 @@ pub(super) fn on_client(
     }
 }
 
+/// A call's arguments judged against a tool's `inputSchema` before the state lock was taken.
+pub(super) struct ArgsCheck {
+    tool: Arc<Tool>,
+    verdict: Result<(), Finding>,
+}
+
+/// For a `tools/call` of a tool whose schemas are compiled: its arguments judged now,
+/// outside the state lock (the lock is taken only to look the tool up).
+pub(super) fn precheck_call(shared: &Shared, msg: &Message, line: &[u8]) -> Option<ArgsCheck> {
+    if msg.method.as_deref() != Some("tools/call") || msg.bad_arguments {
+        return None;
+    }
+    let name = msg.tool.as_deref()?;
+    let tool = match lock(&shared.state).tools.get(name)? {
+        Known::Usable(t) => Arc::clone(t),
+        _ => return None,
+    };
+    let verdict = check_arguments(&tool, msg, line, shared);
+    Some(ArgsCheck { tool, verdict })
+}
+
+/// The arguments of a call (`{}` when absent) against the tool's `inputSchema`.
+fn check_arguments(
+    tool: &Tool,
+    msg: &Message,
+    line: &[u8],
+    shared: &Shared,
+) -> Result<(), Finding> {
+    let (args, base): (&[u8], u64) = match msg.arguments {
+        Some((a, b)) => (&line[a..b], a as u64),
+        None => (b"{}", 0),
+    };
+    Validator::new(&tool.input)
+        .validate_slice(args, shared.limits)
+        .map_err(|r| Finding::rejection(&r, base, "/params/arguments"))
+}
+
+/// Whether a held call must go on waiting: the listing that may name its tool is under way,
+/// or its tool's schemas are compiling.
+fn must_wait(st: &State, msg: &Message) -> bool {
+    match msg.tool.as_deref().map(|n| st.tools.get(n)) {
+        Some(Some(Known::Compiling(_))) => true,
+        Some(None) => st.listing,
+        _ => false,
+    }
+}
+
 /// A `tools/call` from the client (or a held one, `held` = true: its line is `line`).
 #[allow(clippy::too_many_arguments)]
 fn on_call(
@@ -148,9 +219,9 @@ fn on_call(
     facts: &LineFacts<'_>,
     outs: &mut Vec<Out>,
     held: bool,
+    pre: Option<&ArgsCheck>,
 ) {
-    let refuse = |st: &mut State, outs: &mut Vec<Out>, f: Finding, what: &str| {
-        let _ = st;
+    let refuse = |outs: &mut Vec<Out>, f: Finding, what: &str| {
         outs.push(Out::Client(error_result(&id, &call_reason(&f, what))));
         audit(
             shared,
@@ -164,42 +235,38 @@ fn on_call(
         );
     };
     let Some(name) = msg.tool.clone() else {
-        return refuse(
-            st,
-            outs,
-            Finding::of("invalid_call"),
-            "params.name is missing",
-        );
+        return refuse(outs, Finding::of("invalid_call"), "params.name is missing");
     };
     if msg.bad_arguments {
         let f = Finding::of("invalid_call");
-        return refuse(st, outs, f, "params.arguments is not an object");
+        return refuse(outs, f, "params.arguments is not an object");
     }
     let tool = match st.tools.get(&name) {
         Some(Known::Usable(t)) => Arc::clone(t),
         Some(Known::Unusable(class)) => {
-            return refuse(
-                st,
-                outs,
-                Finding::of(class),
-                "the tool's schemas are unusable",
-            );
+            let what = match *class {
+                "schema_compile_timeout" | "schema_compile_busy" => {
+                    "the tool's schemas were not compiled in time"
+                }
+                _ => "the tool's schemas are unusable",
+            };
+            return refuse(outs, Finding::of(class), what);
         }
-        None if st.tools.complete || held => {
+        None if st.tools.complete => {
             return refuse(
-                st,
                 outs,
                 Finding::of("unknown_tool"),
                 "the server does not list this tool",
             );
         }
-        None => {
-            // Learn the tools first; the call waits.
+        known => {
+            // Not ready: the tool's schemas are compiling, or the tools must be listed
+            // first. The call waits (it is never forwarded unvalidated).
             if st.held.len() >= MAX_HELD {
                 let f = Finding::of("too_many_pending");
-                return refuse(st, outs, f, "too many calls are waiting for the tool list");
+                return refuse(outs, f, "too many calls are waiting for the tool list");
             }
-            if !st.listing {
+            if known.is_none() && !st.listing {
                 let meta = own_meta(&msg, line, shared.limits);
                 st.list_pages = 0;
                 start_listing(st, outs, None, meta);
@@ -212,27 +279,28 @@ fn on_call(
             return;
         }
     };
-    // Arguments against the inputSchema.
-    let (args, base): (&[u8], u64) = match msg.arguments {
-        Some((a, b)) => (&line[a..b], a as u64),
-        None => (b"{}", 0),
+    // Arguments against the inputSchema (judged before the lock when the tool was known).
+    let verdict = match pre {
+        Some(p) if Arc::ptr_eq(&p.tool, &tool) => p.verdict.clone(),
+        _ => check_arguments(&tool, &msg, line, shared),
     };
-    let mut v = Validator::new(&tool.input);
-    if let Err(r) = v.validate_slice(args, shared.limits) {
-        let f = Finding::rejection(&r, base, "/params/arguments");
+    if let Err(f) = verdict {
         return refuse(
-            st,
             outs,
             f,
             "the arguments do not satisfy the tool's inputSchema",
         );
     }
     if let Some(policy) = &shared.policy {
+        let (args, base): (&[u8], u64) = match msg.arguments {
+            Some((a, b)) => (&line[a..b], a as u64),
+            None => (b"{}", 0),
+        };
         let arguments = match Value::parse(args, shared.limits) {
             Ok(v) => v,
             Err(e) => {
                 let f = Finding::rejection(&Rejection::Error(e), base, "/params/arguments");
-                return refuse(st, outs, f, "the arguments are unreadable");
+                return refuse(outs, f, "the arguments are unreadable");
             }
         };
         let call = Call {
@@ -253,7 +321,7 @@ fn on_call(
                 keyword: Some(reason.to_owned()),
                 ..Finding::default()
             };
-            return refuse(st, outs, f, &format!("{what}: {reason}"));
+            return refuse(outs, f, &format!("{what}: {reason}"));
         }
     }
     st.pending.insert(
@@ -323,7 +391,7 @@ fn start_listing(st: &mut State, outs: &mut Vec<Out>, cursor: Option<&str>, meta
     outs.push(Out::Server(line.into_bytes()));
 }
 
-/// The first instruction-like phrase in the names and strings of a result line, if any.
+/// The first instruction-like phrase in the names and strings of a line, if any.
 fn screen_line(line: &[u8], limits: Limits) -> Option<Finding> {
     let findings = crate::action::screen(line, limits).ok()?;
     let x = findings.into_iter().next()?;
@@ -359,31 +427,75 @@ fn fail_listing(
     release_held(shared, st, outs, true);
 }
 
-/// Decides the held calls once the listing ended (or failed: `failed` = true).
+/// The proxy's own listing ended (or failed: `failed` = true, every held call is refused);
+/// the held calls are decided again.
 pub(super) fn release_held(shared: &Shared, st: &mut State, outs: &mut Vec<Out>, failed: bool) {
     st.listing = false;
+    if !failed {
+        return retry_held(shared, st, outs);
+    }
     for h in std::mem::take(&mut st.held) {
         let facts = LineFacts {
             bytes: &h.line,
             size: h.line.len() as u64,
             sha256: None,
         };
-        if failed {
-            let f = Finding::of("tools_unknown");
-            let text = call_reason(&f, "the proxy could not list the server's tools");
-            outs.push(Out::Client(error_result(&h.id, &text)));
-            audit(
-                shared,
-                outs,
-                h.msg.tool.as_deref(),
-                Some(&h.id),
-                "to_server",
-                "refused",
-                Some(&f),
-                &facts,
-            );
-        } else {
-            on_call(shared, st, h.id, h.msg, &h.line, &facts, outs, true);
+        let f = Finding::of("tools_unknown");
+        let text = call_reason(&f, "the proxy could not list the server's tools");
+        outs.push(Out::Client(error_result(&h.id, &text)));
+        audit(
+            shared,
+            outs,
+            h.msg.tool.as_deref(),
+            Some(&h.id),
+            "to_server",
+            "refused",
+            Some(&f),
+            &facts,
+        );
+    }
+}
+
+/// Decides every held call that no longer has to wait (its tool is known, usable or not, or
+/// no listing can name it any more).
+fn retry_held(shared: &Shared, st: &mut State, outs: &mut Vec<Out>) {
+    for h in std::mem::take(&mut st.held) {
+        if must_wait(st, &h.msg) {
+            st.held.push(h);
+            continue;
+        }
+        let facts = LineFacts {
+            bytes: &h.line,
+            size: h.line.len() as u64,
+            sha256: None,
+        };
+        on_call(shared, st, h.id, h.msg, &h.line, &facts, outs, true, None);
+    }
+}
+
+/// The compile worker finished a job (or it missed its deadline): its tools are installed
+/// and the calls waiting for them decided. Runs on the compile coordinator's thread.
+pub(super) fn installed(shared: &Shared, outcome: Outcome) {
+    let mut outs = Vec::new();
+    let close = {
+        let mut st = lock(&shared.state);
+        st.tools.install(outcome);
+        retry_held(shared, &mut st, &mut outs);
+        st.may_close_server()
+    };
+    flush(shared, outs, &[], true);
+    if close {
+        let _ = shared.server_queue.send(ToServer::Close);
+    }
+}
+
+/// Learns one `tools/list` page: its schemas go to the compile worker (or, when it is busy,
+/// its tools are unusable at once).
+fn learn_page(shared: &Shared, st: &mut State, msg: &Message, line: &[u8]) {
+    let deadline = Instant::now() + shared.compile_deadline.min(MAX_DEADLINE);
+    if let Some(job) = st.tools.learn(msg, line, deadline) {
+        if let Err(outcome) = shared.compiler.submit(job) {
+            st.tools.install(outcome);
         }
     }
 }
@@ -516,30 +628,120 @@ fn answer_failed(
     }
 }
 
+/// What was judged of a server line before the state lock was taken: the tool that would
+/// judge it, the verdict of its `structuredContent` against that tool's `outputSchema` (when
+/// it was not validated while scanning), and screening. Each is recomputed under the lock
+/// if the line turns out to be judged by another tool.
+#[derive(Default)]
+pub(super) struct Prejudged {
+    tool: Option<Arc<Tool>>,
+    output: Option<Result<(), Finding>>,
+    screen: Screened,
+}
+
+/// Whether a line was screened before the lock, and what was found.
+#[derive(Default)]
+enum Screened {
+    #[default]
+    NotYet,
+    Done(Option<Finding>),
+}
+
+impl Screened {
+    /// The screening finding of `line`, screening it now if it was not yet.
+    fn get(&self, line: &[u8], limits: Limits) -> Option<Finding> {
+        match self {
+            Screened::Done(f) => f.clone(),
+            Screened::NotYet => screen_line(line, limits),
+        }
+    }
+}
+
+/// Judges what can be judged of a whole server line without the state lock.
+pub(super) fn prejudge(shared: &Shared, msg: &Message, inline: &Inline, line: &[u8]) -> Prejudged {
+    let mut p = Prejudged::default();
+    if msg.method.is_some() {
+        if shared.screen.is_some() {
+            p.screen = Screened::Done(screen_line(line, shared.limits));
+        }
+        return p;
+    }
+    let Some(id) = &msg.id else {
+        return p;
+    };
+    let tool = match lock(&shared.state).pending.get(id) {
+        Some(Pending::Call { tool, .. }) => Some(Arc::clone(tool)),
+        Some(Pending::TaskResult { tool }) => tool.clone(),
+        _ => return p,
+    };
+    if let (Some(t), Some((a, b)), Inline::NotRun) = (&tool, msg.structured, inline) {
+        if let Some(schema) = &t.output {
+            p.output = Some(check_structured(schema, line, a, b, shared));
+        }
+    }
+    if shared.screen.is_some() {
+        p.screen = Screened::Done(screen_line(line, shared.limits));
+    }
+    p.tool = tool;
+    p
+}
+
+fn check_structured(
+    schema: &crate::Schema,
+    line: &[u8],
+    a: usize,
+    b: usize,
+    shared: &Shared,
+) -> Result<(), Finding> {
+    Validator::new(schema)
+        .validate_slice(&line[a..b], shared.limits)
+        .map_err(|r| Finding::rejection(&r, a as u64, "/result/structuredContent"))
+}
+
+/// The finding of a scan that inline validation stopped (the line was not kept).
+fn inline_finding(inline: &Inline) -> Option<Finding> {
+    match inline {
+        Inline::Violation(v) => Some(Finding::violation(v, 0, "/result/structuredContent")),
+        Inline::BudgetExceeded => Some(Finding::of("budget_exceeded")),
+        Inline::Valid | Inline::NotRun => None,
+    }
+}
+
+/// A server line that was read whole (`line` is `None` when the scan stopped early and the
+/// line was not kept) and is an object.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn on_server(
     shared: &Shared,
     st: &mut State,
     msg: &Message,
     inline: &Inline,
-    line: &[u8],
+    line: Option<&[u8]>,
     facts: &LineFacts<'_>,
     outs: &mut Vec<Out>,
+    pre: &Prejudged,
 ) {
+    // A line whose scan stopped was decided by inline validation: it is not kept, so it can
+    // only be answered for (the id was read before the structured content, and is pending).
+    let Some(line) = line else {
+        let f = inline_finding(inline).unwrap_or_else(|| Finding::of("invalid_message"));
+        return fail_server_line(shared, st, msg.id.as_ref(), false, &f, facts, outs);
+    };
     if msg.bad_id || msg.bad_method {
         let f = Finding::of("invalid_message");
         return fail_server_line(shared, st, msg.id.as_ref(), true, &f, facts, outs);
     }
-    if let Some(method) = &msg.method {
-        // A request or notification from the server: passes as it is.
-        if method == "notifications/tools/list_changed" {
-            st.tools.clear();
+    if msg.method.is_some() {
+        if msg.has_result || msg.has_error {
+            // Neither a request nor a response.
+            let f = Finding::of("invalid_message");
+            return fail_server_line(shared, st, msg.id.as_ref(), false, &f, facts, outs);
         }
-        outs.push(Out::ClientLine);
-        return;
+        return from_server(shared, st, msg, line, facts, outs, pre);
     }
-    let Some(id) = msg.id.clone().filter(|_| msg.is_response()) else {
-        // A JSON object that is no JSON-RPC message (a structured log line, say) answers
-        // nothing unless it names a pending id.
+    // A response has exactly one of `result` and `error` (JSON-RPC 2.0 §5). A JSON object
+    // that has neither (a structured log line, say) answers nothing unless it names a
+    // pending id.
+    let Some(id) = msg.id.clone().filter(|_| msg.has_result != msg.has_error) else {
         let f = Finding::of("invalid_message");
         return fail_server_line(shared, st, msg.id.as_ref(), false, &f, facts, outs);
     };
@@ -565,7 +767,7 @@ pub(super) fn on_server(
         Pending::Other => outs.push(Out::ClientLine),
         Pending::List => {
             if msg.has_result && !msg.bad_result {
-                st.tools.learn(msg, line, shared.compile);
+                learn_page(shared, st, msg, line);
             }
             outs.push(Out::ClientLine);
         }
@@ -573,7 +775,7 @@ pub(super) fn on_server(
             if !msg.has_result || msg.bad_result || !msg.has_tools {
                 return fail_listing(shared, st, &id, "tools_list_failed", facts, outs);
             }
-            st.tools.learn(msg, line, shared.compile);
+            learn_page(shared, st, msg, line);
             st.list_pages += 1;
             match &msg.next_cursor {
                 Some(_) if st.list_pages >= MAX_LIST_PAGES => {
@@ -587,59 +789,123 @@ pub(super) fn on_server(
             }
         }
         Pending::Call { tool, wants_task } => {
-            if msg.has_task && wants_task && msg.structured.is_none() {
+            let passed = judge_result(
+                shared,
+                Some(&tool),
+                &id,
+                msg,
+                inline,
+                line,
+                facts,
+                outs,
+                pre,
+                wants_task,
+            );
+            // A task-augmented call's answer creates the task; its `tasks/result` is judged
+            // against this tool.
+            if passed && wants_task && msg.has_task && msg.structured.is_none() {
                 if let Some(t) = &msg.task_id {
                     if st.tasks.len() < MAX_PENDING {
                         st.tasks.insert(t.clone(), Arc::clone(&tool));
                     }
                 }
-                outs.push(Out::ClientLine);
-                return;
             }
-            judge_result(shared, Some(&tool), &id, msg, inline, line, facts, outs);
         }
         Pending::TaskResult { tool } => {
-            judge_result(shared, tool.as_deref(), &id, msg, inline, line, facts, outs);
+            judge_result(
+                shared,
+                tool.as_ref(),
+                &id,
+                msg,
+                inline,
+                line,
+                facts,
+                outs,
+                pre,
+                false,
+            );
         }
     }
 }
 
-/// A response to a forwarded `tools/call` or `tasks/result`: passes unchanged, or is
-/// replaced.
+/// A request or notification from the server: relayed as it is, unless screening finds
+/// instruction-like text in it (`flag`: relayed and audited; `reject`: a request is
+/// answered to the server with a JSON-RPC error, a notification dropped, both audited).
+fn from_server(
+    shared: &Shared,
+    st: &mut State,
+    msg: &Message,
+    line: &[u8],
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+    pre: &Prejudged,
+) {
+    if msg.method.as_deref() == Some("notifications/tools/list_changed") {
+        st.tools.clear();
+    }
+    let finding = match shared.screen {
+        None => None,
+        Some(_) => pre.screen.get(line, shared.limits),
+    };
+    let Some(f) = finding else {
+        outs.push(Out::ClientLine);
+        return;
+    };
+    let id = msg.id.as_ref();
+    let verdict = match (shared.screen, id) {
+        (Some(Screen::Reject), Some(id)) => {
+            outs.push(Out::Server(error_response(id, -32603, &message_reason(&f))));
+            "refused"
+        }
+        (Some(Screen::Reject), None) => "dropped",
+        _ => {
+            outs.push(Out::ClientLine);
+            "flagged"
+        }
+    };
+    audit(
+        shared,
+        outs,
+        None,
+        id,
+        "to_client",
+        verdict,
+        Some(&f),
+        facts,
+    );
+}
+
+/// A response to a forwarded `tools/call` or `tasks/result` (a whole line, with exactly one
+/// of `result` and `error`): passes unchanged, or is replaced. `task_call` says the call
+/// asked to run as a task (its answer may be a `CreateTaskResult`). Returns whether it
+/// passed.
 #[allow(clippy::too_many_arguments)]
 fn judge_result(
     shared: &Shared,
-    tool: Option<&Tool>,
+    tool: Option<&Arc<Tool>>,
     id: &Id,
     msg: &Message,
     inline: &Inline,
     line: &[u8],
     facts: &LineFacts<'_>,
     outs: &mut Vec<Out>,
-) {
+    pre: &Prejudged,
+    task_call: bool,
+) -> bool {
     let name = tool.map(|t| t.name.as_str());
     let verdict = (|| {
-        if msg.has_error {
-            // A JSON-RPC error: the client reports it as a failed call.
-            return Ok(());
-        }
         if msg.bad_result {
             return Err(Finding::of("invalid_result"));
         }
-        if msg.result_type.as_deref().is_some_and(|t| t != "complete") {
-            // Not the tool's output yet (the server asks for more input).
+        if msg.has_error {
+            // A JSON-RPC error (and no result): the client reports it as a failed call.
             return Ok(());
         }
         let Some(tool) = tool else {
             return Err(Finding::of("unknown_task"));
         };
-        // A violation found while scanning stopped the scan there: the rest is unread.
-        match inline {
-            Inline::Violation(v) => {
-                return Err(Finding::violation(v, 0, "/result/structuredContent"));
-            }
-            Inline::BudgetExceeded => return Err(Finding::of("budget_exceeded")),
-            Inline::Valid | Inline::NotRun => {}
+        if let Some(f) = inline_finding(inline) {
+            return Err(f);
         }
         if msg.bad_structured {
             return Err(Finding::of("structured_content_not_object"));
@@ -651,36 +917,35 @@ fn judge_result(
             return Ok(());
         };
         let Some((a, b)) = msg.structured else {
-            return if msg.is_error == Some(true) {
+            // Only a complete, successful result must carry the tool's output: an `isError`
+            // result, a request for more input (`resultType` other than `complete`) and a
+            // task's creation do not.
+            let exempt = msg.is_error == Some(true)
+                || msg.result_type.as_deref().is_some_and(|t| t != "complete")
+                || (task_call && msg.has_task);
+            return if exempt {
                 Ok(())
             } else {
                 Err(Finding::of("missing_structured_content"))
             };
         };
-        // Violations and budget returned above: here the span was validated inline, or
-        // it is validated now (its id came after it).
-        match inline {
-            Inline::Valid => Ok(()),
-            _ => {
-                let mut v = Validator::new(schema);
-                match v.validate_slice(&line[a..b], shared.limits) {
-                    Ok(()) => Ok(()),
-                    Err(r) => Err(Finding::rejection(
-                        &r,
-                        a as u64,
-                        "/result/structuredContent",
-                    )),
-                }
-            }
+        // Present structured content is always validated, whatever else the result says.
+        match (inline, &pre.output) {
+            (Inline::Valid, _) => Ok(()),
+            (_, Some(r)) if pre.tool.as_ref().is_some_and(|t| Arc::ptr_eq(t, tool)) => r.clone(),
+            _ => check_structured(schema, line, a, b, shared),
         }
     })();
     // Screening (opt-in) reads every name and string of a result that passed.
     let (verdict, flagged) = match (verdict, shared.screen) {
-        (Ok(()), Some(mode)) => match screen_line(line, shared.limits) {
-            Some(f) if mode == Screen::Reject => (Err(f), None),
-            Some(f) => (Ok(()), Some(f)),
-            None => (Ok(()), None),
-        },
+        (Ok(()), Some(mode)) => {
+            let found = pre.screen.get(line, shared.limits);
+            match found {
+                Some(f) if mode == Screen::Reject => (Err(f), None),
+                Some(f) => (Ok(()), Some(f)),
+                None => (Ok(()), None),
+            }
+        }
         (v, _) => (v, None),
     };
     match verdict {
@@ -701,6 +966,7 @@ fn judge_result(
                 flagged.as_ref(),
                 facts,
             );
+            true
         }
         Err(f) => {
             outs.push(Out::Client(error_result(id, &result_reason(&f))));
@@ -714,6 +980,7 @@ fn judge_result(
                 Some(&f),
                 facts,
             );
+            false
         }
     }
 }

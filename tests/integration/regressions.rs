@@ -173,3 +173,89 @@ fn differential_near_f64_max() {
     let out_of_range = Err(jsongate::NumberError::OutOfRange);
     assert_eq!(values, [Ok(f64::MAX), out_of_range, Ok(-f64::MAX)]);
 }
+
+/// The `mcp` fuzz target's client script (`fuzz/fuzz_targets/mcp.rs`) and its request ids.
+const MCP_SCRIPT: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{"n":1}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b","arguments":{},"task":{}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"t"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
+    "\n",
+);
+
+/// What the client receives when the `mcp` target's script meets `server` as the server's
+/// output (written once the script has been read).
+fn mcp_replay(server: Vec<u8>) -> Vec<u8> {
+    use jsongate::mcp::{Config, Proxy};
+    use std::io::{Read, Write};
+    use std::sync::mpsc::{channel, Receiver};
+    use std::sync::{Arc, Mutex};
+
+    struct After(Option<Receiver<()>>, std::io::Cursor<Vec<u8>>);
+    impl Read for After {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if let Some(g) = self.0.take() {
+                let _ = g.recv();
+            }
+            self.1.read(buf)
+        }
+    }
+    #[derive(Clone, Default)]
+    struct Out(Arc<Mutex<Vec<u8>>>);
+    impl Write for Out {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let (tx, rx) = channel();
+    let client = Out::default();
+    let config = Config {
+        limits: Limits::new().max_bytes(2048).max_depth(32),
+        ..Config::default()
+    };
+    Proxy::new(config)
+        .run(
+            std::io::Cursor::new(MCP_SCRIPT.as_bytes().to_vec()),
+            client.clone(),
+            Out::default(),
+            After(Some(rx), std::io::Cursor::new(server)),
+            Box::new(move || {
+                let _ = tx.send(());
+            }),
+        )
+        .unwrap();
+    let out = client.0.lock().unwrap().clone();
+    out
+}
+
+/// BUG-M1 (issue 10): a result whose `error` member comes before a `structuredContent` that
+/// violates the schema, id first: the scan stopped at the violation, the line was not kept,
+/// and the proxy relayed what it had kept of it, an empty line (audited `passed`); the
+/// client never got an answer to request 2. The `mcp` target's old oracle skipped empty
+/// lines and counted no answers. (Now the held call may still wait for its tool's schemas
+/// when that line arrives, which then answers nothing; either way every request gets exactly
+/// one answer, and `mcp::an_error_or_incomplete_result_before_…` pins the inline path.)
+#[test]
+fn mcp_error_before_violating_structured_content() {
+    let out = mcp_replay(saved("mcp-error-before-violating-structured-content"));
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.strip_suffix('\n').unwrap().split('\n').collect();
+    assert!(lines.iter().all(|l| !l.is_empty()), "{text}");
+    let mut ids: Vec<String> = lines
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["\"p\"", "0", "1", "2", "3", "4"], "{text}");
+}
