@@ -194,3 +194,42 @@ pub fn logs(target_len: usize) -> Vec<u8> {
     out.push(b']');
     out
 }
+
+const KINDS: &[&str] = &["article", "issue", "commit", "page", "file"];
+const OWNERS: &[&str] = &["infra", "search", "billing", "platform"];
+
+/// An MCP `tools/call` response of at least `target_len` bytes (one item for ~200 B), the shape
+/// a gateway validates most: a JSON-RPC envelope whose `structuredContent` holds closed
+/// objects with patterned ids, enums, date-times, URLs, integers and numbers in ranges, and a
+/// short `content` text. Matches `benches/schemas/gateway.schema.json`.
+pub fn gateway_result(target_len: usize) -> Vec<u8> {
+    let mut rng = Lcg::new(7);
+    let mut items = String::new();
+    let mut n = 0u32;
+    // The envelope around the items takes about 140 bytes.
+    while n == 0 || items.len() + 140 < target_len {
+        if n > 0 {
+            items.push(',');
+        }
+        n += 1;
+        let _ = write!(
+            items,
+            r#"{{"id":"it-{:06}","kind":"{}","title":"{} {}","url":"https://example.com/{}/{n}","updated":"2026-11-{:02}T{:02}:{:02}:00Z","score":0.{:03},"owner":"{}","size":{}}}"#,
+            rng.below(1_000_000),
+            rng.pick(KINDS),
+            rng.pick(WORDS),
+            rng.pick(WORDS),
+            rng.pick(WORDS),
+            1 + rng.below(28),
+            rng.below(24),
+            rng.below(60),
+            rng.below(1000),
+            rng.pick(OWNERS),
+            rng.below(100_000),
+        );
+    }
+    format!(
+        r#"{{"jsonrpc":"2.0","id":17,"result":{{"content":[{{"type":"text","text":"{n} items"}}],"structuredContent":{{"items":[{items}],"total":{n},"cursor":null}},"isError":false}}}}"#
+    )
+    .into_bytes()
+}

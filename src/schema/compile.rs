@@ -969,15 +969,6 @@ impl Compiler {
                     let c = self.child(loc, &format!("properties/{t}"), &format!("properties/{t}"));
                     k.properties.push((name.clone().into_boxed_str(), c));
                 }
-                if k.properties.len() > 8 {
-                    k.property_index = Some(
-                        k.properties
-                            .iter()
-                            .enumerate()
-                            .map(|(i, (n, _))| (n.clone(), i))
-                            .collect(),
-                    );
-                }
             }
             if let Some(m) = get("patternProperties") {
                 let m = m

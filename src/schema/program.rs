@@ -196,8 +196,6 @@ pub(crate) struct Keywords {
 
     // Objects.
     pub(crate) properties: Vec<(Box<str>, Child)>,
-    /// Index into `properties` by name, built when there are many.
-    pub(crate) property_index: Option<NameMap<usize>>,
     pub(crate) pattern_properties: Vec<(Regex, Child)>,
     pub(crate) additional_properties: Option<Child>,
     pub(crate) property_names: Option<Child>,
@@ -233,10 +231,32 @@ pub(crate) struct Keywords {
     /// One index for both `properties` and `watch` (`NO_INDEX` where a name is not in
     /// one of them), built when either is large, so that a member costs one hash.
     pub(crate) member_index: Option<NameMap<(u32, u32)>>,
+    /// The same for few names, searched linearly: each entry is told apart by the name's
+    /// length and first and last bytes before any comparison of the bytes.
+    pub(crate) member_table: Vec<MemberEntry>,
 }
 
 /// "Not in this list" in [`Keywords::member_index`].
 pub(crate) const NO_INDEX: u32 = u32::MAX;
+
+/// A name of `properties` or of the watched names, in [`Keywords::member_table`].
+#[derive(Debug)]
+pub(crate) struct MemberEntry {
+    key: u64,
+    name: Box<str>,
+    prop: u32,
+    watch: u32,
+}
+
+/// A name's length with its first and last bytes: equal names have equal keys.
+#[inline]
+fn name_key(name: &str) -> u64 {
+    let b = name.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(&f), Some(&l)) => ((b.len() as u64) << 16) | (u64::from(f) << 8) | u64::from(l),
+        _ => 0,
+    }
+}
 
 /// The value of an integral decimal that fits `i64`.
 fn decimal_to_i64(d: &Decimal) -> Option<i64> {
@@ -355,7 +375,6 @@ impl Keywords {
             unique_items,
             unevaluated_items,
             properties,
-            property_index: _,
             pattern_properties,
             additional_properties,
             property_names,
@@ -374,6 +393,7 @@ impl Keywords {
             plain: _,
             names_wanted: _,
             member_index: _,
+            member_table: _,
         } = self;
         let only_ref = refs.len() == 1
             && types.is_none()
@@ -501,6 +521,27 @@ impl Keywords {
             }
             m
         });
+        self.member_table.clear();
+        if self.member_index.is_none() {
+            let names = self
+                .properties
+                .iter()
+                .map(|(n, _)| n)
+                .chain(self.watch.iter());
+            for n in names {
+                if self.member_table.iter().any(|e| e.name == *n) {
+                    continue;
+                }
+                let prop = self.properties.iter().position(|(p, _)| p == n);
+                let watch = self.watch.iter().position(|w| w == n);
+                self.member_table.push(MemberEntry {
+                    key: name_key(n),
+                    name: n.clone(),
+                    prop: prop.map_or(NO_INDEX, |i| i as u32),
+                    watch: watch.map_or(NO_INDEX, |i| i as u32),
+                });
+            }
+        }
         self.folds = !self.any_of.is_empty()
             || !self.one_of.is_empty()
             || self.enum_.is_some()
@@ -549,19 +590,20 @@ impl Keywords {
                 ),
                 None => (None, None),
             },
-            None => (self.property(name), self.watch_index(name)),
-        }
-    }
-
-    /// The `properties` entry for `name`.
-    pub(crate) fn property(&self, name: &str) -> Option<&Child> {
-        match &self.property_index {
-            Some(ix) => ix.get(name).map(|&i| &self.properties[i].1),
-            None => self
-                .properties
-                .iter()
-                .find(|(k, _)| &**k == name)
-                .map(|(_, c)| c),
+            None => {
+                let key = name_key(name);
+                match self
+                    .member_table
+                    .iter()
+                    .find(|e| e.key == key && *e.name == *name)
+                {
+                    Some(e) => (
+                        self.properties.get(e.prop as usize).map(|(_, c)| c),
+                        (e.watch != NO_INDEX).then_some(e.watch),
+                    ),
+                    None => (None, None),
+                }
+            }
         }
     }
 
