@@ -1786,19 +1786,16 @@ mod tests {
     /// Known disagreements with the suite: (file, group description, test description, why).
     const EXPECTED_FAILURES: &[(&str, &str, &str, &str)] = &[];
 
-    fn load(file: &str) -> Option<Vec<Value>> {
+    fn load(file: &str) -> Vec<Value> {
         let path = format!("{SUITE}{file}");
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            eprintln!("skipping {file}: suite not found at {path}");
-            return None;
-        };
-        Some(
-            serde_json::from_str::<Value>(&text)
-                .expect("suite file is JSON")
-                .as_array()
-                .expect("array")
-                .clone(),
-        )
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!("{path}: {e} (the shared suites belong beside the checkout)")
+        });
+        serde_json::from_str::<Value>(&text)
+            .expect("suite file is JSON")
+            .as_array()
+            .expect("array")
+            .clone()
     }
 
     /// Just enough of JSON Schema for the pattern suites; anything else fails the test.
@@ -1860,7 +1857,7 @@ mod tests {
     }
 
     fn run_file(file: &str, failures: &mut Vec<String>, ran: &mut usize) {
-        let Some(groups) = load(file) else { return };
+        let groups = load(file);
         for group in groups {
             let gd = group["description"].as_str().unwrap_or_default();
             for test in group["tests"].as_array().expect("tests") {

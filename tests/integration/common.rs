@@ -3,10 +3,17 @@
 use std::path::PathBuf;
 
 /// Path of a file or folder under the shared resources beside the checkout (`../shared`).
+/// Panics when it does not exist, so that a suite never passes with zero cases.
 #[allow(dead_code)]
 pub fn shared(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join("shared")
-        .join(rel)
+        .join(rel);
+    assert!(
+        path.exists(),
+        "../shared/{rel} is missing: the tests read the shared suites and corpora from a \
+         folder named shared beside the checkout"
+    );
+    path
 }
