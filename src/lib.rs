@@ -36,10 +36,13 @@
 //! opt-in I-JSON profile ([`Limits::i_json`]) rejects them, as RFC 7493 §2.1 requires.
 #![deny(unsafe_code)]
 
+#[cfg(feature = "action")]
 pub mod action;
 mod error;
+#[cfg(feature = "gate")]
 pub mod gate;
 mod limits;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod pointer;
 mod scan;
