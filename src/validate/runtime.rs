@@ -962,9 +962,6 @@ impl Runtime {
             i += 1;
         }
         if self.levels[d].hashing && self.levels[d].container == Container::Scalar {
-            if let (Event::Number(n), false) = (ev, parsed) {
-                num = Decimal::parse(n.as_str());
-            }
             let h = self.scalar_hash(ev, num.as_ref());
             self.levels[d].hash = h;
         }
@@ -1719,18 +1716,71 @@ impl Runtime {
         (u128::from(b.finish()) << 64) | u128::from(lo)
     }
 
+    /// The canonical hash of a scalar. Numbers hash their canonical text
+    /// ([`Decimal::canonical`]), so `1`, `1.0` and `1e0` collide; plain integers (ids, the
+    /// common case) are canonicalised from their text, without parsing or allocating.
     fn scalar_hash(&self, ev: &Event<'_>, num: Option<&Decimal>) -> u128 {
         match ev {
             Event::Null => mix(0, 10),
             Event::Bool(b) => mix(0, 11 + u128::from(*b)),
             Event::String(s) => self.str_hash(4, s),
-            Event::Number(n) => match num {
-                Some(d) => self.str_hash(5, &d.canonical()),
-                None => self.str_hash(5, n.as_str()),
-            },
+            Event::Number(n) => {
+                let mut buf = [0u8; 48];
+                if let Some(c) = integer_canonical(n.as_str(), &mut buf) {
+                    return self.str_hash(5, c);
+                }
+                let parsed;
+                let d = match num {
+                    Some(d) => Some(d),
+                    None => {
+                        parsed = Decimal::parse(n.as_str());
+                        parsed.as_ref()
+                    }
+                };
+                match d {
+                    Some(d) => self.str_hash(5, &d.canonical()),
+                    None => self.str_hash(5, n.as_str()),
+                }
+            }
             _ => 0,
         }
     }
+}
+
+/// [`Decimal::canonical`] of a plain integer literal (`-?[0-9]+`, as the scanner delivers it:
+/// no leading zeros) of at most 40 digits, written into `buf` without parsing: the digits
+/// without trailing zeros, `e`, and how many zeros were dropped; `0` for zero. `None` for any
+/// other literal (fractions, exponents, long integers), which take the exact path.
+fn integer_canonical<'b>(text: &str, buf: &'b mut [u8; 48]) -> Option<&'b str> {
+    let (neg, digits) = match text.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        all => (false, all),
+    };
+    if digits.is_empty() || digits.len() > 40 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let Some(last) = digits.iter().rposition(|&d| d != b'0') else {
+        buf[0] = b'0';
+        return std::str::from_utf8(&buf[..1]).ok();
+    };
+    let kept = &digits[..=last];
+    let zeros = digits.len() - kept.len();
+    let mut n = 0;
+    if neg {
+        buf[0] = b'-';
+        n = 1;
+    }
+    buf[n..n + kept.len()].copy_from_slice(kept);
+    n += kept.len();
+    buf[n] = b'e';
+    n += 1;
+    if zeros >= 10 {
+        buf[n] = b'0' + (zeros / 10) as u8;
+        n += 1;
+    }
+    buf[n] = b'0' + (zeros % 10) as u8;
+    n += 1;
+    std::str::from_utf8(&buf[..n]).ok()
 }
 
 /// A number literal read without exact decimal arithmetic.
@@ -1946,6 +1996,40 @@ mod tests {
         assert_eq!(got.2, "/a/b");
         let got = violation(r#"{"type":"string"}"#, "1");
         assert_eq!((got.1.as_str(), got.2.as_str()), ("/type", ""));
+    }
+
+    /// The text path gives exactly the canonical form of the exact decimal.
+    #[test]
+    fn integer_canonical_matches_the_exact_decimal() {
+        let mut texts: Vec<String> = vec!["0".into(), "-0".into()];
+        for n in [
+            1u64,
+            7,
+            10,
+            42,
+            100,
+            120,
+            1_000_000,
+            999_999_999_999_999_999,
+            10u64.pow(19),
+        ] {
+            texts.push(n.to_string());
+            texts.push(format!("-{n}"));
+        }
+        texts.push(format!("1{}", "0".repeat(39)));
+        texts.push(format!("-12{}", "0".repeat(38)));
+        for t in &texts {
+            let mut buf = [0u8; 48];
+            let fast = super::integer_canonical(t, &mut buf).map(str::to_owned);
+            let exact = crate::schema::decimal::Decimal::parse(t)
+                .unwrap()
+                .canonical();
+            assert_eq!(fast.as_deref(), Some(exact.as_str()), "{t}");
+        }
+        let mut buf = [0u8; 48];
+        for other in ["1.5", "1e3", "-2.0", &"9".repeat(41)] {
+            assert_eq!(super::integer_canonical(other, &mut buf), None, "{other}");
+        }
     }
 
     #[test]
