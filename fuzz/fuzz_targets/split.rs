@@ -1,7 +1,7 @@
 //! Chunking must not matter: the document (the input after 2 bytes that pick the split point)
 //! scanned in one piece and fed in two pieces gives the same events (with offsets), verdict,
-//! error (kind, offset, line, column, pointer) and bytes read — under the default limits and
-//! under tight ones, so limits are also crossed at chunk boundaries.
+//! error (kind, offset, line, column, pointer) and bytes read — under the default limits, under
+//! tight ones (so limits are also crossed at chunk boundaries) and under the I-JSON profile.
 #![no_main]
 use jsongate::{Event, Flow, Limits, Scanner};
 use libfuzzer_sys::fuzz_target;
@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let at = usize::from(u16::from_le_bytes(*head)) % (doc.len() + 1);
-    for limits in [Limits::new(), TIGHT] {
+    for limits in [Limits::new(), TIGHT, TIGHT.i_json(true)] {
         let run = |split: Option<usize>| {
             let (mut s, mut events) = (Scanner::new(limits), Vec::new());
             let mut sink = |ev: Event<'_>, at: u64| {

@@ -283,8 +283,9 @@ impl Proxy {
             installed(&s, o);
         })?;
         let end = server_loop(&shared, server_out);
-        // No compile outcome releases a call any more; the compile worker itself is not
-        // waited for (it ends when the schema it may be compiling is done).
+        // No compile outcome releases a call any more. Joining the coordinator waits for the
+        // worker too, which starts nothing new and finishes the schema it may be compiling
+        // (bounded by the compile budgets).
         let _ = shared.compiler.queue.send(Work::Close);
         let _ = compile.join();
         if end.as_ref().is_ok_and(|e| *e == End::ServerClosed) {

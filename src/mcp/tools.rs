@@ -12,7 +12,7 @@
 //! calls to a tool that is still compiling wait for it, and are never forwarded unvalidated.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -283,8 +283,9 @@ pub(super) fn compiler() -> (Compiler, Receiver<Work>) {
 
 /// Starts the compile coordinator and its worker for `compiler`'s queue. `install` runs (on
 /// the coordinator's thread) for every job that finished or missed its deadline. The
-/// coordinator ends on [`Work::Close`]; the worker ends once the job it is compiling (if
-/// any) is done, and is not waited for.
+/// coordinator ends on [`Work::Close`], after the worker: the worker starts no further job
+/// and ends once the job it is compiling (if any) is done, which the compile budgets bound,
+/// so no thread outlives the relay.
 pub(super) fn spawn(
     compiler: &Compiler,
     work: Receiver<Work>,
@@ -293,10 +294,15 @@ pub(super) fn spawn(
 ) -> std::io::Result<JoinHandle<()>> {
     let (to_worker, jobs) = channel::<Job>();
     let done = compiler.queue.clone();
-    std::thread::Builder::new()
+    let closing = Arc::new(AtomicBool::new(false));
+    let stop = Arc::clone(&closing);
+    let worker = std::thread::Builder::new()
         .name("mcp-compile".into())
         .spawn(move || {
             for job in jobs {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
                 let tools = job
                     .tools
                     .iter()
@@ -315,7 +321,12 @@ pub(super) fn spawn(
     let backlog = Arc::clone(&compiler.backlog);
     std::thread::Builder::new()
         .name("mcp-compile-deadlines".into())
-        .spawn(move || coordinate(&work, &to_worker, &backlog, &install))
+        .spawn(move || {
+            coordinate(&work, &to_worker, &backlog, &install);
+            closing.store(true, Ordering::Relaxed);
+            drop(to_worker);
+            let _ = worker.join();
+        })
 }
 
 /// The job the worker is compiling, and whether it was abandoned at its deadline already.

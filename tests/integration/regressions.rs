@@ -259,3 +259,20 @@ fn mcp_error_before_violating_structured_content() {
     ids.sort();
     assert_eq!(ids, ["\"p\"", "0", "1", "2", "3", "4"], "{text}");
 }
+
+/// The compile worker (`mcp::tools::spawn`) was left running when the relay ended: with a
+/// listing still compiling, its allocations outlived `Proxy::run`, which the `mcp` target's
+/// leak check reported. The coordinator now stops the worker from starting another job and
+/// joins it, so `run` returns with no thread of its own left. (The fuzz smoke replays this
+/// input with leak detection on; here every request still gets one well-formed answer.)
+#[test]
+fn mcp_compile_worker_outlives_relay() {
+    let out = mcp_replay(saved("mcp-compile-worker-outlives-relay"));
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.strip_suffix('\n').unwrap().split('\n').collect();
+    assert!(lines.iter().all(|l| !l.is_empty()), "{text}");
+    for l in &lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["jsonrpc"], "2.0", "{l}");
+    }
+}
