@@ -2,7 +2,9 @@
 //! streaming validator uses (exact decimals, ECMA-262 regexes, format checks).
 //!
 //! Nothing here reads instance documents; the runtime in `crate::validate` does, from scanner
-//! events.
+//! events. Nothing here uses the runtime either: checking a schema against its meta-schema
+//! needs a validator, so the checked entry points (`Schema::compile`, `SchemaOptions::compile`)
+//! live in `crate::validate::meta`, on top of [`SchemaOptions::build`] here.
 
 pub(crate) mod decimal;
 pub(crate) mod format;
@@ -15,7 +17,7 @@ mod registry;
 mod uri;
 pub(crate) mod value;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 pub use bounds::{
     CompileBudget, DEFAULT_MAX_ANCHORS, DEFAULT_MAX_COMPILE_STEPS, DEFAULT_MAX_REF_DEPTH,
@@ -63,16 +65,6 @@ impl std::fmt::Debug for Schema {
 }
 
 impl Schema {
-    /// Compiles a schema with the default options (draft 2020-12 unless `$schema` says
-    /// otherwise, format as annotation only, the schema itself checked against its
-    /// meta-schema).
-    ///
-    /// # Errors
-    /// The schema is not valid JSON, not a valid schema, or references something unknown.
-    pub fn compile(schema: &[u8]) -> Result<Schema, CompileError> {
-        SchemaOptions::new().compile(schema)
-    }
-
     /// Options for compiling.
     pub fn options() -> SchemaOptions {
         SchemaOptions::new()
@@ -91,15 +83,15 @@ impl Schema {
 /// How to compile a [`Schema`]. Consuming setters, documented defaults.
 #[derive(Clone)]
 pub struct SchemaOptions {
-    draft: Draft,
+    pub(crate) draft: Draft,
     format_assertion: bool,
-    validate_schema: bool,
-    bounds: Bounds,
+    pub(crate) validate_schema: bool,
+    pub(crate) bounds: Bounds,
     budget: u64,
     budget_per_byte: u64,
     limits: Limits,
     registry: Registry,
-    error: Option<CompileError>,
+    pub(crate) error: Option<CompileError>,
 }
 
 impl Default for SchemaOptions {
@@ -255,12 +247,8 @@ impl SchemaOptions {
         self
     }
 
-    /// Compiles `schema`.
-    ///
-    /// # Errors
-    /// The schema is not valid JSON, fails its meta-schema, references something that was
-    /// not registered, or exceeds the compile bounds.
-    pub fn compile(&self, schema: &[u8]) -> Result<Schema, CompileError> {
+    /// Reads a schema document within the byte budget and the reading limits, with its size.
+    pub(crate) fn parse(&self, schema: &[u8]) -> Result<(Value, u64), CompileError> {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
@@ -273,14 +261,12 @@ impl SchemaOptions {
         }
         let value = Value::parse(schema, self.limits)
             .map_err(|e| CompileError::new(format!("schema is not valid JSON: {e}"), "#"))?;
-        self.compile_value(value, schema.len() as u64)
+        Ok((value, schema.len() as u64))
     }
 
-    /// Compiles a parsed schema document that was `size` bytes long.
-    pub(crate) fn compile_value(&self, value: Value, size: u64) -> Result<Schema, CompileError> {
-        if self.validate_schema {
-            self.check_against_meta(&value)?;
-        }
+    /// Compiles a parsed schema document that was `size` bytes long, without checking it
+    /// against its meta-schema (the caller does that first, when asked to).
+    pub(crate) fn build(&self, value: Value, size: u64) -> Result<Schema, CompileError> {
         let settings = compile::Settings {
             default_draft: self.draft,
             format_assertion: self.format_assertion,
@@ -296,8 +282,9 @@ impl SchemaOptions {
         })
     }
 
-    /// Checks a schema document against the meta-schema its `$schema` names.
-    fn check_against_meta(&self, value: &Value) -> Result<(), CompileError> {
+    /// The meta-schema a schema document is checked against: the one its `$schema` names, or
+    /// the default draft's.
+    pub(crate) fn meta_of(&self, value: &Value) -> Result<Meta, CompileError> {
         let meta_uri = match value.get("$schema").and_then(Value::as_str) {
             Some(s) => s.to_string(),
             None => match self.draft {
@@ -306,16 +293,16 @@ impl SchemaOptions {
                 Draft::Draft202012 => "https://json-schema.org/draft/2020-12/schema".into(),
             },
         };
-        let meta = match registry::known_draft(&meta_uri) {
+        Ok(match registry::known_draft(&meta_uri) {
             Some(d)
                 if registry::normalize(&meta_uri).starts_with("http://json-schema.org/draft-0")
                     && d == Draft::Draft7
                     && !meta_uri.contains("draft-07") =>
             {
                 // Draft-04/06 documents: no embedded meta-schema to check against.
-                return Ok(());
+                Meta::None
             }
-            Some(d) => embedded_meta(d)?,
+            Some(d) => Meta::Embedded(d),
             None => {
                 // A custom meta-schema registered by the caller.
                 let Some(doc) = self.registry.get(&uri::Uri::parse(&meta_uri).base()) else {
@@ -324,55 +311,31 @@ impl SchemaOptions {
                         "#/$schema",
                     ));
                 };
-                let opts = SchemaOptions {
-                    validate_schema: false,
-                    error: None,
-                    ..self.clone()
-                };
-                opts.compile_value((*doc).clone(), 0)?
+                Meta::Registered((*doc).clone())
             }
-        };
-        // Checking is part of compiling: its evaluation runs under the compile step budget.
-        let mut v = crate::Validator::new(&meta).with_budget(self.bounds.steps);
-        let ok = crate::validate::value_events(value, &mut v) && v.is_valid();
-        if v.budget_exceeded() {
-            return Err(CompileError::budget(
-                CompileBudget::Steps,
-                self.bounds.steps,
-                "#",
-            ));
-        }
-        if ok {
-            return Ok(());
-        }
-        let (kw, at) = v.violation().map_or(("", String::new()), |x| {
-            (x.keyword(), x.instance_pointer().to_string())
-        });
-        Err(CompileError::new(
-            format!("schema does not conform to its meta-schema ({kw} failed)"),
-            format!("#{at}"),
-        ))
+        })
     }
 }
 
-/// The compiled official meta-schema of a draft, built once per process.
-fn embedded_meta(d: Draft) -> Result<Schema, CompileError> {
-    static M7: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
-    static M19: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
-    static M20: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
-    let (cell, uri) = match d {
-        Draft::Draft7 => (&M7, "http://json-schema.org/draft-07/schema"),
-        Draft::Draft201909 => (&M19, "https://json-schema.org/draft/2019-09/schema"),
-        Draft::Draft202012 => (&M20, "https://json-schema.org/draft/2020-12/schema"),
+/// Which meta-schema a schema document is checked against.
+pub(crate) enum Meta {
+    /// None is embedded for its draft (draft-04/06).
+    None,
+    /// The official meta-schema of a draft, embedded.
+    Embedded(Draft),
+    /// A meta-schema the caller registered as a resource.
+    Registered(Value),
+}
+
+/// The official meta-schema document of a draft, with its size in bytes.
+pub(crate) fn embedded_meta_document(d: Draft) -> Result<(Value, u64), CompileError> {
+    let uri = match d {
+        Draft::Draft7 => "http://json-schema.org/draft-07/schema",
+        Draft::Draft201909 => "https://json-schema.org/draft/2019-09/schema",
+        Draft::Draft202012 => "https://json-schema.org/draft/2020-12/schema",
     };
-    cell.get_or_init(|| {
-        let (doc, size) = Registry::default()
-            .get_sized(uri)
-            .ok_or_else(|| CompileError::new("missing embedded meta-schema", uri))?;
-        SchemaOptions::new()
-            .validate_schema(false)
-            .draft(d)
-            .compile_value((*doc).clone(), size)
-    })
-    .clone()
+    let (doc, size) = Registry::default()
+        .get_sized(uri)
+        .ok_or_else(|| CompileError::new("missing embedded meta-schema", uri))?;
+    Ok(((*doc).clone(), size))
 }

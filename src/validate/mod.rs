@@ -5,6 +5,7 @@
 //! The validator never builds a tree of the instance. Its state is owned by a reusable
 //! runtime (`runtime.rs`): resetting it for the next document allocates nothing new.
 
+mod meta;
 mod runtime;
 
 use std::fmt;

@@ -9,6 +9,7 @@ mod differential;
 mod errors;
 mod gate;
 mod harness;
+mod layers;
 mod limits;
 #[cfg(unix)]
 mod mcp;

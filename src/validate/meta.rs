@@ -1,0 +1,98 @@
+//! The checked entry points of schema compilation: a schema document is checked against its
+//! meta-schema (with this crate's own validator) before it is compiled.
+//!
+//! They live here, above `crate::schema`, so that the schema layer never uses the runtime:
+//! `schema` parses and compiles, `validate` runs programs, and checking a schema is running
+//! the meta-schema's program on the schema document.
+
+use std::sync::OnceLock;
+
+use crate::schema::value::Value;
+use crate::schema::{embedded_meta_document, CompileBudget, Draft, Meta};
+use crate::{CompileError, Schema, SchemaOptions, Validator};
+
+impl Schema {
+    /// Compiles a schema with the default options (draft 2020-12 unless `$schema` says
+    /// otherwise, format as annotation only, the schema itself checked against its
+    /// meta-schema).
+    ///
+    /// # Errors
+    /// The schema is not valid JSON, not a valid schema, or references something unknown.
+    pub fn compile(schema: &[u8]) -> Result<Schema, CompileError> {
+        SchemaOptions::new().compile(schema)
+    }
+}
+
+impl SchemaOptions {
+    /// Compiles `schema`.
+    ///
+    /// # Errors
+    /// The schema is not valid JSON, fails its meta-schema, references something that was
+    /// not registered, or exceeds the compile bounds.
+    pub fn compile(&self, schema: &[u8]) -> Result<Schema, CompileError> {
+        let (value, size) = self.parse(schema)?;
+        self.compile_value(value, size)
+    }
+
+    /// Compiles a parsed schema document that was `size` bytes long, checking it first when
+    /// the options ask for it.
+    pub(crate) fn compile_value(&self, value: Value, size: u64) -> Result<Schema, CompileError> {
+        if self.validate_schema {
+            self.check_against_meta(&value)?;
+        }
+        self.build(value, size)
+    }
+
+    /// Checks a schema document against the meta-schema its `$schema` names.
+    fn check_against_meta(&self, value: &Value) -> Result<(), CompileError> {
+        let meta = match self.meta_of(value)? {
+            Meta::None => return Ok(()),
+            Meta::Embedded(d) => embedded_meta(d)?,
+            Meta::Registered(doc) => {
+                let mut opts = self.clone().validate_schema(false);
+                opts.error = None;
+                opts.compile_value(doc, 0)?
+            }
+        };
+        // Checking is part of compiling: its evaluation runs under the compile step budget.
+        let mut v = Validator::new(&meta).with_budget(self.bounds.steps);
+        let ok = super::value_events(value, &mut v) && v.is_valid();
+        if v.budget_exceeded() {
+            return Err(CompileError::budget(
+                CompileBudget::Steps,
+                self.bounds.steps,
+                "#",
+            ));
+        }
+        if ok {
+            return Ok(());
+        }
+        let (kw, at) = v.violation().map_or(("", String::new()), |x| {
+            (x.keyword(), x.instance_pointer().to_string())
+        });
+        Err(CompileError::new(
+            format!("schema does not conform to its meta-schema ({kw} failed)"),
+            format!("#{at}"),
+        ))
+    }
+}
+
+/// The compiled official meta-schema of a draft, built once per process.
+fn embedded_meta(d: Draft) -> Result<Schema, CompileError> {
+    static M7: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
+    static M19: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
+    static M20: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
+    let cell = match d {
+        Draft::Draft7 => &M7,
+        Draft::Draft201909 => &M19,
+        Draft::Draft202012 => &M20,
+    };
+    cell.get_or_init(|| {
+        let (doc, size) = embedded_meta_document(d)?;
+        SchemaOptions::new()
+            .validate_schema(false)
+            .draft(d)
+            .build(doc, size)
+    })
+    .clone()
+}

@@ -1,0 +1,160 @@
+//! The crate's layers depend one way only. Each module may use the modules of lower layers,
+//! never one of its own layer or above, so there is no cycle:
+//!
+//! base (`error`, `limits`, `pointer`) ← `scan` ← `schema` ← `validate` ← `select` ←
+//! `gate` | `action` ← `mcp`
+//!
+//! Read from the sources: every `crate::…` path outside the test modules (at the end of each
+//! file), with the crate-root re-exports (`crate::Schema`, `crate::Validator`, …) mapped to
+//! the module that defines them.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const LAYERS: &[&[&str]] = &[
+    &["error", "limits", "pointer"],
+    &["scan"],
+    &["schema"],
+    &["validate"],
+    &["select"],
+    &["gate", "action"],
+    &["mcp"],
+];
+
+/// The module of a crate-root name.
+fn module_of(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "Error" | "ErrorKind" | "Syntax" => "error",
+        "Limits" | "UNLIMITED" => "limits",
+        "Event" | "Flow" | "Ignore" | "Number" | "NumberError" | "Outcome" | "Position"
+        | "Scanner" | "Sink" | "READ_CHUNK" => "scan",
+        "CompileBudget" | "CompileError" | "CompileErrorKind" | "Draft" | "Schema"
+        | "SchemaOptions" => "schema",
+        "Rejection" | "Validator" | "Violation" => "validate",
+        n if n.starts_with("DEFAULT_MAX_SCHEMA")
+            || n.starts_with("DEFAULT_EVAL")
+            || n == "DEFAULT_MAX_ANCHORS"
+            || n == "DEFAULT_MAX_REF_DEPTH"
+            || n == "DEFAULT_MAX_COMPILE_STEPS" =>
+        {
+            "schema"
+        }
+        n if n.starts_with("DEFAULT_MAX") => "limits",
+        n => LAYERS.iter().flat_map(|l| l.iter()).find(|m| **m == n)?,
+    })
+}
+
+fn rank(module: &str) -> usize {
+    LAYERS
+        .iter()
+        .position(|l| l.contains(&module))
+        .unwrap_or_else(|| panic!("module {module} is in no layer"))
+}
+
+/// The source without its trailing test module and without comments.
+fn code(text: &str) -> String {
+    let body = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+    body.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first path segments named after every `crate::` in `code`.
+fn uses(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Top-level items of the group: split at commas outside nested braces.
+            let (mut depth, mut item_start, mut end) = (0, true, group.len());
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        end = i;
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    c if item_start && !c.is_whitespace() => {
+                        item_start = false;
+                        out.insert(ident(&group[i..]));
+                    }
+                    _ => {}
+                }
+            }
+            let _ = end;
+        } else {
+            out.insert(ident(rest));
+        }
+    }
+    out
+}
+
+#[test]
+fn layers_depend_downwards_only() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut violations = Vec::new();
+    let mut checked = 0;
+    for layer in LAYERS {
+        for &module in *layer {
+            let mut files = Vec::new();
+            let single = src.join(format!("{module}.rs"));
+            if single.exists() {
+                files.push(single);
+            }
+            let mut dirs = vec![src.join(module)];
+            while let Some(d) = dirs.pop() {
+                let Ok(entries) = std::fs::read_dir(&d) else {
+                    continue;
+                };
+                for e in entries {
+                    let p = e.unwrap().path();
+                    if p.is_dir() {
+                        dirs.push(p);
+                    } else if p.extension().is_some_and(|x| x == "rs") {
+                        files.push(p);
+                    }
+                }
+            }
+            assert!(!files.is_empty(), "no source for module {module}");
+            for f in files {
+                checked += 1;
+                let text = std::fs::read_to_string(&f).unwrap();
+                for used in uses(&code(&text)) {
+                    let Some(target) = module_of(&used) else {
+                        continue;
+                    };
+                    if target != module && rank(target) >= rank(module) {
+                        violations.push(format!(
+                            "{} uses crate::{used} ({target})",
+                            f.strip_prefix(&src).unwrap().display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} files read");
+    assert!(
+        violations.is_empty(),
+        "upward or sideways dependencies:\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_finds_grouped_and_plain_paths() {
+    let found = uses("use crate::{scan::{Event, Flow}, Limits};\nlet x = crate::Validator::new();");
+    let want: BTreeSet<String> = ["scan", "Limits", "Validator"].map(String::from).into();
+    assert_eq!(found, want);
+    assert_eq!(module_of("Validator"), Some("validate"));
+    assert_eq!(module_of("DEFAULT_MAX_DEPTH"), Some("limits"));
+    assert_eq!(module_of("DEFAULT_MAX_SCHEMA_NODES"), Some("schema"));
+}
