@@ -27,6 +27,7 @@
 pub mod child;
 pub mod frame;
 pub mod message;
+pub mod pin;
 mod reply;
 mod session;
 pub mod tools;
@@ -85,6 +86,20 @@ pub struct Config {
     /// unusable (`schema_compile_timeout`) and calls to them are refused. Default:
     /// [`tools::DEFAULT_COMPILE_DEADLINE`].
     pub compile_deadline: Duration,
+    /// A lockfile to enforce: a listed tool absent from it, or whose definition's hash
+    /// differs, is removed from the listing the client sees and its calls are refused
+    /// (`tool_not_pinned`, `tool_changed`). Without one, the tools of the first complete
+    /// listing are pinned (trust on first use) and the same rule applies to every later
+    /// listing.
+    pub pin: Option<pin::Lock>,
+    /// What a tool that differs from its pin does (default: refused).
+    pub on_tool_change: pin::OnChange,
+    /// What screening of tool definitions does with a tool in which it finds
+    /// instruction-like or hidden text: [`Screen::Reject`] removes it from the listing and
+    /// refuses its calls (`tool_poisoned`), [`Screen::Flag`] audits it. `None` (the
+    /// default): reject when [`Config::screen`] is set, otherwise flag. Definitions are
+    /// always screened.
+    pub screen_tools: Option<Screen>,
 }
 
 /// What screening does with a message in which it finds instruction-like text.
@@ -109,6 +124,9 @@ impl Default for Config {
             audit: None,
             screen: None,
             compile_deadline: DEFAULT_COMPILE_DEADLINE,
+            pin: None,
+            on_tool_change: pin::OnChange::Refuse,
+            screen_tools: None,
         }
     }
 }
@@ -157,6 +175,8 @@ struct Shared {
     policy: Option<Policy>,
     session: Session,
     screen: Option<Screen>,
+    /// Screening of tool definitions (resolved from [`Config::screen_tools`]).
+    screen_tools: Screen,
     started: Instant,
     state: Mutex<State>,
     /// Buffered so that a line and its newline leave in one write.
@@ -227,8 +247,16 @@ impl Proxy {
             policy: c.policy,
             session: c.session,
             screen: c.screen,
+            screen_tools: c.screen_tools.unwrap_or(if c.screen.is_some() {
+                Screen::Reject
+            } else {
+                Screen::Flag
+            }),
             started: Instant::now(),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                pins: pin::Pins::new(c.pin, c.on_tool_change),
+                ..State::default()
+            }),
             to_client: Mutex::new(BufWriter::with_capacity(WRITE_BUFFER, Box::new(client_out))),
             to_server: Mutex::new(Some(BufWriter::with_capacity(
                 WRITE_BUFFER,

@@ -301,6 +301,10 @@ pub(super) fn audit(
     } else {
         s.push_str("null");
     }
+    if let Some(x) = finding.and_then(|f| f.extra.as_deref()) {
+        s.push(',');
+        s.push_str(x);
+    }
     s.push('}');
     outs.push(Out::Audit(s));
 }
