@@ -191,6 +191,19 @@ impl Harness {
         assert_eq!(self.client_gets(), reply.as_bytes());
     }
 
+    /// The client lists the tools (id "L"), the server answers with `tools`: returns the
+    /// listing the client sees.
+    fn listed(&mut self, tools: &Value) -> Value {
+        self.client(r#"{"jsonrpc":"2.0","id":"L","method":"tools/list"}"#);
+        assert_eq!(
+            self.server_gets_str(),
+            r#"{"jsonrpc":"2.0","id":"L","method":"tools/list"}"#
+        );
+        let reply = json!({"jsonrpc":"2.0","id":"L","result":{"tools":tools}}).to_string();
+        self.server(&reply);
+        self.client_gets_json()
+    }
+
     /// A call the proxy must forward as it is.
     fn call_forwarded(&mut self, line: &str) {
         self.client(line);
@@ -643,13 +656,22 @@ fn a_failed_listing_refuses_the_held_calls() {
 #[test]
 fn tools_with_unusable_schemas_are_refused() {
     let mut h = Harness::default();
-    h.list(&json!([
+    let usable_or_not = json!([
         {"name":"remote","inputSchema":{"type":"object"},"outputSchema":{"$ref":"https://example.com/s.json"}},
         {"name":"noinput"},
-        {"name":"weird","inputSchema":true},
-        {"name":"twice","inputSchema":{}},
-        {"name":"twice","inputSchema":{}}
-    ]));
+        {"name":"weird","inputSchema":true}
+    ]);
+    let mut listed = usable_or_not.as_array().unwrap().clone();
+    listed.push(json!({"name":"twice","inputSchema":{}}));
+    listed.push(json!({"name":"twice","inputSchema":{"type":"object"}}));
+    // Two tools under one name: neither is shown, both are audited.
+    let seen = h.listed(&Value::Array(listed));
+    assert_eq!(seen["result"]["tools"], usable_or_not);
+    let removed: Vec<Value> = h.audit.lines();
+    assert_eq!(removed.len(), 2);
+    assert!(removed
+        .iter()
+        .all(|a| a["verdict"] == "removed" && a["class"] == "tool_listed_twice" && a["tool"] == "twice"));
     for (tool, class) in [
         ("remote", "output_schema_unusable"),
         ("noinput", "no_input_schema"),
@@ -1163,8 +1185,17 @@ fn a_server_chosen_property_name_never_reaches_a_reason() {
     let text = h.replaced(line.to_string().as_bytes(), &json!(3));
     no_upstream_text(&text);
     assert!(text.contains(&format!("/properties/{t}/type")), "{text}");
-    // Operators keep the full detail.
-    let a = h.audit.lines();
+    // Operators keep the full detail. (Both definitions were flagged when listed: their
+    // property names read as instructions.)
+    let (listing, a): (Vec<Value>, Vec<Value>) = h
+        .audit
+        .lines()
+        .into_iter()
+        .partition(|x| x["class"] == "tool_poisoned");
+    assert_eq!(listing.len(), 2);
+    assert!(listing
+        .iter()
+        .all(|x| x["verdict"] == "flagged" && x["keyword"] == "ignore_instructions"));
     let escaped = EVIL.replace('/', "~1");
     assert_eq!(
         a[0]["keyword_location"],
