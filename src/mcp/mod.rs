@@ -29,7 +29,7 @@ pub mod frame;
 pub mod message;
 pub mod pin;
 mod reply;
-mod session;
+pub(crate) mod session;
 pub mod tools;
 
 use std::io::{self, BufWriter, Read, Write};

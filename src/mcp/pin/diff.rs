@@ -301,6 +301,49 @@ pub fn diff_tools(old: &Value, new: &Value) -> Vec<Change> {
     out
 }
 
+/// The changes from one lockfile to another, tool by tool (by name): tools only in `new`
+/// are [`ChangeKind::ToolAdded`], tools only in `old` [`ChangeKind::ToolRemoved`], and
+/// tools in both with another hash are [`diff_tools`]'s report.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::pin::{diff::{diff_locks, ChangeKind}, Definition, Lock};
+/// let d = |s: &str| Definition::from_slice(s.as_bytes(), jsongate::Limits::new()).unwrap();
+/// let (mut old, mut new) = (Lock::new(None), Lock::new(None));
+/// old.insert(d(r#"{"name":"a","description":"x"}"#)).unwrap();
+/// new.insert(d(r#"{"name":"a","description":"y"}"#)).unwrap();
+/// new.insert(d(r#"{"name":"delete_all"}"#)).unwrap();
+/// let c = diff_locks(&old, &new);
+/// assert_eq!((c[0].0.as_str(), c[0].1.kind), ("a", ChangeKind::Text));
+/// assert_eq!((c[1].0.as_str(), c[1].1.kind), ("delete_all", ChangeKind::ToolAdded));
+/// ```
+pub fn diff_locks(old: &super::Lock, new: &super::Lock) -> Vec<(String, Change)> {
+    let mut names: BTreeSet<&str> = old.tools().map(super::Definition::name).collect();
+    names.extend(new.tools().map(super::Definition::name));
+    let mut out = Vec::new();
+    for n in names {
+        match (old.get(n), new.get(n)) {
+            (Some(a), Some(b)) if a.sha256() != b.sha256() => {
+                out.extend(
+                    diff_tools(a.value(), b.value())
+                        .into_iter()
+                        .map(|c| (n.to_owned(), c)),
+                );
+            }
+            (None, Some(b)) => out.push((
+                n.to_owned(),
+                Change::new(ChangeKind::ToolAdded, "", None, None, Some(b.value().clone())),
+            )),
+            (Some(a), None) => out.push((
+                n.to_owned(),
+                Change::new(ChangeKind::ToolRemoved, "", None, Some(a.value().clone()), None),
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
 fn get<'a>(m: &'a [(String, Value)], k: &str) -> Option<&'a Value> {
     m.iter().find(|(n, _)| n == k).map(|(_, v)| v)
 }

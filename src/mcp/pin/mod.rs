@@ -25,6 +25,7 @@
 //! holds at most [`MAX_LOCK_TOOLS`] tools and [`MAX_LOCK_BYTES`] bytes.
 
 pub mod diff;
+pub mod record;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -68,6 +69,8 @@ pub enum PinError {
     },
     /// The lockfile is not one this crate can enforce (the message says where and why).
     Lock(String),
+    /// Recording failed: the server did not answer as MCP requires (the message says how).
+    Server(String),
 }
 
 impl PinError {
@@ -88,7 +91,7 @@ impl fmt::Display for PinError {
             PinError::TooLarge { limit } => {
                 write!(f, "tool definition is larger than {limit} bytes")
             }
-            PinError::Lock(m) => f.write_str(m),
+            PinError::Lock(m) | PinError::Server(m) => f.write_str(m),
         }
     }
 }
