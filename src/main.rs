@@ -867,7 +867,10 @@ fn mcp_pin_cmd(args: &[String]) -> Result<ExitCode, String> {
     let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     #[cfg(unix)]
     {
-        let (done, timed_out) = (std::sync::Arc::clone(&done), std::sync::Arc::clone(&timed_out));
+        let (done, timed_out) = (
+            std::sync::Arc::clone(&done),
+            std::sync::Arc::clone(&timed_out),
+        );
         let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
         std::thread::spawn(move || {
             let until = std::time::Instant::now() + std::time::Duration::from_secs(timeout);
@@ -896,7 +899,10 @@ fn mcp_pin_cmd(args: &[String]) -> Result<ExitCode, String> {
     let _ = child.wait();
     let rec = recorded.map_err(|e| {
         if timed_out.load(std::sync::atomic::Ordering::SeqCst) {
-            format!("server '{}': no complete listing within {timeout} s", command[0])
+            format!(
+                "server '{}': no complete listing within {timeout} s",
+                command[0]
+            )
         } else {
             format!("server '{}': {e}", command[0])
         }
@@ -925,7 +931,10 @@ fn mcp_pin_cmd(args: &[String]) -> Result<ExitCode, String> {
     std::fs::write(&tmp, rec.lock.to_json())
         .and_then(|()| std::fs::rename(&tmp, &out))
         .map_err(|e| format!("cannot write '{out}': {e}"))?;
-    let mut line = format!("{{\"recorded\":true,\"tools\":{},\"server\":", rec.lock.len());
+    let mut line = format!(
+        "{{\"recorded\":true,\"tools\":{},\"server\":",
+        rec.lock.len()
+    );
     match rec.lock.server() {
         Some(id) => write_json_string(&mut line, &id.name),
         None => line.push_str("null"),

@@ -387,7 +387,9 @@ pub const HIDDEN_PATTERNS: &[&str] = &[
 /// assert_eq!(hidden_text("plain text, 中文"), None);
 /// ```
 pub fn hidden_text(s: &str) -> Option<(&'static str, usize)> {
-    if s.bytes().all(|b| b >= 0x20 && b < 0x7f || b == b'\t' || b == b'\n' || b == b'\r') {
+    if s.bytes()
+        .all(|b| b >= 0x20 && b < 0x7f || b == b'\t' || b == b'\n' || b == b'\r')
+    {
         return None;
     }
     s.char_indices().find_map(|(i, c)| {

@@ -25,6 +25,7 @@
 //! server and forwards signals (the `jsongate mcp-proxy` command).
 
 pub mod child;
+mod expect;
 pub mod frame;
 pub mod message;
 pub mod pin;

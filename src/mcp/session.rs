@@ -16,11 +16,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::expect::argument_reason;
 use super::message::{Finding, Inline, Message};
+use super::pin::{diff::Change, Definition, DefinitionFinding, Judged, PinError, Pins};
 use super::reply::{
     audit, call_reason, error_response, error_result, message_reason, result_reason,
 };
-use super::pin::{diff::Change, Definition, DefinitionFinding, Judged, PinError, Pins};
 use super::tools::{Admit, Known, Outcome, Tool, Tools, MAX_TOOLS};
 use super::{flush, lock, Id, LineFacts, Out, Screen, Shared, ToServer, MAX_PENDING};
 
@@ -320,11 +321,28 @@ fn on_call(
         _ => check_arguments(&tool, &msg, line, shared),
     };
     if let Err(f) = verdict {
-        return refuse(
+        // The arguments are the model's own: the reason says what the schema expected
+        // (quoting the schema only when its definition was screened clean).
+        let args = tool
+            .screened_input
+            .as_ref()
+            .and_then(|_| match msg.arguments {
+                Some((a, b)) => Value::parse(&line[a..b], shared.limits).ok(),
+                None => Some(Value::Object(Vec::new())),
+            });
+        let text = argument_reason(&f, tool.screened_input.as_ref(), args.as_ref());
+        outs.push(Out::Client(error_result(&id, &text)));
+        audit(
+            shared,
             outs,
-            f,
-            "the arguments do not satisfy the tool's inputSchema",
+            Some(&name),
+            Some(&id),
+            "to_server",
+            "refused",
+            Some(&f),
+            facts,
         );
+        return;
     }
     if let Some(policy) = &shared.policy {
         let (args, base): (&[u8], u64) = match msg.arguments {
@@ -568,7 +586,16 @@ fn learn_page(
         if !known && room == 0 {
             // Past the remembered-tools bound: not remembered, not shown, audited.
             let f = Finding::of("too_many_tools");
-            audit(shared, outs, Some(name), Some(id), "to_client", "removed", Some(&f), facts);
+            audit(
+                shared,
+                outs,
+                Some(name),
+                Some(id),
+                "to_client",
+                "removed",
+                Some(&f),
+                facts,
+            );
             admit.push(Admit::Skip);
             removed.push(i);
             continue;
@@ -576,14 +603,32 @@ fn learn_page(
         if !known {
             room -= 1;
         }
-        let verdict = judge_tool(shared, st, name, seen[name] > 1, listed.get(i), id, facts, outs);
+        let verdict = judge_tool(
+            shared,
+            st,
+            name,
+            seen[name] > 1,
+            listed.get(i),
+            id,
+            facts,
+            outs,
+        );
         match verdict {
             Ok(screened_input) => {
                 st.refused_tools.remove(name);
                 admit.push(Admit::Use { screened_input });
             }
             Err(f) => {
-                audit(shared, outs, Some(name), Some(id), "to_client", "removed", Some(&f), facts);
+                audit(
+                    shared,
+                    outs,
+                    Some(name),
+                    Some(id),
+                    "to_client",
+                    "removed",
+                    Some(&f),
+                    facts,
+                );
                 admit.push(Admit::Refuse(f.class));
                 if st.refused_tools.len() < MAX_TOOLS || st.refused_tools.contains_key(name) {
                     st.refused_tools.insert(name.to_owned(), f);
@@ -623,7 +668,16 @@ fn judge_tool(
         _ => return Err(Finding::of("tool_definition_unreadable")),
     };
     let flag = |f: &Finding, outs: &mut Vec<Out>| {
-        audit(shared, outs, Some(name), Some(id), "to_client", "flagged", Some(f), facts);
+        audit(
+            shared,
+            outs,
+            Some(name),
+            Some(id),
+            "to_client",
+            "flagged",
+            Some(f),
+            facts,
+        );
     };
     if let Some(first) = found.first() {
         let f = Finding {
@@ -722,7 +776,11 @@ fn definition_detail(
 /// (it was read once with the same limits) is answered with an error instead.
 fn filtered_listing(id: &Id, line: &[u8], removed: &[usize], limits: Limits) -> Vec<u8> {
     let Ok(Value::Object(mut top)) = Value::parse(line, limits) else {
-        return error_response(id, -32603, "jsongate: the tool listing could not be filtered");
+        return error_response(
+            id,
+            -32603,
+            "jsongate: the tool listing could not be filtered",
+        );
     };
     for (k, v) in &mut top {
         if k != "result" {
@@ -1065,7 +1123,12 @@ pub(super) fn on_server(
             if removed.is_empty() {
                 outs.push(Out::ClientLine);
             } else {
-                outs.push(Out::Client(filtered_listing(&id, line, &removed, shared.limits)));
+                outs.push(Out::Client(filtered_listing(
+                    &id,
+                    line,
+                    &removed,
+                    shared.limits,
+                )));
             }
         }
         Pending::OwnList { meta } => {

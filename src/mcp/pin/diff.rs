@@ -115,7 +115,11 @@ impl Change {
         out.push_str("{\"kind\":\"");
         out.push_str(self.kind.as_str());
         out.push_str("\",\"dangerous\":");
-        out.push_str(if self.kind.dangerous() { "true" } else { "false" });
+        out.push_str(if self.kind.dangerous() {
+            "true"
+        } else {
+            "false"
+        });
         out.push_str(",\"pointer\":");
         write_json_string(out, &self.pointer);
         out.push_str(",\"keyword\":");
@@ -225,7 +229,10 @@ const ANNOTATIONS: &[&str] = &[
 pub fn diff_tools(old: &Value, new: &Value) -> Vec<Change> {
     let mut out = Vec::new();
     let empty: &[(String, Value)] = &[];
-    let (a, b) = (old.as_object().unwrap_or(empty), new.as_object().unwrap_or(empty));
+    let (a, b) = (
+        old.as_object().unwrap_or(empty),
+        new.as_object().unwrap_or(empty),
+    );
     let mut work: Vec<(String, Value, Value, Side)> = Vec::new();
     for key in names(a, b) {
         let (x, y) = (get(a, key), get(b, key));
@@ -332,11 +339,23 @@ pub fn diff_locks(old: &super::Lock, new: &super::Lock) -> Vec<(String, Change)>
             }
             (None, Some(b)) => out.push((
                 n.to_owned(),
-                Change::new(ChangeKind::ToolAdded, "", None, None, Some(b.value().clone())),
+                Change::new(
+                    ChangeKind::ToolAdded,
+                    "",
+                    None,
+                    None,
+                    Some(b.value().clone()),
+                ),
             )),
             (Some(a), None) => out.push((
                 n.to_owned(),
-                Change::new(ChangeKind::ToolRemoved, "", None, Some(a.value().clone()), None),
+                Change::new(
+                    ChangeKind::ToolRemoved,
+                    "",
+                    None,
+                    Some(a.value().clone()),
+                    None,
+                ),
             )),
             _ => {}
         }
@@ -403,7 +422,8 @@ fn keywords(
         };
         if UPPER.contains(&k) || LOWER.contains(&k) {
             let upper = UPPER.contains(&k);
-            let num = |v: Option<&Value>| v.and_then(Value::as_number_text).and_then(Decimal::parse);
+            let num =
+                |v: Option<&Value>| v.and_then(Value::as_number_text).and_then(Decimal::parse);
             let kind = match (x, y, num(x), num(y)) {
                 (Some(_), Some(_), Some(u), Some(v)) => {
                     if (v > u) == upper {
@@ -636,27 +656,80 @@ mod tests {
     }
 
     use ChangeKind::{
-        Annotation, InputNarrowed, InputWidened, OutputNarrowed, OutputWidened, Text,
-        Unclassified,
+        Annotation, InputNarrowed, InputWidened, OutputNarrowed, OutputWidened, Text, Unclassified,
     };
 
     #[test]
     fn bounds_widen_when_they_open_and_narrow_when_they_close() {
         for (old, new, kind, at) in [
-            (r#"{"maximum":10}"#, r#"{"maximum":1000}"#, InputWidened, "/maximum"),
-            (r#"{"maximum":10}"#, r#"{"maximum":5}"#, InputNarrowed, "/maximum"),
+            (
+                r#"{"maximum":10}"#,
+                r#"{"maximum":1000}"#,
+                InputWidened,
+                "/maximum",
+            ),
+            (
+                r#"{"maximum":10}"#,
+                r#"{"maximum":5}"#,
+                InputNarrowed,
+                "/maximum",
+            ),
             (r#"{"maximum":10}"#, "{}", InputWidened, ""),
-            (r#"{"maximum":10,"type":"integer"}"#, r#"{"type":"integer"}"#, InputWidened, "/maximum"),
-            (r#"{"type":"integer"}"#, r#"{"maximum":10,"type":"integer"}"#, InputNarrowed, "/maximum"),
-            (r#"{"minimum":1,"type":"integer"}"#, r#"{"minimum":0,"type":"integer"}"#, InputWidened, "/minimum"),
-            (r#"{"maxLength":8,"type":"string"}"#, r#"{"maxLength":9,"type":"string"}"#, InputWidened, "/maxLength"),
-            (r#"{"minLength":8,"type":"string"}"#, r#"{"minLength":9,"type":"string"}"#, InputNarrowed, "/minLength"),
-            (r#"{"maxItems":2,"type":"array"}"#, r#"{"maxItems":3,"type":"array"}"#, InputWidened, "/maxItems"),
-            (r#"{"exclusiveMaximum":1e1,"type":"number"}"#, r#"{"exclusiveMaximum":10.5,"type":"number"}"#, InputWidened, "/exclusiveMaximum"),
-            (r#"{"maximum":"10","type":"number"}"#, r#"{"maximum":11,"type":"number"}"#, Unclassified, "/maximum"),
+            (
+                r#"{"maximum":10,"type":"integer"}"#,
+                r#"{"type":"integer"}"#,
+                InputWidened,
+                "/maximum",
+            ),
+            (
+                r#"{"type":"integer"}"#,
+                r#"{"maximum":10,"type":"integer"}"#,
+                InputNarrowed,
+                "/maximum",
+            ),
+            (
+                r#"{"minimum":1,"type":"integer"}"#,
+                r#"{"minimum":0,"type":"integer"}"#,
+                InputWidened,
+                "/minimum",
+            ),
+            (
+                r#"{"maxLength":8,"type":"string"}"#,
+                r#"{"maxLength":9,"type":"string"}"#,
+                InputWidened,
+                "/maxLength",
+            ),
+            (
+                r#"{"minLength":8,"type":"string"}"#,
+                r#"{"minLength":9,"type":"string"}"#,
+                InputNarrowed,
+                "/minLength",
+            ),
+            (
+                r#"{"maxItems":2,"type":"array"}"#,
+                r#"{"maxItems":3,"type":"array"}"#,
+                InputWidened,
+                "/maxItems",
+            ),
+            (
+                r#"{"exclusiveMaximum":1e1,"type":"number"}"#,
+                r#"{"exclusiveMaximum":10.5,"type":"number"}"#,
+                InputWidened,
+                "/exclusiveMaximum",
+            ),
+            (
+                r#"{"maximum":"10","type":"number"}"#,
+                r#"{"maximum":11,"type":"number"}"#,
+                Unclassified,
+                "/maximum",
+            ),
         ] {
             let (k, p) = one(&input(old), &input(new));
-            assert_eq!((k, p.as_str()), (kind, format!("/inputSchema{at}").as_str()), "{old} -> {new}");
+            assert_eq!(
+                (k, p.as_str()),
+                (kind, format!("/inputSchema{at}").as_str()),
+                "{old} -> {new}"
+            );
         }
         // The same bound written another way is no change at all.
         assert!(kinds(&input(r#"{"maximum":10}"#), &input(r#"{"maximum":1.0e1}"#)).is_empty());
@@ -666,27 +739,86 @@ mod tests {
     fn required_enum_type_and_restricting_keywords() {
         let props = r#""properties":{"path":{"type":"string"}}"#;
         for (old, new, kind) in [
-            (format!(r#"{{{props},"required":["path"]}}"#), format!("{{{props}}}"), InputWidened),
-            (format!("{{{props}}}"), format!(r#"{{{props},"required":["path"]}}"#), InputNarrowed),
-            (r#"{"enum":["a"]}"#.into(), r#"{"enum":["a","b"]}"#.into(), InputWidened),
-            (r#"{"enum":["a","b"]}"#.into(), r#"{"enum":["a"]}"#.into(), InputNarrowed),
-            (r#"{"enum":["a"],"type":"string"}"#.into(), r#"{"type":"string"}"#.into(), InputWidened),
-            (r#"{"type":"integer"}"#.into(), r#"{"type":"number"}"#.into(), InputWidened),
-            (r#"{"type":"number"}"#.into(), r#"{"type":"integer"}"#.into(), InputNarrowed),
-            (r#"{"type":"string"}"#.into(), r#"{"type":["string","null"]}"#.into(), InputWidened),
-            (r#"{"pattern":"^a$","type":"string"}"#.into(), r#"{"type":"string"}"#.into(), InputWidened),
-            (r#"{"format":"uri","type":"string"}"#.into(), r#"{"type":"string"}"#.into(), InputWidened),
-            (r#"{"type":"string"}"#.into(), r#"{"format":"uri","type":"string"}"#.into(), InputNarrowed),
-            (r#"{"pattern":"^a$"}"#.into(), r#"{"pattern":"^b$"}"#.into(), Unclassified),
-            (r#"{"enum":["a","b"]}"#.into(), r#"{"enum":["b","a"]}"#.into(), Unclassified),
-            (r#"{"uniqueItems":true,"type":"array"}"#.into(), r#"{"type":"array"}"#.into(), InputWidened),
+            (
+                format!(r#"{{{props},"required":["path"]}}"#),
+                format!("{{{props}}}"),
+                InputWidened,
+            ),
+            (
+                format!("{{{props}}}"),
+                format!(r#"{{{props},"required":["path"]}}"#),
+                InputNarrowed,
+            ),
+            (
+                r#"{"enum":["a"]}"#.into(),
+                r#"{"enum":["a","b"]}"#.into(),
+                InputWidened,
+            ),
+            (
+                r#"{"enum":["a","b"]}"#.into(),
+                r#"{"enum":["a"]}"#.into(),
+                InputNarrowed,
+            ),
+            (
+                r#"{"enum":["a"],"type":"string"}"#.into(),
+                r#"{"type":"string"}"#.into(),
+                InputWidened,
+            ),
+            (
+                r#"{"type":"integer"}"#.into(),
+                r#"{"type":"number"}"#.into(),
+                InputWidened,
+            ),
+            (
+                r#"{"type":"number"}"#.into(),
+                r#"{"type":"integer"}"#.into(),
+                InputNarrowed,
+            ),
+            (
+                r#"{"type":"string"}"#.into(),
+                r#"{"type":["string","null"]}"#.into(),
+                InputWidened,
+            ),
+            (
+                r#"{"pattern":"^a$","type":"string"}"#.into(),
+                r#"{"type":"string"}"#.into(),
+                InputWidened,
+            ),
+            (
+                r#"{"format":"uri","type":"string"}"#.into(),
+                r#"{"type":"string"}"#.into(),
+                InputWidened,
+            ),
+            (
+                r#"{"type":"string"}"#.into(),
+                r#"{"format":"uri","type":"string"}"#.into(),
+                InputNarrowed,
+            ),
+            (
+                r#"{"pattern":"^a$"}"#.into(),
+                r#"{"pattern":"^b$"}"#.into(),
+                Unclassified,
+            ),
+            (
+                r#"{"enum":["a","b"]}"#.into(),
+                r#"{"enum":["b","a"]}"#.into(),
+                Unclassified,
+            ),
+            (
+                r#"{"uniqueItems":true,"type":"array"}"#.into(),
+                r#"{"type":"array"}"#.into(),
+                InputWidened,
+            ),
         ] {
             let (k, _) = one(&input(&old), &input(&new));
             assert_eq!(k, kind, "{old} -> {new}");
         }
         // A type changed to another is both.
         assert_eq!(
-            kinds(&input(r#"{"type":"string"}"#), &input(r#"{"type":"array"}"#)),
+            kinds(
+                &input(r#"{"type":"string"}"#),
+                &input(r#"{"type":"array"}"#)
+            ),
             [
                 (InputWidened, "/inputSchema/type".to_owned()),
                 (InputNarrowed, "/inputSchema/type".to_owned())
@@ -698,18 +830,67 @@ mod tests {
     fn additional_properties_and_declared_properties() {
         let closed = r#"{"additionalProperties":false,"properties":{"a":{}}}"#;
         for (old, new, kind, at) in [
-            (closed, r#"{"properties":{"a":{}}}"#, InputWidened, "/additionalProperties"),
-            (closed, r#"{"additionalProperties":true,"properties":{"a":{}}}"#, InputWidened, "/additionalProperties"),
-            (closed, r#"{"additionalProperties":{"type":"string"},"properties":{"a":{}}}"#, InputWidened, "/additionalProperties"),
-            (r#"{"properties":{"a":{}}}"#, closed, InputNarrowed, "/additionalProperties"),
-            (closed, r#"{"additionalProperties":false,"properties":{"a":{},"b":{}}}"#, InputWidened, "/properties/b"),
-            (r#"{"properties":{"a":{}}}"#, r#"{"properties":{"a":{},"b":{"type":"string"}}}"#, InputNarrowed, "/properties/b"),
-            (r#"{"properties":{"a":{"type":"string"}}}"#, r#"{"properties":{}}"#, InputWidened, "/properties/a"),
-            (r#"{"properties":{"a":{"type":"string"}}}"#, r#"{"properties":{"a":{"type":"string","maxLength":3}}}"#, InputNarrowed, "/properties/a/maxLength"),
-            (r#"{"items":{"type":"string"}}"#, r#"{"items":{}}"#, InputWidened, "/items"),
+            (
+                closed,
+                r#"{"properties":{"a":{}}}"#,
+                InputWidened,
+                "/additionalProperties",
+            ),
+            (
+                closed,
+                r#"{"additionalProperties":true,"properties":{"a":{}}}"#,
+                InputWidened,
+                "/additionalProperties",
+            ),
+            (
+                closed,
+                r#"{"additionalProperties":{"type":"string"},"properties":{"a":{}}}"#,
+                InputWidened,
+                "/additionalProperties",
+            ),
+            (
+                r#"{"properties":{"a":{}}}"#,
+                closed,
+                InputNarrowed,
+                "/additionalProperties",
+            ),
+            (
+                closed,
+                r#"{"additionalProperties":false,"properties":{"a":{},"b":{}}}"#,
+                InputWidened,
+                "/properties/b",
+            ),
+            (
+                r#"{"properties":{"a":{}}}"#,
+                r#"{"properties":{"a":{},"b":{"type":"string"}}}"#,
+                InputNarrowed,
+                "/properties/b",
+            ),
+            (
+                r#"{"properties":{"a":{"type":"string"}}}"#,
+                r#"{"properties":{}}"#,
+                InputWidened,
+                "/properties/a",
+            ),
+            (
+                r#"{"properties":{"a":{"type":"string"}}}"#,
+                r#"{"properties":{"a":{"type":"string","maxLength":3}}}"#,
+                InputNarrowed,
+                "/properties/a/maxLength",
+            ),
+            (
+                r#"{"items":{"type":"string"}}"#,
+                r#"{"items":{}}"#,
+                InputWidened,
+                "/items",
+            ),
         ] {
             let (k, p) = one(&input(old), &input(new));
-            assert_eq!((k, p.as_str()), (kind, format!("/inputSchema{at}").as_str()), "{old} -> {new}");
+            assert_eq!(
+                (k, p.as_str()),
+                (kind, format!("/inputSchema{at}").as_str()),
+                "{old} -> {new}"
+            );
         }
     }
 
@@ -721,30 +902,62 @@ mod tests {
             (OutputWidened, "/outputSchema".to_owned())
         );
         assert_eq!(
-            one(&out(r#"{"properties":{"n":{"maximum":3}}}"#), &out(r#"{"properties":{"n":{"maximum":2}}}"#)),
-            (OutputNarrowed, "/outputSchema/properties/n/maximum".to_owned())
+            one(
+                &out(r#"{"properties":{"n":{"maximum":3}}}"#),
+                &out(r#"{"properties":{"n":{"maximum":2}}}"#)
+            ),
+            (
+                OutputNarrowed,
+                "/outputSchema/properties/n/maximum".to_owned()
+            )
         );
         // No outputSchema promises nothing: declaring one narrows, dropping it widens.
-        assert_eq!(one("\"x\":1", &format!("\"x\":1,{}", out(r#"{"type":"object"}"#))).0, OutputNarrowed);
-        assert_eq!(one(r#""description":"a""#, r#""description":"b""#), (Text, "/description".into()));
-        assert_eq!(one(r#""title":"a""#, r#""title":"b""#), (Text, "/title".into()));
         assert_eq!(
-            one(r#""annotations":{"readOnlyHint":false}"#, r#""annotations":{"readOnlyHint":true}"#),
+            one(
+                "\"x\":1",
+                &format!("\"x\":1,{}", out(r#"{"type":"object"}"#))
+            )
+            .0,
+            OutputNarrowed
+        );
+        assert_eq!(
+            one(r#""description":"a""#, r#""description":"b""#),
+            (Text, "/description".into())
+        );
+        assert_eq!(
+            one(r#""title":"a""#, r#""title":"b""#),
+            (Text, "/title".into())
+        );
+        assert_eq!(
+            one(
+                r#""annotations":{"readOnlyHint":false}"#,
+                r#""annotations":{"readOnlyHint":true}"#
+            ),
             (Annotation, "/annotations/readOnlyHint".into())
         );
         assert_eq!(
-            one(&input(r#"{"description":"a"}"#), &input(r#"{"description":"b"}"#)),
+            one(
+                &input(r#"{"description":"a"}"#),
+                &input(r#"{"description":"b"}"#)
+            ),
             (Text, "/inputSchema/description".into())
         );
         for (old, new) in [
             (r##"{"$ref":"#/$defs/a"}"##, r##"{"$ref":"#/$defs/b"}"##),
             (r#"{"oneOf":[{}]}"#, r#"{"oneOf":[{},{}]}"#),
-            (r#"{"not":{"type":"string"}}"#, r#"{"not":{"type":"number"}}"#),
+            (
+                r#"{"not":{"type":"string"}}"#,
+                r#"{"not":{"type":"number"}}"#,
+            ),
             (r#"{"x-vendor":1}"#, r#"{"x-vendor":2}"#),
             (r#"{"anyOf":[{}]}"#, r#"{"anyOf":[{},{}]}"#),
             ("[]", r#"{"type":"string"}"#),
         ] {
-            assert_eq!(one(&input(old), &input(new)).0, Unclassified, "{old} -> {new}");
+            assert_eq!(
+                one(&input(old), &input(new)).0,
+                Unclassified,
+                "{old} -> {new}"
+            );
         }
         assert_eq!(one(r#""icons":[]"#, r#""icons":[{}]"#).0, Unclassified);
         assert!(Unclassified.dangerous() && InputWidened.dangerous() && OutputWidened.dangerous());
@@ -755,13 +968,20 @@ mod tests {
     fn nested_schemas_are_followed_through_applicators_and_defs() {
         assert_eq!(
             kinds(
-                &input(r#"{"allOf":[{"maximum":1}],"$defs":{"d":{"maxLength":1}},"properties":{"a":{"items":{"maximum":1}}}}"#),
-                &input(r#"{"allOf":[{"maximum":2}],"$defs":{"d":{"maxLength":2}},"properties":{"a":{"items":{"maximum":2}}}}"#),
+                &input(
+                    r#"{"allOf":[{"maximum":1}],"$defs":{"d":{"maxLength":1}},"properties":{"a":{"items":{"maximum":1}}}}"#
+                ),
+                &input(
+                    r#"{"allOf":[{"maximum":2}],"$defs":{"d":{"maxLength":2}},"properties":{"a":{"items":{"maximum":2}}}}"#
+                ),
             ),
             [
                 (InputWidened, "/inputSchema/$defs/d/maxLength".to_owned()),
                 (InputWidened, "/inputSchema/allOf/0/maximum".to_owned()),
-                (InputWidened, "/inputSchema/properties/a/items/maximum".to_owned()),
+                (
+                    InputWidened,
+                    "/inputSchema/properties/a/items/maximum".to_owned()
+                ),
             ]
         );
     }

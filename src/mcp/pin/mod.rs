@@ -444,8 +444,7 @@ impl Lock {
             let name = t.get("name").and_then(Value::as_str).unwrap_or_default();
             let sha = t.get("sha256").and_then(Value::as_str).unwrap_or_default();
             let def = t.get("definition").cloned().unwrap_or(Value::Null);
-            let def =
-                Definition::from_value(def).map_err(|e| lock_err(format!("'{at}': {e}")))?;
+            let def = Definition::from_value(def).map_err(|e| lock_err(format!("'{at}': {e}")))?;
             if def.name() != name {
                 return Err(lock_err(format!(
                     "'{at}': the definition's name is not the entry's"
@@ -623,7 +622,9 @@ mod tests {
 
     #[test]
     fn order_whitespace_escapes_and_number_spelling_hash_the_same() {
-        let a = def(r#"{"name":"t","description":"a\u0041","inputSchema":{"type":"object","properties":{"n":{"maximum":10,"minimum":-0.0}}}}"#);
+        let a = def(
+            r#"{"name":"t","description":"a\u0041","inputSchema":{"type":"object","properties":{"n":{"maximum":10,"minimum":-0.0}}}}"#,
+        );
         let b = def(
             "{ \"inputSchema\" : {\"properties\":{\"n\":{\"minimum\":0,\"maximum\":1.0e1}},\n\"type\":\"object\"},\"description\":\"aA\",\"name\":\"t\"}",
         );
@@ -659,7 +660,10 @@ mod tests {
             ("1e-7", "1e-7"),
             ("-1.25e-9", "-1.25e-9"),
             ("1e400", "1e400"),
-            ("123456789012345678901234567890", "1.2345678901234567890123456789e29"),
+            (
+                "123456789012345678901234567890",
+                "1.2345678901234567890123456789e29",
+            ),
         ] {
             assert_eq!(canonical_number(text), canonical, "{text}");
             // The canonical text is itself canonical.
@@ -679,7 +683,10 @@ mod tests {
                 limit: MAX_DEFINITION_BYTES
             })
         );
-        assert_eq!(PinError::TooLarge { limit: 1 }.class(), "tool_definition_too_large");
+        assert_eq!(
+            PinError::TooLarge { limit: 1 }.class(),
+            "tool_definition_too_large"
+        );
         assert_eq!(
             Definition::from_slice(br#"{"name":1}"#, Limits::new()),
             Err(PinError::NotATool)
@@ -707,7 +714,10 @@ mod tests {
             [
                 ("/annotations/note", "hidden_ansi_escape"),
                 ("/inputSchema/properties/p\u{e0041}", "hidden_tag_character"),
-                ("/inputSchema/properties/p\u{e0041}/default", "role_play_admin"),
+                (
+                    "/inputSchema/properties/p\u{e0041}/default",
+                    "role_play_admin"
+                ),
                 (
                     "/inputSchema/properties/p\u{e0041}/enum/1",
                     "ignore_instructions"
@@ -727,7 +737,8 @@ mod tests {
         }));
         lock.insert(def(r#"{"name":"a","inputSchema":{"type":"object"}}"#))
             .unwrap();
-        lock.insert(def(r#"{"name":"b","inputSchema":{}}"#)).unwrap();
+        lock.insert(def(r#"{"name":"b","inputSchema":{}}"#))
+            .unwrap();
         let dup = lock.insert(def(r#"{"name":"b","inputSchema":{"type":"object"}}"#));
         assert!(dup.unwrap_err().to_string().contains("two tools"));
         let text = lock.to_json();
@@ -743,7 +754,10 @@ mod tests {
             r#"{"jsongate_lock":1,"tools":[{"name":"a","sha256":"00","definition":{"name":"a"}}]}"#,
             "lock schema",
         );
-        bad(&text.replace("\"type\":\"object\"", "\"type\":\"array\""), "sha256 does not match");
+        bad(
+            &text.replace("\"type\":\"object\"", "\"type\":\"array\""),
+            "sha256 does not match",
+        );
         let a = def(r#"{"name":"a"}"#);
         let entry = format!(
             r#"{{"name":"a","sha256":"{}","definition":{}}}"#,
@@ -771,17 +785,29 @@ mod tests {
         assert!(matches!(p.judge(&a), Judged::Pinned));
         p.listing_complete();
         let added = def(r#"{"name":"delete_all","inputSchema":{}}"#);
-        assert!(matches!(p.judge(&added), Judged::Refused("tool_not_pinned", _)));
+        assert!(matches!(
+            p.judge(&added),
+            Judged::Refused("tool_not_pinned", _)
+        ));
         let wider = def(r#"{"name":"a","inputSchema":{"maximum":1000}}"#);
-        assert!(matches!(p.judge(&wider), Judged::Refused("tool_changed", _)));
+        assert!(matches!(
+            p.judge(&wider),
+            Judged::Refused("tool_changed", _)
+        ));
         // Warn adopts what widens nothing, never a widening.
         let mut w = Pins::new(None, OnChange::Warn);
         w.judge(&a);
         w.listing_complete();
-        assert!(matches!(w.judge(&wider), Judged::Refused("tool_changed", _)));
+        assert!(matches!(
+            w.judge(&wider),
+            Judged::Refused("tool_changed", _)
+        ));
         let narrower = def(r#"{"name":"a","inputSchema":{"maximum":5}}"#);
         assert!(matches!(w.judge(&narrower), Judged::Adopted(c) if c.len() == 1));
-        assert!(matches!(w.judge(&added), Judged::Refused("tool_not_pinned", _)));
+        assert!(matches!(
+            w.judge(&added),
+            Judged::Refused("tool_not_pinned", _)
+        ));
     }
 
     #[test]
@@ -796,6 +822,9 @@ mod tests {
         assert!(!p.server_named("files"));
         assert!(matches!(p.judge(&a), Judged::Pinned));
         assert!(p.server_named("mail"));
-        assert!(matches!(p.judge(&a), Judged::Refused("pin_wrong_server", _)));
+        assert!(matches!(
+            p.judge(&a),
+            Judged::Refused("pin_wrong_server", _)
+        ));
     }
 }

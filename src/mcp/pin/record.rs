@@ -76,8 +76,11 @@ fn answer<R: Read, W: Write>(
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let msg = Value::parse(&line, limits)
-            .map_err(|e| server_err(format!("the server sent a line that is not strict JSON: {e}")))?;
+        let msg = Value::parse(&line, limits).map_err(|e| {
+            server_err(format!(
+                "the server sent a line that is not strict JSON: {e}"
+            ))
+        })?;
         let Some(obj) = msg.as_object() else {
             return Err(server_err("the server sent a line that is not an object"));
         };
@@ -98,7 +101,9 @@ fn answer<R: Read, W: Write>(
             continue;
         }
         if get("error").is_some() {
-            return Err(server_err(format!("the server answered request {id} with an error")));
+            return Err(server_err(format!(
+                "the server answered request {id} with an error"
+            )));
         }
         return get("result")
             .cloned()
@@ -121,7 +126,9 @@ pub fn record<R: Read, W: Write>(
 ) -> Result<Recording, PinError> {
     let mut r = LineReader::new(server_out);
     let w = &mut server_in;
-    let mut init = String::from(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"#);
+    let mut init = String::from(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"#,
+    );
     write_json_string(&mut init, PROTOCOL_VERSION);
     init.push_str(r#","capabilities":{},"clientInfo":{"name":"jsongate-mcp-pin","version":"#);
     write_json_string(&mut init, env!("CARGO_PKG_VERSION"));
@@ -139,7 +146,10 @@ pub fn record<R: Read, W: Write>(
                 .and_then(Value::as_str)
                 .map(str::to_owned),
         });
-    send(w, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
+    send(
+        w,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )?;
     let mut lock = Lock::new(server);
     let mut poisoned = Vec::new();
     let mut cursor: Option<String> = None;
@@ -220,7 +230,9 @@ mod tests {
             assert!(e.contains(want), "{rest}: {e}");
         }
         assert!(matches!(
-            run(&format!("{init}{{\"id\":2,\"result\":{{\"tools\":[{{\"name\":1}}]}}}}\n")),
+            run(&format!(
+                "{init}{{\"id\":2,\"result\":{{\"tools\":[{{\"name\":1}}]}}}}\n"
+            )),
             Err(PinError::NotATool)
         ));
     }
