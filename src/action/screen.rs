@@ -388,7 +388,7 @@ pub const HIDDEN_PATTERNS: &[&str] = &[
 /// ```
 pub fn hidden_text(s: &str) -> Option<(&'static str, usize)> {
     if s.bytes()
-        .all(|b| b >= 0x20 && b < 0x7f || b == b'\t' || b == b'\n' || b == b'\r')
+        .all(|b| (0x20..0x7f).contains(&b) || b == b'\t' || b == b'\n' || b == b'\r')
     {
         return None;
     }

@@ -159,7 +159,8 @@ fn expected(
 ) -> Option<String> {
     let c = node.get(keyword);
     let subject = match node.get("type").and_then(Value::as_str) {
-        Some(t @ ("integer" | "number")) => t,
+        Some("integer") => "integer",
+        Some("number") => "number",
         _ => "a number",
     };
     let n = || c.and_then(Value::as_number_text);

@@ -499,10 +499,7 @@ pub struct Finding {
     /// Byte offset in the line.
     pub offset: Option<u64>,
     /// More members for the audit line, as JSON text (`"definition":{…}`), if any.
-    pub extra: Option<String>,
-    /// What the schema expected, for the reason of a refused call (from a screened
-    /// schema only), if known.
-    pub expected: Option<String>,
+    pub extra: Option<Box<str>>,
 }
 
 impl Finding {
@@ -524,7 +521,6 @@ impl Finding {
             pointer: Some(format!("{prefix}{}", v.instance_pointer())),
             offset: Some(base + v.offset()),
             extra: None,
-            expected: None,
         }
     }
 

@@ -30,7 +30,7 @@ pub mod frame;
 pub mod message;
 pub mod pin;
 mod reply;
-pub(crate) mod session;
+mod session;
 pub mod tools;
 
 use std::io::{self, BufWriter, Read, Write};
@@ -46,6 +46,7 @@ use frame::{LineIn, Recovered};
 pub use message::Id;
 use message::{Finding, MessageSink, NoRoute, Route};
 use reply::{error_response, hex};
+pub use session::MAX_LIST_PAGES;
 use session::{
     fail_batch, fail_server_line, installed, on_client, on_server, precheck_call, prejudge,
     refuse_line, Pending, State,

@@ -455,7 +455,6 @@ fn screen_line(line: &[u8], limits: Limits) -> Option<Finding> {
         pointer: Some(x.pointer),
         offset: Some(x.at),
         extra: None,
-        expected: None,
     })
 }
 
@@ -684,7 +683,7 @@ fn judge_tool(
             class: "tool_poisoned",
             keyword: Some(first.pattern.to_owned()),
             pointer: Some(first.pointer.clone()),
-            extra: Some(definition_detail(def, None, &[], found)),
+            extra: Some(definition_detail_boxed(def, None, &[], found)),
             ..Finding::default()
         };
         if shared.screen_tools == Screen::Reject {
@@ -698,7 +697,12 @@ fn judge_tool(
         Judged::Adopted(changes) => {
             let f = Finding {
                 class: "tool_changed",
-                extra: Some(definition_detail(def, pinned.as_deref(), &changes, &[])),
+                extra: Some(definition_detail_boxed(
+                    def,
+                    pinned.as_deref(),
+                    &changes,
+                    &[],
+                )),
                 ..Finding::default()
             };
             flag(&f, outs);
@@ -706,7 +710,12 @@ fn judge_tool(
         Judged::Refused(class, changes) => {
             return Err(Finding {
                 class,
-                extra: Some(definition_detail(def, pinned.as_deref(), &changes, &[])),
+                extra: Some(definition_detail_boxed(
+                    def,
+                    pinned.as_deref(),
+                    &changes,
+                    &[],
+                )),
                 ..Finding::default()
             });
         }
@@ -715,6 +724,15 @@ fn judge_tool(
         .is_empty()
         .then(|| def.value().get("inputSchema").cloned())
         .flatten())
+}
+
+fn definition_detail_boxed(
+    def: &Definition,
+    pinned: Option<&str>,
+    changes: &[Change],
+    found: &[DefinitionFinding],
+) -> Box<str> {
+    definition_detail(def, pinned, changes, found).into_boxed_str()
 }
 
 /// The audit line's `"definition"` member: the listed definition's hash, the pinned one,

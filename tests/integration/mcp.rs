@@ -1836,7 +1836,6 @@ fn mcp_pin_records_a_reviewable_lockfile_that_the_proxy_enforces() {
         String::from_utf8_lossy(&checked.stdout)
     );
     // The proxy enforces it: the rug-pulled listing loses lookup and delete_all.
-    use std::process::Stdio;
     let audit = dir.path().join("audit.log");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jsongate"))
         .args([
@@ -1851,8 +1850,8 @@ fn mcp_pin_records_a_reviewable_lockfile_that_the_proxy_enforces() {
             SH_SERVER,
         ])
         .env("TOOLS", rug_pulled().to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();

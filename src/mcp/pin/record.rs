@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 
 use super::{Definition, DefinitionFinding, Lock, PinError, ServerId};
 use crate::mcp::frame::{LineReader, Piece};
-use crate::mcp::session::MAX_LIST_PAGES;
+use crate::mcp::MAX_LIST_PAGES;
 use crate::select::{write_json_string, Value};
 use crate::Limits;
 
