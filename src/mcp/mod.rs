@@ -14,6 +14,11 @@
 //! unknown methods, `_meta` — and every valid result pass byte for byte (with
 //! [`Config::screen`], server requests and notifications are screened too).
 //!
+//! Every listed tool is also held to its pin ([`pin`]): a lockfile ([`Config::pin`]) or the
+//! first complete listing of the session; a tool not pinned, changed, poisoned (screening of
+//! its definition), listed twice or too large to hash is removed from the listing the client
+//! sees (the page is re-serialised without it) and its calls are refused.
+//!
 //! A result that is rejected is replaced by a result with the same id:
 //! `{"content":[{"type":"text","text":REASON}],"isError":true,"resultType":"complete"}`,
 //! where REASON names the failure class, the keyword location in the tool's declared schema
