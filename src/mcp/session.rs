@@ -8,9 +8,15 @@
 //! a judged request, passed every check of [`judge_result`]. Everything else is replaced by
 //! the proxy's own answer for its id, or dropped and audited.
 //!
+//! A `tools/list` page is also where tool definitions are held to their pins and screened
+//! ([`super::pin`]): each listed tool is canonicalised, hashed and screened before the lock is
+//! taken; under it, the pin decision is made, refused tools are audited and known as unusable
+//! with their class, and a page the client asked for reaches it without them.
+//!
 //! Work whose cost the server chooses runs outside the state lock: schema compilation on the
-//! compile worker ([`super::tools`]), and validation and screening of a line before the lock
-//! is taken ([`prejudge`], [`precheck_call`]; the decision under the lock reuses them).
+//! compile worker ([`super::tools`]), and validation, screening and the canonical hashing of
+//! listed tools before the lock is taken ([`prejudge`], [`precheck_call`]; the decision
+//! under the lock reuses them).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -894,7 +894,8 @@ def build_wire_cases() -> list[WireCase]:
                  pipelined=True),
         WireCase("wire-unknown-tool", "a call of a tool the server does not list: answered by the proxy, not sent",
                  [*listed, tool_call(4, "no_such_tool")], [exact_replacement(4), wire_never_reached("no_such_tool")]),
-        WireCase("wire-list-changed", "after tools/list_changed and a new tools/list, the new outputSchema applies",
+        WireCase("wire-list-changed", "after tools/list_changed and a new tools/list in which ok's outputSchema "
+                 "changed, a call of ok is answered by the proxy (tool_changed), never judged by the old schema",
                  [*listed, tool_call(2, "ok"), tool_call(3, "tighten"), rpc(4, "tools/list"), tool_call(5, "ok")],
                  [valid_answer(2), exact_replacement(5)]),
         WireCase("wire-crlf", "a valid line ended by CR LF is relayed byte for byte (the CR kept)",
