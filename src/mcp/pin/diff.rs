@@ -222,8 +222,9 @@ const ANNOTATIONS: &[&str] = &[
 /// let new = d(r#"{"name":"t","inputSchema":{"properties":{"n":{"type":"integer","maximum":1000}}}}"#);
 /// let c = diff_tools(old.value(), new.value());
 /// assert_eq!(c.len(), 2);
-/// assert_eq!((c[0].kind, c[0].pointer.as_str()), (ChangeKind::InputWidened, "/inputSchema/properties/n/maximum"));
-/// assert_eq!((c[1].kind, c[1].pointer.as_str()), (ChangeKind::InputWidened, "/inputSchema/required"));
+/// // A schema's own keywords first, then the schemas nested in it.
+/// assert_eq!((c[0].kind, c[0].pointer.as_str()), (ChangeKind::InputWidened, "/inputSchema/required"));
+/// assert_eq!((c[1].kind, c[1].pointer.as_str()), (ChangeKind::InputWidened, "/inputSchema/properties/n/maximum"));
 /// assert!(c.iter().all(|c| c.kind.dangerous()));
 /// ```
 pub fn diff_tools(old: &Value, new: &Value) -> Vec<Change> {
