@@ -778,6 +778,26 @@ mod tests {
     }
 
     #[test]
+    fn a_lockfile_with_more_tools_than_the_relay_remembers_is_refused() {
+        let entry = format!(
+            r#"{{"name":"t","sha256":"{}","definition":{{"name":"t"}}}}"#,
+            "0".repeat(64)
+        );
+        let text = format!(
+            r#"{{"jsongate_lock":1,"tools":[{}]}}"#,
+            vec![entry; MAX_LOCK_TOOLS + 1].join(",")
+        );
+        let e = Lock::from_slice(text.as_bytes()).unwrap_err().to_string();
+        assert!(e.contains("lock schema") && e.contains("maxItems"), "{e}");
+        let mut lock = Lock::new(None);
+        for i in 0..MAX_LOCK_TOOLS {
+            lock.insert(def(&format!(r#"{{"name":"t{i}"}}"#))).unwrap();
+        }
+        let e = lock.insert(def(r#"{"name":"one_more"}"#)).unwrap_err();
+        assert!(e.to_string().contains("more than"), "{e}");
+    }
+
+    #[test]
     fn first_use_pins_until_the_first_complete_listing() {
         let mut p = Pins::new(None, OnChange::Refuse);
         let a = def(r#"{"name":"a","inputSchema":{"maximum":10}}"#);
