@@ -2025,3 +2025,53 @@ fn malformed_or_edited_lockfiles_are_configuration_errors() {
     }
     assert_eq!(jsongate(&["pin", "diff", "x"]).status.code(), Some(2));
 }
+
+#[test]
+fn the_command_with_a_lock_for_another_server_shows_and_forwards_no_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("tools.lock");
+    assert_eq!(pin_with(&tools(), &lock).status.code(), Some(0));
+    let text = std::fs::read_to_string(&lock).unwrap();
+    let other = dir.path().join("other.lock");
+    std::fs::write(
+        &other,
+        text.replace(r#""name": "demo""#, r#""name": "mail""#),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jsongate"))
+        .args([
+            "mcp-proxy",
+            "--pin",
+            other.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            SH_SERVER,
+        ])
+        .env("TOOLS", tools().to_string())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    for (req, check) in [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+            "demo",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            r#""tools":[]"#,
+        ),
+        (&*call(3, "free", "{}"), "pin_wrong_server"),
+    ] {
+        writeln!(stdin, "{req}").unwrap();
+        line.clear();
+        out.read_line(&mut line).unwrap();
+        assert!(line.contains(check), "{req}: {line}");
+    }
+    drop(stdin);
+    child.wait().unwrap();
+}
