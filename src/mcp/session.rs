@@ -24,7 +24,10 @@ use std::time::{Duration, Instant};
 
 use super::expect::argument_reason;
 use super::message::{Finding, Inline, Message};
-use super::pin::{diff::Change, Definition, DefinitionFinding, Judged, PinError, Pins};
+use super::pin::{
+    diff::{Change, ChangeKind},
+    Definition, DefinitionFinding, Judged, PinError, Pins,
+};
 use super::reply::{
     audit, call_reason, error_response, error_result, message_reason, result_reason,
 };
@@ -650,6 +653,43 @@ fn learn_page(
     removed
 }
 
+/// A listing ended (a page without `nextCursor`): tools are no longer pinned on first use,
+/// and each pinned tool it left out is audited once (`flagged`, class `tool_removed`).
+fn listing_complete(
+    shared: &Shared,
+    st: &mut State,
+    id: &Id,
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) {
+    st.pins.listing_complete();
+    let generation = st.tools.generation;
+    let tools = &st.tools;
+    for def in st.pins.removed(generation, |n| tools.get(n).is_some()) {
+        let gone = Change::new(ChangeKind::ToolRemoved, "", None, None, None);
+        let f = Finding {
+            class: "tool_removed",
+            extra: Some(definition_detail_boxed(
+                &def,
+                Some(def.sha256()),
+                &[gone],
+                &[],
+            )),
+            ..Finding::default()
+        };
+        audit(
+            shared,
+            outs,
+            Some(def.name()),
+            Some(id),
+            "to_client",
+            "flagged",
+            Some(&f),
+            facts,
+        );
+    }
+}
+
 /// One listed tool held to its pin and screened: `Ok` with its `inputSchema` when the
 /// definition was clean, or the finding it is refused for. Flagged findings (screening in
 /// flag mode, a change adopted under `--on-tool-change warn`) are audited here.
@@ -1142,7 +1182,7 @@ pub(super) fn on_server(
             }
             let removed = learn_page(shared, st, msg, line, &id, pre, facts, outs);
             if msg.next_cursor.is_none() {
-                st.pins.listing_complete();
+                listing_complete(shared, st, &id, facts, outs);
             }
             if removed.is_empty() {
                 outs.push(Out::ClientLine);
@@ -1167,7 +1207,7 @@ pub(super) fn on_server(
                 }
                 Some(c) => start_listing(st, outs, Some(c), meta),
                 None => {
-                    st.pins.listing_complete();
+                    listing_complete(shared, st, &id, facts, outs);
                     st.tools.complete = true;
                     release_held(shared, st, outs, false);
                 }

@@ -2075,3 +2075,24 @@ fn the_command_with_a_lock_for_another_server_shows_and_forwards_no_tool() {
     drop(stdin);
     child.wait().unwrap();
 }
+
+#[test]
+fn a_pinned_tool_left_out_of_a_complete_listing_is_audited_once() {
+    let mut h = Harness::default();
+    h.list(&tools());
+    relist(&mut h, &Value::Array(vec![tools()[1].clone()]));
+    h.client(r#"{"jsonrpc":"2.0","id":"L2","method":"tools/list"}"#);
+    h.server_gets();
+    let again = json!({"jsonrpc":"2.0","id":"L2","result":{"tools":[tools()[1]]}}).to_string();
+    h.passes(&again);
+    let flagged = audited(&h, "flagged");
+    assert_eq!(flagged.len(), 1);
+    assert_eq!(flagged[0]["tool"], "lookup");
+    assert_eq!(flagged[0]["class"], "tool_removed");
+    assert_eq!(
+        flagged[0]["definition"]["changes"][0]["kind"],
+        "tool_removed"
+    );
+    // It is not pinned any more than it was: listed again as it was, it is back.
+    assert_eq!(names(&relist(&mut h, &tools())), ["lookup", "free"]);
+}

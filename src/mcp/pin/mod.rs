@@ -544,6 +544,9 @@ pub(crate) struct Pins {
     on_change: OnChange,
     /// The server named in the `initialize` answer is not the lock's.
     wrong_server: bool,
+    /// Pinned tools reported missing from a listing, and the tools generation they were
+    /// reported in (each is reported once per generation).
+    reported_removed: (u64, BTreeMap<String, ()>),
 }
 
 impl Pins {
@@ -596,6 +599,31 @@ impl Pins {
         } else {
             Judged::Refused("tool_changed", changes)
         }
+    }
+
+    /// The pinned tools a complete listing of tools `generation` left out (`listed` says
+    /// which names it had), each returned once per generation.
+    pub(crate) fn removed(
+        &mut self,
+        generation: u64,
+        listed: impl Fn(&str) -> bool,
+    ) -> Vec<Definition> {
+        if self.reported_removed.0 != generation {
+            self.reported_removed = (generation, BTreeMap::new());
+        }
+        let pinned: Vec<&Definition> = match &self.lock {
+            Some(l) => l.tools().collect(),
+            None => self.first_use.values().collect(),
+        };
+        let gone: Vec<Definition> = pinned
+            .into_iter()
+            .filter(|d| !listed(d.name()) && !self.reported_removed.1.contains_key(d.name()))
+            .cloned()
+            .collect();
+        for d in &gone {
+            self.reported_removed.1.insert(d.name().to_owned(), ());
+        }
+        gone
     }
 
     /// The SHA-256 `def`'s name is pinned with, if any.
@@ -828,6 +856,20 @@ mod tests {
             w.judge(&added),
             Judged::Refused("tool_not_pinned", _)
         ));
+    }
+
+    #[test]
+    fn a_pinned_tool_left_out_is_reported_once_per_generation() {
+        let mut p = Pins::new(None, OnChange::Refuse);
+        p.judge(&def(r#"{"name":"a"}"#));
+        p.judge(&def(r#"{"name":"b"}"#));
+        p.listing_complete();
+        assert!(p.removed(0, |_| true).is_empty());
+        let gone = p.removed(1, |n| n == "a");
+        assert_eq!(gone.len(), 1);
+        assert_eq!(gone[0].name(), "b");
+        assert!(p.removed(1, |n| n == "a").is_empty());
+        assert_eq!(p.removed(2, |n| n == "a").len(), 1);
     }
 
     #[test]
