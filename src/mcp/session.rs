@@ -587,7 +587,21 @@ fn learn_page(
     let mut removed = Vec::new();
     for (i, t) in msg.tools.iter().enumerate() {
         let Some(name) = t.name.as_deref() else {
+            // Not an object with a string name: it cannot be pinned or called, and the
+            // client does not see it.
+            let f = Finding::of("tool_definition_unreadable");
+            audit(
+                shared,
+                outs,
+                None,
+                Some(id),
+                "to_client",
+                "removed",
+                Some(&f),
+                facts,
+            );
             admit.push(Admit::Skip);
+            removed.push(i);
             continue;
         };
         let known = st.tools.get(name).is_some();
