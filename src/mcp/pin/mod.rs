@@ -27,7 +27,7 @@
 pub mod diff;
 pub mod record;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use sha2::{Digest, Sha256};
@@ -546,7 +546,7 @@ pub(crate) struct Pins {
     wrong_server: bool,
     /// Pinned tools reported missing from a listing, and the tools generation they were
     /// reported in (each is reported once per generation).
-    reported_removed: (u64, BTreeMap<String, ()>),
+    reported_removed: (u64, BTreeSet<String>),
 }
 
 impl Pins {
@@ -609,7 +609,7 @@ impl Pins {
         listed: impl Fn(&str) -> bool,
     ) -> Vec<Definition> {
         if self.reported_removed.0 != generation {
-            self.reported_removed = (generation, BTreeMap::new());
+            self.reported_removed = (generation, BTreeSet::new());
         }
         let pinned: Vec<&Definition> = match &self.lock {
             Some(l) => l.tools().collect(),
@@ -617,11 +617,11 @@ impl Pins {
         };
         let gone: Vec<Definition> = pinned
             .into_iter()
-            .filter(|d| !listed(d.name()) && !self.reported_removed.1.contains_key(d.name()))
+            .filter(|d| !listed(d.name()) && !self.reported_removed.1.contains(d.name()))
             .cloned()
             .collect();
         for d in &gone {
-            self.reported_removed.1.insert(d.name().to_owned(), ());
+            self.reported_removed.1.insert(d.name().to_owned());
         }
         gone
     }
