@@ -19,6 +19,12 @@
 //! `f64`. Two listings that differ only in member order, whitespace, escapes or the spelling
 //! of a number hash the same; any other difference does not.
 //!
+//! # Annotations are hints
+//! A tool's `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`,
+//! `openWorldHint`, `title`) are the server's claims. They are part of the definition (so a
+//! changed hint is a change, and their strings are screened) and nothing else: no decision of
+//! the relay or of a policy reads them.
+//!
 //! # Bounds
 //! A definition whose listed bytes or canonical text exceed [`MAX_DEFINITION_BYTES`] is not
 //! hashed: the relay refuses the tool (`tool_definition_too_large`) and audits it. A lockfile
