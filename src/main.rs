@@ -27,7 +27,10 @@ USAGE:
     jsongate policy schema | decision schema
     jsongate mcp-proxy [OPTIONS] [--format-assertion] [--eval-budget N] [--policy FILE
                   --grants A,B [--workspace DIR]] [--screen flag|reject] [--audit FILE]
-                  -- SERVER_COMMAND [ARGS]...
+                  [--pin LOCKFILE] [--on-tool-change refuse|warn]
+                  [--screen-tools flag|reject] -- SERVER_COMMAND [ARGS]...
+    jsongate mcp-pin --out LOCKFILE [--timeout SECONDS] [OPTIONS] -- SERVER_COMMAND [ARGS]...
+    jsongate pin diff OLD NEW | pin schema
     jsongate --help | --version
 
 COMMANDS:
@@ -135,6 +138,33 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              answers a server request with an error and drops a notification.
              --audit appends one JSON line per tool call (and per dropped line). Signals
              are forwarded to the server; the exit status is the server's.
+             Tool definitions: every listed tool is hashed in canonical form and held to
+             its pin: --pin LOCKFILE (from mcp-pin), or without it the tools of the first
+             complete listing (trust on first use). A tool not pinned, or whose definition
+             changed, is removed from the listing the client sees, its calls are answered
+             with an isError result (tool_not_pinned, tool_changed) and never forwarded,
+             and the audit line names the members that changed and classifies each change
+             (input_widened, output_widened, text_changed, unclassified, ...).
+             --on-tool-change warn adopts a change that widens nothing (audited as
+             flagged); a dangerous change is refused either way. Every string of every
+             definition is screened for instruction-like phrases and hidden text
+             (zero-width, bidi controls, tag characters, ANSI escapes): --screen-tools
+             reject removes the tool (tool_poisoned), flag audits it; the default is
+             reject when --screen is given, flag otherwise. Annotations (readOnlyHint,
+             destructiveHint, ...) are hints from the server and never change a decision.
+    mcp-pin  Start the server, initialise it, list every page of its tools, screen every
+             definition, and write the lockfile (one entry per tool: name, SHA-256 and
+             canonical definition, with the server's name) to --out for review. Prints
+             one summary line. Exit 1 without writing the lockfile when screening finds
+             instruction-like or hidden text in a tool (one line per finding: tool,
+             pointer, pattern id); exit 2 when the server fails or exceeds --timeout
+             (default 30 seconds).
+    pin diff OLD NEW
+             Compare two lockfiles: one JSON line per change ({\"tool\":T,\"kind\":K,
+             \"dangerous\":B,\"pointer\":P,\"keyword\":W,\"from\":V,\"to\":V}), then
+             {\"changes\":N,\"dangerous\":M}. Exit 0 identical, 1 changed, 2 error.
+    pin schema
+             Print the JSON Schema of lockfiles.
 
 ERROR KINDS:
     too_large, too_deep, name_too_long, string_too_long, number_too_long, too_many_members,
@@ -175,6 +205,8 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         Some("decide") => decide_cmd(&args[1..]),
         Some("screen") => screen_cmd(&args[1..]),
         Some("mcp-proxy") => mcp_proxy_cmd(&args[1..]),
+        Some("mcp-pin") => mcp_pin_cmd(&args[1..]),
+        Some("pin") => pin_cmd(&args[1..]),
         Some("policy" | "decision") => schema_print_cmd(args),
         Some(other) => Err(format!("unknown command '{other}'")),
     }
@@ -706,12 +738,20 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
             "--grants" => grants = Some(value()?),
             "--workspace" => workspace = Some(value()?),
             "--audit" => audit = Some(value()?),
-            "--screen" => {
-                config.screen = Some(match value()?.as_str() {
-                    "flag" => jsongate::mcp::Screen::Flag,
-                    "reject" => jsongate::mcp::Screen::Reject,
-                    v => return Err(format!("--screen: '{v}' is not flag or reject")),
-                });
+            "--screen" => config.screen = Some(parse_screen(flag, &value()?)?),
+            "--screen-tools" => config.screen_tools = Some(parse_screen(flag, &value()?)?),
+            "--on-tool-change" => {
+                config.on_tool_change = match value()?.as_str() {
+                    "refuse" => jsongate::mcp::pin::OnChange::Refuse,
+                    "warn" => jsongate::mcp::pin::OnChange::Warn,
+                    v => return Err(format!("--on-tool-change: '{v}' is not refuse or warn")),
+                };
+            }
+            "--pin" => {
+                let path = value()?;
+                let lock = jsongate::mcp::pin::Lock::from_file(std::path::Path::new(&path))
+                    .map_err(|e| format!("lockfile '{path}': {e}"))?;
+                config.pin = Some(lock);
             }
             f => return Err(format!("unknown option '{f}'")),
         }
@@ -751,6 +791,200 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(u8::try_from(128 + sig).unwrap_or(1)));
     }
     Ok(ExitCode::from(1))
+}
+
+/// `--screen` / `--screen-tools`: `flag` or `reject`.
+fn parse_screen(flag: &str, v: &str) -> Result<jsongate::mcp::Screen, String> {
+    match v {
+        "flag" => Ok(jsongate::mcp::Screen::Flag),
+        "reject" => Ok(jsongate::mcp::Screen::Reject),
+        v => Err(format!("{flag}: '{v}' is not flag or reject")),
+    }
+}
+
+/// `jsongate mcp-pin --out FILE [--timeout S] [limits] -- SERVER_COMMAND...`.
+fn mcp_pin_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::mcp::pin::record::record;
+    use jsongate::mcp::DEFAULT_MAX_MESSAGE_BYTES;
+    use std::process::{Command, Stdio};
+    let split = args
+        .iter()
+        .position(|a| a == "--")
+        .ok_or("mcp-pin needs -- SERVER_COMMAND [ARGS]...")?;
+    let (opts, command) = (&args[..split], &args[split + 1..]);
+    if command.is_empty() {
+        return Err("mcp-pin needs a server command after --".into());
+    }
+    let mut limits = Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES);
+    let (mut out, mut timeout) = (None, 30u64);
+    let mut it = opts.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or(format!("{flag} needs a value"))
+        };
+        match flag {
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            "--out" => out = Some(value()?),
+            "--timeout" => {
+                let v = value()?;
+                timeout = v
+                    .parse()
+                    .ok()
+                    .filter(|&t| t > 0)
+                    .ok_or_else(|| format!("--timeout: '{v}' is not a positive integer"))?;
+            }
+            "--max-bytes" | "--max-depth" | "--max-name-bytes" | "--max-string-bytes"
+            | "--max-number-bytes" | "--max-members" | "--max-items" => {
+                let v = parse_limit(flag, Some(&value()?))?;
+                let name = flag.trim_start_matches("--").replace('-', "_");
+                limits = limits.set_by_name(&name, v).unwrap_or(limits);
+            }
+            f => return Err(format!("unknown option '{f}'")),
+        }
+    }
+    let out = out.ok_or("mcp-pin needs --out LOCKFILE")?;
+    let mut child = Command::new(&command[0])
+        .args(&command[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("server '{}': {e}", command[0]))?;
+    let stdin = child.stdin.take().ok_or("server stdin")?;
+    let stdout = child.stdout.take().ok_or("server stdout")?;
+    // A server that does not answer in time is ended: its output closes and recording fails.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    #[cfg(unix)]
+    {
+        let (done, timed_out) = (
+            std::sync::Arc::clone(&done),
+            std::sync::Arc::clone(&timed_out),
+        );
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+        std::thread::spawn(move || {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(timeout);
+            while std::time::Instant::now() < until {
+                if done.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            if !done.load(std::sync::atomic::Ordering::SeqCst) {
+                timed_out.store(true, std::sync::atomic::Ordering::SeqCst);
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+        });
+    }
+    let recorded = record(stdout, stdin, limits);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    // The server's input is closed (record owned it); it gets a grace period to exit.
+    let until = std::time::Instant::now() + jsongate::mcp::child::GRACE;
+    while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if matches!(child.try_wait(), Ok(None)) {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    let rec = recorded.map_err(|e| {
+        if timed_out.load(std::sync::atomic::Ordering::SeqCst) {
+            format!(
+                "server '{}': no complete listing within {timeout} s",
+                command[0]
+            )
+        } else {
+            format!("server '{}': {e}", command[0])
+        }
+    })?;
+    let mut stdout = io::stdout().lock();
+    if !rec.poisoned.is_empty() {
+        for (tool, found) in &rec.poisoned {
+            for f in found {
+                let mut line = String::from("{\"tool\":");
+                write_json_string(&mut line, tool);
+                line.push_str(",\"pointer\":");
+                write_json_string(&mut line, &f.pointer);
+                let _ = write!(line, ",\"pattern\":\"{}\"}}", f.pattern);
+                let _ = writeln!(stdout, "{line}");
+            }
+        }
+        let _ = writeln!(
+            stdout,
+            "{{\"recorded\":false,\"tools\":{},\"poisoned\":{}}}",
+            rec.lock.len(),
+            rec.poisoned.len()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let tmp = format!("{out}.tmp");
+    std::fs::write(&tmp, rec.lock.to_json())
+        .and_then(|()| std::fs::rename(&tmp, &out))
+        .map_err(|e| format!("cannot write '{out}': {e}"))?;
+    let mut line = format!(
+        "{{\"recorded\":true,\"tools\":{},\"server\":",
+        rec.lock.len()
+    );
+    match rec.lock.server() {
+        Some(id) => write_json_string(&mut line, &id.name),
+        None => line.push_str("null"),
+    }
+    line.push('}');
+    let _ = writeln!(stdout, "{line}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `jsongate pin diff OLD NEW` / `jsongate pin schema`.
+fn pin_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::mcp::pin::{diff::diff_locks, Lock, LOCK_SCHEMA};
+    match args {
+        [s] if s == "schema" => {
+            print!("{LOCK_SCHEMA}");
+            Ok(ExitCode::SUCCESS)
+        }
+        [d, old, new] if d == "diff" => {
+            let load = |p: &String| {
+                Lock::from_file(std::path::Path::new(p)).map_err(|e| format!("lockfile '{p}': {e}"))
+            };
+            let (a, b) = (load(old)?, load(new)?);
+            let changes = diff_locks(&a, &b);
+            let mut out = String::new();
+            for (tool, c) in &changes {
+                out.push_str("{\"tool\":");
+                write_json_string(&mut out, tool);
+                out.push(',');
+                let mut one = String::new();
+                c.write_json(&mut one, true);
+                out.push_str(&one[1..]);
+                out.push('\n');
+            }
+            let dangerous = changes.iter().filter(|(_, c)| c.kind.dangerous()).count();
+            let _ = writeln!(
+                out,
+                "{{\"changes\":{},\"dangerous\":{dangerous}}}",
+                changes.len()
+            );
+            let mut stdout = io::stdout().lock();
+            let _ = stdout.write_all(out.as_bytes());
+            let _ = stdout.flush();
+            Ok(if changes.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        _ => Err("pin needs 'diff OLD NEW' or 'schema'".into()),
+    }
 }
 
 /// Reads FILE or standard input, at most `max` bytes (more is an error).

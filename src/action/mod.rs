@@ -42,6 +42,6 @@ pub use policy::{
 };
 pub use rules::{path_contained, url_allowed, Rule, RuleFailure};
 pub use screen::{
-    render_untrusted, screen, screen_str, Action, Finding, ScreenContract, Screener, Screening,
-    PATTERNS, SCREEN_CONTRACT_SCHEMA,
+    hidden_text, render_untrusted, screen, screen_str, Action, Finding, ScreenContract, Screener,
+    Screening, HIDDEN_PATTERNS, PATTERNS, SCREEN_CONTRACT_SCHEMA,
 };

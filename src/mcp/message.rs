@@ -54,6 +54,8 @@ pub struct ToolSpans {
     pub output: Option<Span>,
     /// A schema member that was present but not an object.
     pub bad_schema: bool,
+    /// The whole tool object, when the item was an object.
+    pub span: Option<Span>,
 }
 
 /// The members of a line the proxy acts on. Every `bad_*` flag marks a member present with
@@ -110,6 +112,8 @@ pub struct Message {
     pub param_task_id: Option<String>,
     /// `params._meta` (an object).
     pub meta: Option<Span>,
+    /// `result.serverInfo.name` (of an `initialize` answer).
+    pub server_name: Option<String>,
 }
 
 impl Message {
@@ -141,6 +145,7 @@ enum Key {
     OutputSchema,
     Arguments,
     Meta,
+    ServerInfo,
 }
 
 fn classify(name: &str) -> Key {
@@ -163,6 +168,7 @@ fn classify(name: &str) -> Key {
         "outputSchema" => Key::OutputSchema,
         "arguments" => Key::Arguments,
         "_meta" => Key::Meta,
+        "serverInfo" => Key::ServerInfo,
         _ => Key::Other,
     }
 }
@@ -222,6 +228,9 @@ pub struct MessageSink<'r, R: Route> {
     in_array: [bool; TRACKED + 1],
     /// The span being recorded: its kind, the depth of its container and its start.
     open: Option<(SpanOf, usize, usize)>,
+    /// The tool object being recorded (its schemas may be recorded inside it): the depth of
+    /// its container and its start.
+    tool_open: Option<(usize, usize)>,
     validator: Option<Validator>,
     /// Depth at which events are routed to the validator (the structured content's own).
     routing: Option<usize>,
@@ -238,6 +247,7 @@ impl<'r, R: Route> MessageSink<'r, R> {
             path: [Key::Other; TRACKED + 1],
             in_array: [false; TRACKED + 1],
             open: None,
+            tool_open: None,
             validator: None,
             routing: None,
         }
@@ -247,7 +257,8 @@ impl<'r, R: Route> MessageSink<'r, R> {
     fn value(&mut self, ev: &Event<'_>, offset: usize) {
         use Key::{
             Arguments, Content, Error, Id as KId, InputSchema, IsError, Item, Meta, Method, Name,
-            NextCursor, OutputSchema, Params, Result, ResultType, Structured, Task, TaskId, Tools,
+            NextCursor, OutputSchema, Params, Result, ResultType, ServerInfo, Structured, Task,
+            TaskId, Tools,
         };
         let d = self.depth;
         if d == 0 {
@@ -302,7 +313,13 @@ impl<'r, R: Route> MessageSink<'r, R> {
             [Result, Task, TaskId] => m.task_id = text.map(str::to_owned),
             [Result, NextCursor] => m.next_cursor = text.map(str::to_owned),
             [Result, Tools] => m.has_tools = matches!(ev, Event::BeginArray),
-            [Result, Tools, Item] if m.has_tools => m.tools.push(ToolSpans::default()),
+            [Result, Tools, Item] if m.has_tools => {
+                m.tools.push(ToolSpans::default());
+                if is_obj {
+                    self.tool_open = Some((d + 1, offset));
+                }
+            }
+            [Result, ServerInfo, Name] => m.server_name = text.map(str::to_owned),
             [Result, Tools, Item, Name] => {
                 if let (Some(t), Some(s)) = (m.tools.last_mut(), text) {
                     t.name = Some(s.to_owned());
@@ -339,6 +356,14 @@ impl<'r, R: Route> MessageSink<'r, R> {
 
     /// Closes the span that ends with the container closing at `offset`.
     fn close(&mut self, offset: usize) {
+        if let Some((depth, start)) = self.tool_open {
+            if depth == self.depth + 1 {
+                self.tool_open = None;
+                if let Some(t) = self.msg.tools.last_mut() {
+                    t.span = Some((start, offset + 1));
+                }
+            }
+        }
         let Some((of, depth, start)) = self.open else {
             return;
         };
@@ -473,6 +498,8 @@ pub struct Finding {
     pub pointer: Option<String>,
     /// Byte offset in the line.
     pub offset: Option<u64>,
+    /// More members for the audit line, as JSON text (`"definition":{…}`), if any.
+    pub extra: Option<Box<str>>,
 }
 
 impl Finding {
@@ -493,6 +520,7 @@ impl Finding {
             keyword_location: Some(v.keyword_location().to_owned()),
             pointer: Some(format!("{prefix}{}", v.instance_pointer())),
             offset: Some(base + v.offset()),
+            extra: None,
         }
     }
 
@@ -551,6 +579,11 @@ mod tests {
         assert_eq!(span(l, m.tools[0].input), r#"{"type":"object"}"#);
         assert_eq!(m.tools[1].name.as_deref(), Some("b"));
         assert_eq!(span(l, m.tools[1].output), r#"{"x":{"name":"no"}}"#);
+        assert_eq!(
+            span(l, m.tools[0].span),
+            r#"{"name":"a","inputSchema":{"type":"object"}}"#
+        );
+        assert!(m.tools[3].span.is_none());
         assert!(m.tools[2].bad_schema);
         assert!(m.tools[3].name.is_none());
         assert_eq!(m.next_cursor.as_deref(), Some("n"));

@@ -14,6 +14,11 @@
 //! unknown methods, `_meta` — and every valid result pass byte for byte (with
 //! [`Config::screen`], server requests and notifications are screened too).
 //!
+//! Every listed tool is also held to its pin ([`pin`]): a lockfile ([`Config::pin`]) or the
+//! first complete listing of the session; a tool not pinned, changed, poisoned (screening of
+//! its definition), listed twice or too large to hash is removed from the listing the client
+//! sees (the page is re-serialised without it) and its calls are refused.
+//!
 //! A result that is rejected is replaced by a result with the same id:
 //! `{"content":[{"type":"text","text":REASON}],"isError":true,"resultType":"complete"}`,
 //! where REASON names the failure class, the keyword location in the tool's declared schema
@@ -25,8 +30,10 @@
 //! server and forwards signals (the `jsongate mcp-proxy` command).
 
 pub mod child;
+mod expect;
 pub mod frame;
 pub mod message;
+pub mod pin;
 mod reply;
 mod session;
 pub mod tools;
@@ -44,6 +51,7 @@ use frame::{LineIn, Recovered};
 pub use message::Id;
 use message::{Finding, MessageSink, NoRoute, Route};
 use reply::{error_response, hex};
+pub use session::MAX_LIST_PAGES;
 use session::{
     fail_batch, fail_server_line, installed, on_client, on_server, precheck_call, prejudge,
     refuse_line, Pending, State,
@@ -85,6 +93,20 @@ pub struct Config {
     /// unusable (`schema_compile_timeout`) and calls to them are refused. Default:
     /// [`tools::DEFAULT_COMPILE_DEADLINE`].
     pub compile_deadline: Duration,
+    /// A lockfile to enforce: a listed tool absent from it, or whose definition's hash
+    /// differs, is removed from the listing the client sees and its calls are refused
+    /// (`tool_not_pinned`, `tool_changed`). Without one, the tools of the first complete
+    /// listing are pinned (trust on first use) and the same rule applies to every later
+    /// listing.
+    pub pin: Option<pin::Lock>,
+    /// What a tool that differs from its pin does (default: refused).
+    pub on_tool_change: pin::OnChange,
+    /// What screening of tool definitions does with a tool in which it finds
+    /// instruction-like or hidden text: [`Screen::Reject`] removes it from the listing and
+    /// refuses its calls (`tool_poisoned`), [`Screen::Flag`] audits it. `None` (the
+    /// default): reject when [`Config::screen`] is set, otherwise flag. Definitions are
+    /// always screened.
+    pub screen_tools: Option<Screen>,
 }
 
 /// What screening does with a message in which it finds instruction-like text.
@@ -109,6 +131,9 @@ impl Default for Config {
             audit: None,
             screen: None,
             compile_deadline: DEFAULT_COMPILE_DEADLINE,
+            pin: None,
+            on_tool_change: pin::OnChange::Refuse,
+            screen_tools: None,
         }
     }
 }
@@ -157,6 +182,8 @@ struct Shared {
     policy: Option<Policy>,
     session: Session,
     screen: Option<Screen>,
+    /// Screening of tool definitions (resolved from [`Config::screen_tools`]).
+    screen_tools: Screen,
     started: Instant,
     state: Mutex<State>,
     /// Buffered so that a line and its newline leave in one write.
@@ -227,8 +254,16 @@ impl Proxy {
             policy: c.policy,
             session: c.session,
             screen: c.screen,
+            screen_tools: c.screen_tools.unwrap_or(if c.screen.is_some() {
+                Screen::Reject
+            } else {
+                Screen::Flag
+            }),
             started: Instant::now(),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                pins: pin::Pins::new(c.pin, c.on_tool_change),
+                ..State::default()
+            }),
             to_client: Mutex::new(BufWriter::with_capacity(WRITE_BUFFER, Box::new(client_out))),
             to_server: Mutex::new(Some(BufWriter::with_capacity(
                 WRITE_BUFFER,

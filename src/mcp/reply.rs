@@ -192,6 +192,12 @@ fn capped(s: String) -> String {
 /// A keyword location by structure only: keywords in keyword positions and array indices
 /// are kept, every other segment is a digest.
 pub(super) fn schema_path(location: &str) -> String {
+    schema_path_with(location, &|_| false)
+}
+
+/// [`schema_path`], except that a name `known` accepts (a property name a screened schema
+/// declares) is kept in clear where a name belongs.
+pub(super) fn schema_path_with(location: &str, known: &dyn Fn(&str) -> bool) -> String {
     if location.is_empty() {
         return "/".to_owned();
     }
@@ -200,7 +206,8 @@ pub(super) fn schema_path(location: &str) -> String {
     for seg in location.strip_prefix('/').unwrap_or(location).split('/') {
         out.push('/');
         let keep = !name_next && (is_index(seg) || KEYWORDS.contains(&seg));
-        if keep {
+        let name = seg.replace("~1", "/").replace("~0", "~");
+        if keep || (name_next && known(&name)) {
             out.push_str(seg);
         } else {
             out.push_str(&digest(seg));
@@ -213,6 +220,11 @@ pub(super) fn schema_path(location: &str) -> String {
 /// An instance pointer by structure only: the proxy's own prefix (`/params/arguments`,
 /// `/result/structuredContent`) and array indices are kept, member names are digests.
 pub(super) fn instance_path(pointer: &str) -> String {
+    instance_path_with(pointer, &|_| false)
+}
+
+/// [`instance_path`], except that a member name `known` accepts is kept in clear.
+pub(super) fn instance_path_with(pointer: &str, known: &dyn Fn(&str) -> bool) -> String {
     let (own, rest) = ["/params/arguments", "/result/structuredContent"]
         .into_iter()
         .find_map(|p| {
@@ -226,7 +238,7 @@ pub(super) fn instance_path(pointer: &str) -> String {
     if !rest.is_empty() {
         for seg in rest.strip_prefix('/').unwrap_or(rest).split('/') {
             out.push('/');
-            if is_index(seg) {
+            if is_index(seg) || known(&seg.replace("~1", "/").replace("~0", "~")) {
                 out.push_str(seg);
             } else {
                 out.push_str(&digest(seg));
@@ -300,6 +312,10 @@ pub(super) fn audit(
         write_json_string(&mut s, &facts.sha());
     } else {
         s.push_str("null");
+    }
+    if let Some(x) = finding.and_then(|f| f.extra.as_deref()) {
+        s.push(',');
+        s.push_str(x);
     }
     s.push('}');
     outs.push(Out::Audit(s));

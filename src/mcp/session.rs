@@ -8,19 +8,30 @@
 //! a judged request, passed every check of [`judge_result`]. Everything else is replaced by
 //! the proxy's own answer for its id, or dropped and audited.
 //!
+//! A `tools/list` page is also where tool definitions are held to their pins and screened
+//! ([`super::pin`]): each listed tool is canonicalised, hashed and screened before the lock is
+//! taken; under it, the pin decision is made, refused tools are audited and known as unusable
+//! with their class, and a page the client asked for reaches it without them.
+//!
 //! Work whose cost the server chooses runs outside the state lock: schema compilation on the
-//! compile worker ([`super::tools`]), and validation and screening of a line before the lock
-//! is taken ([`prejudge`], [`precheck_call`]; the decision under the lock reuses them).
+//! compile worker ([`super::tools`]), and validation, screening and the canonical hashing of
+//! listed tools before the lock is taken ([`prejudge`], [`precheck_call`]; the decision
+//! under the lock reuses them).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::expect::argument_reason;
 use super::message::{Finding, Inline, Message};
+use super::pin::{
+    diff::{Change, ChangeKind},
+    Definition, DefinitionFinding, Judged, PinError, Pins,
+};
 use super::reply::{
     audit, call_reason, error_response, error_result, message_reason, result_reason,
 };
-use super::tools::{Known, Outcome, Tool, Tools};
+use super::tools::{Admit, Known, Outcome, Tool, Tools, MAX_TOOLS};
 use super::{flush, lock, Id, LineFacts, Out, Screen, Shared, ToServer, MAX_PENDING};
 
 /// Most pages the proxy follows in its own listing; a server that keeps sending
@@ -47,6 +58,8 @@ pub(super) enum Pending {
     List,
     /// The proxy's own `tools/list` (its `_meta` is reused for the next page).
     OwnList { meta: String },
+    /// The client's `initialize` (its answer names the server).
+    Initialize,
     /// Any other request.
     Other,
 }
@@ -74,6 +87,10 @@ pub(super) struct State {
     pub(super) client_closed: bool,
     /// Pages read by the proxy's own listing so far.
     pub(super) list_pages: usize,
+    /// The pins tools are held to.
+    pub(super) pins: Pins,
+    /// Why each refused tool was refused, in full, for the audit line of a refused call.
+    pub(super) refused_tools: HashMap<String, Finding>,
 }
 
 impl State {
@@ -144,6 +161,10 @@ pub(super) fn on_client(
         "tools/call" => on_call(shared, st, id, msg, line, facts, outs, false, pre),
         "tools/list" => {
             st.pending.insert(id, Pending::List);
+            outs.push(Out::ServerLine);
+        }
+        "initialize" => {
+            st.pending.insert(id, Pending::Initialize);
             outs.push(Out::ServerLine);
         }
         "tasks/result" => {
@@ -244,13 +265,37 @@ fn on_call(
     let tool = match st.tools.get(&name) {
         Some(Known::Usable(t)) => Arc::clone(t),
         Some(Known::Unusable(class)) => {
-            let what = match *class {
+            let class = *class;
+            let found = st.refused_tools.get(&name);
+            let mut what = match class {
                 "schema_compile_timeout" | "schema_compile_busy" => {
                     "the tool's schemas were not compiled in time"
                 }
+                "tool_not_pinned" => "the tool is not pinned (it is not in the lockfile, or it was not in the first listing)",
+                "tool_changed" => "the tool's definition changed since it was pinned",
+                "tool_poisoned" => "the tool's definition carries instruction-like or hidden text",
+                "tool_definition_too_large" | "tool_definition_unreadable" => {
+                    "the tool's definition could not be verified"
+                }
+                "pin_wrong_server" => "the lockfile is for another server",
+                "tool_listed_twice" => "the server lists two tools under this name",
                 _ => "the tool's schemas are unusable",
+            }
+            .to_owned();
+            if class == "tool_poisoned" {
+                if let Some(k) = found.and_then(|f| f.keyword.as_deref()) {
+                    what.push_str(", pattern ");
+                    what.push_str(k);
+                }
+            }
+            // The reason names the class (and pattern); the audit line has the detail.
+            let f = Finding {
+                class,
+                keyword: found.and_then(|f| f.keyword.clone()),
+                extra: found.and_then(|f| f.extra.clone()),
+                ..Finding::default()
             };
-            return refuse(outs, Finding::of(class), what);
+            return refuse(outs, f, &what);
         }
         None if st.tools.complete => {
             return refuse(
@@ -285,11 +330,28 @@ fn on_call(
         _ => check_arguments(&tool, &msg, line, shared),
     };
     if let Err(f) = verdict {
-        return refuse(
+        // The arguments are the model's own: the reason says what the schema expected
+        // (quoting the schema only when its definition was screened clean).
+        let args = tool
+            .screened_input
+            .as_ref()
+            .and_then(|_| match msg.arguments {
+                Some((a, b)) => Value::parse(&line[a..b], shared.limits).ok(),
+                None => Some(Value::Object(Vec::new())),
+            });
+        let text = argument_reason(&f, tool.screened_input.as_ref(), args.as_ref());
+        outs.push(Out::Client(error_result(&id, &text)));
+        audit(
+            shared,
             outs,
-            f,
-            "the arguments do not satisfy the tool's inputSchema",
+            Some(&name),
+            Some(&id),
+            "to_server",
+            "refused",
+            Some(&f),
+            facts,
         );
+        return;
     }
     if let Some(policy) = &shared.policy {
         let (args, base): (&[u8], u64) = match msg.arguments {
@@ -401,6 +463,7 @@ fn screen_line(line: &[u8], limits: Limits) -> Option<Finding> {
         keyword_location: None,
         pointer: Some(x.pointer),
         offset: Some(x.at),
+        extra: None,
     })
 }
 
@@ -489,15 +552,331 @@ pub(super) fn installed(shared: &Shared, outcome: Outcome) {
     }
 }
 
-/// Learns one `tools/list` page: its schemas go to the compile worker (or, when it is busy,
-/// its tools are unusable at once).
-fn learn_page(shared: &Shared, st: &mut State, msg: &Message, line: &[u8]) {
+/// Learns one `tools/list` page: each tool is held to its pin and screened, those refused
+/// are audited (and known as unusable, with their class), and the schemas of the others go
+/// to the compile worker (or, when it is busy, their tools are unusable at once). Returns
+/// the indices (in `result.tools`) of the tools the client must not see.
+#[allow(clippy::too_many_arguments)]
+fn learn_page(
+    shared: &Shared,
+    st: &mut State,
+    msg: &Message,
+    line: &[u8],
+    id: &Id,
+    pre: &Prejudged,
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) -> Vec<usize> {
     let deadline = Instant::now() + shared.compile_deadline.min(MAX_DEADLINE);
-    if let Some(job) = st.tools.learn(msg, line, deadline) {
+    let computed;
+    let listed = match &pre.listed {
+        Some(l) => l,
+        None => {
+            computed = identify(msg, line, shared.limits);
+            &computed
+        }
+    };
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for t in &msg.tools {
+        if let Some(n) = &t.name {
+            *seen.entry(n).or_default() += 1;
+        }
+    }
+    let mut room = MAX_TOOLS.saturating_sub(st.tools.len());
+    let mut admit = Vec::with_capacity(msg.tools.len());
+    let mut removed = Vec::new();
+    for (i, t) in msg.tools.iter().enumerate() {
+        let Some(name) = t.name.as_deref() else {
+            // Not an object with a string name: it cannot be pinned or called, and the
+            // client does not see it.
+            let f = Finding::of("tool_definition_unreadable");
+            audit(
+                shared,
+                outs,
+                None,
+                Some(id),
+                "to_client",
+                "removed",
+                Some(&f),
+                facts,
+            );
+            admit.push(Admit::Skip);
+            removed.push(i);
+            continue;
+        };
+        let known = st.tools.get(name).is_some();
+        if !known && room == 0 {
+            // Past the remembered-tools bound: not remembered, not shown, audited.
+            let f = Finding::of("too_many_tools");
+            audit(
+                shared,
+                outs,
+                Some(name),
+                Some(id),
+                "to_client",
+                "removed",
+                Some(&f),
+                facts,
+            );
+            admit.push(Admit::Skip);
+            removed.push(i);
+            continue;
+        }
+        if !known {
+            room -= 1;
+        }
+        let verdict = judge_tool(
+            shared,
+            st,
+            name,
+            seen[name] > 1,
+            listed.get(i),
+            id,
+            facts,
+            outs,
+        );
+        match verdict {
+            Ok(screened_input) => {
+                st.refused_tools.remove(name);
+                admit.push(Admit::Use { screened_input });
+            }
+            Err(f) => {
+                audit(
+                    shared,
+                    outs,
+                    Some(name),
+                    Some(id),
+                    "to_client",
+                    "removed",
+                    Some(&f),
+                    facts,
+                );
+                admit.push(Admit::Refuse(f.class));
+                if st.refused_tools.len() < MAX_TOOLS || st.refused_tools.contains_key(name) {
+                    st.refused_tools.insert(name.to_owned(), f);
+                }
+                removed.push(i);
+            }
+        }
+    }
+    if let Some(job) = st.tools.learn(msg, line, deadline, &admit) {
         if let Err(outcome) = shared.compiler.submit(job) {
             st.tools.install(outcome);
         }
     }
+    removed
+}
+
+/// A listing ended (a page without `nextCursor`): tools are no longer pinned on first use,
+/// and each pinned tool it left out is audited once (`flagged`, class `tool_removed`).
+fn listing_complete(
+    shared: &Shared,
+    st: &mut State,
+    id: &Id,
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) {
+    st.pins.listing_complete();
+    let generation = st.tools.generation;
+    let tools = &st.tools;
+    for def in st.pins.removed(generation, |n| tools.get(n).is_some()) {
+        let gone = Change::new(ChangeKind::ToolRemoved, "", None, None, None);
+        let f = Finding {
+            class: "tool_removed",
+            extra: Some(definition_detail_boxed(
+                &def,
+                Some(def.sha256()),
+                &[gone],
+                &[],
+            )),
+            ..Finding::default()
+        };
+        audit(
+            shared,
+            outs,
+            Some(def.name()),
+            Some(id),
+            "to_client",
+            "flagged",
+            Some(&f),
+            facts,
+        );
+    }
+}
+
+/// One listed tool held to its pin and screened: `Ok` with its `inputSchema` when the
+/// definition was clean, or the finding it is refused for. Flagged findings (screening in
+/// flag mode, a change adopted under `--on-tool-change warn`) are audited here.
+#[allow(clippy::too_many_arguments)]
+fn judge_tool(
+    shared: &Shared,
+    st: &mut State,
+    name: &str,
+    twice: bool,
+    listed: Option<&Listed>,
+    id: &Id,
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) -> Result<Option<Value>, Finding> {
+    if twice {
+        return Err(Finding::of("tool_listed_twice"));
+    }
+    let (def, found) = match listed {
+        Some(Some(Ok((d, f)))) => (d, f),
+        Some(Some(Err(e))) => return Err(Finding::of(e.class())),
+        _ => return Err(Finding::of("tool_definition_unreadable")),
+    };
+    let flag = |f: &Finding, outs: &mut Vec<Out>| {
+        audit(
+            shared,
+            outs,
+            Some(name),
+            Some(id),
+            "to_client",
+            "flagged",
+            Some(f),
+            facts,
+        );
+    };
+    if let Some(first) = found.first() {
+        let f = Finding {
+            class: "tool_poisoned",
+            keyword: Some(first.pattern.to_owned()),
+            pointer: Some(first.pointer.clone()),
+            extra: Some(definition_detail_boxed(def, None, &[], found)),
+            ..Finding::default()
+        };
+        if shared.screen_tools == Screen::Reject {
+            return Err(f);
+        }
+        flag(&f, outs);
+    }
+    let pinned = st.pins.pinned_sha(name).map(str::to_owned);
+    match st.pins.judge(def) {
+        Judged::Pinned => {}
+        Judged::Adopted(changes) => {
+            let f = Finding {
+                class: "tool_changed",
+                extra: Some(definition_detail_boxed(
+                    def,
+                    pinned.as_deref(),
+                    &changes,
+                    &[],
+                )),
+                ..Finding::default()
+            };
+            flag(&f, outs);
+        }
+        Judged::Refused(class, changes) => {
+            return Err(Finding {
+                class,
+                extra: Some(definition_detail_boxed(
+                    def,
+                    pinned.as_deref(),
+                    &changes,
+                    &[],
+                )),
+                ..Finding::default()
+            });
+        }
+    }
+    Ok(found
+        .is_empty()
+        .then(|| def.value().get("inputSchema").cloned())
+        .flatten())
+}
+
+fn definition_detail_boxed(
+    def: &Definition,
+    pinned: Option<&str>,
+    changes: &[Change],
+    found: &[DefinitionFinding],
+) -> Box<str> {
+    definition_detail(def, pinned, changes, found).into_boxed_str()
+}
+
+/// The audit line's `"definition"` member: the listed definition's hash, the pinned one,
+/// the top-level members that changed, each change, and the screening findings (pattern
+/// ids and pointers, never the text).
+fn definition_detail(
+    def: &Definition,
+    pinned: Option<&str>,
+    changes: &[Change],
+    found: &[DefinitionFinding],
+) -> String {
+    let mut s = String::from("\"definition\":{\"sha256\":\"");
+    s.push_str(def.sha256());
+    s.push_str("\",\"pinned_sha256\":");
+    match pinned {
+        Some(p) => {
+            s.push('"');
+            s.push_str(p);
+            s.push('"');
+        }
+        None => s.push_str("null"),
+    }
+    let mut members: Vec<&str> = changes
+        .iter()
+        .filter_map(|c| c.pointer.split('/').nth(1))
+        .collect();
+    members.dedup();
+    s.push_str(",\"members\":[");
+    for (i, m) in members.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        write_json_string(&mut s, m);
+    }
+    s.push_str("],\"changes\":[");
+    for (i, c) in changes.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        c.write_json(&mut s, false);
+    }
+    s.push_str("],\"findings\":[");
+    for (i, f) in found.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str("{\"pattern\":\"");
+        s.push_str(f.pattern);
+        s.push_str("\",\"pointer\":");
+        write_json_string(&mut s, &f.pointer);
+        s.push('}');
+    }
+    s.push_str("]}");
+    s
+}
+
+/// The listing the client sees when tools were removed from it: the page without the items
+/// at `removed` (re-serialised; everything else kept). A page that cannot be read again
+/// (it was read once with the same limits) is answered with an error instead.
+fn filtered_listing(id: &Id, line: &[u8], removed: &[usize], limits: Limits) -> Vec<u8> {
+    let Ok(Value::Object(mut top)) = Value::parse(line, limits) else {
+        return error_response(
+            id,
+            -32603,
+            "jsongate: the tool listing could not be filtered",
+        );
+    };
+    for (k, v) in &mut top {
+        if k != "result" {
+            continue;
+        }
+        if let Value::Object(result) = v {
+            for (rk, rv) in result.iter_mut() {
+                if let (true, Value::Array(items)) = (rk == "tools", rv) {
+                    let mut i = 0;
+                    items.retain(|_| {
+                        i += 1;
+                        removed.binary_search(&(i - 1)).is_err()
+                    });
+                }
+            }
+        }
+    }
+    Value::Object(top).to_json().into_bytes()
 }
 
 /// A server line that failed the scan (or was not an object): never forwarded. The request
@@ -607,7 +986,7 @@ fn answer_failed(
         }
         // The proxy's own listing: nobody to answer but the held calls.
         Pending::OwnList { .. } => (None, "dropped"),
-        Pending::List | Pending::Other => {
+        Pending::List | Pending::Other | Pending::Initialize => {
             let text = format!("jsongate: the server's response was rejected ({})", f.class);
             outs.push(Out::Client(error_response(id, -32603, &text)));
             (None, "replaced")
@@ -637,6 +1016,27 @@ pub(super) struct Prejudged {
     tool: Option<Arc<Tool>>,
     output: Option<Result<(), Finding>>,
     screen: Screened,
+    /// The definitions of a listing page, canonicalised, hashed and screened.
+    listed: Option<Vec<Listed>>,
+}
+
+/// One item of a listing page: its definition and what screening found in it, or why it
+/// could not be read (`None`: not an object).
+pub(super) type Listed = Option<Result<(Definition, Vec<DefinitionFinding>), PinError>>;
+
+/// Canonicalises, hashes and screens every tool of a listing page.
+fn identify(msg: &Message, line: &[u8], limits: Limits) -> Vec<Listed> {
+    msg.tools
+        .iter()
+        .map(|t| {
+            t.span.map(|(a, b)| {
+                Definition::from_slice(&line[a..b], limits).map(|d| {
+                    let f = d.screen();
+                    (d, f)
+                })
+            })
+        })
+        .collect()
 }
 
 /// Whether a line was screened before the lock, and what was found.
@@ -672,6 +1072,12 @@ pub(super) fn prejudge(shared: &Shared, msg: &Message, inline: &Inline, line: &[
     let tool = match lock(&shared.state).pending.get(id) {
         Some(Pending::Call { tool, .. }) => Some(Arc::clone(tool)),
         Some(Pending::TaskResult { tool }) => tool.clone(),
+        Some(Pending::List | Pending::OwnList { .. }) => {
+            if msg.has_tools {
+                p.listed = Some(identify(msg, line, shared.limits));
+            }
+            return p;
+        }
         _ => return p,
     };
     if let (Some(t), Some((a, b)), Inline::NotRun) = (&tool, msg.structured, inline) {
@@ -765,17 +1171,49 @@ pub(super) fn on_server(
     };
     match p {
         Pending::Other => outs.push(Out::ClientLine),
-        Pending::List => {
-            if msg.has_result && !msg.bad_result {
-                learn_page(shared, st, msg, line);
+        Pending::Initialize => {
+            if let Some(n) = msg.server_name.as_deref().filter(|_| msg.has_result) {
+                if st.pins.server_named(n) {
+                    let f = Finding::of("pin_wrong_server");
+                    audit(
+                        shared,
+                        outs,
+                        None,
+                        Some(&id),
+                        "to_client",
+                        "flagged",
+                        Some(&f),
+                        facts,
+                    );
+                }
             }
             outs.push(Out::ClientLine);
+        }
+        Pending::List => {
+            if !(msg.has_result && !msg.bad_result && msg.has_tools) {
+                outs.push(Out::ClientLine);
+                return;
+            }
+            let removed = learn_page(shared, st, msg, line, &id, pre, facts, outs);
+            if msg.next_cursor.is_none() {
+                listing_complete(shared, st, &id, facts, outs);
+            }
+            if removed.is_empty() {
+                outs.push(Out::ClientLine);
+            } else {
+                outs.push(Out::Client(filtered_listing(
+                    &id,
+                    line,
+                    &removed,
+                    shared.limits,
+                )));
+            }
         }
         Pending::OwnList { meta } => {
             if !msg.has_result || msg.bad_result || !msg.has_tools {
                 return fail_listing(shared, st, &id, "tools_list_failed", facts, outs);
             }
-            learn_page(shared, st, msg, line);
+            learn_page(shared, st, msg, line, &id, pre, facts, outs);
             st.list_pages += 1;
             match &msg.next_cursor {
                 Some(_) if st.list_pages >= MAX_LIST_PAGES => {
@@ -783,6 +1221,7 @@ pub(super) fn on_server(
                 }
                 Some(c) => start_listing(st, outs, Some(c), meta),
                 None => {
+                    listing_complete(shared, st, &id, facts, outs);
                     st.tools.complete = true;
                     release_held(shared, st, outs, false);
                 }

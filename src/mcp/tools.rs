@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::message::{Message, ToolSpans};
+use crate::select::Value;
 use crate::{Limits, Schema};
 
 /// Most tools remembered at once.
@@ -40,6 +41,24 @@ pub struct Tool {
     pub input: Schema,
     /// Its `outputSchema`, if it declares one.
     pub output: Option<Schema>,
+    /// Its `inputSchema` as listed, kept only when the tool's definition was screened and
+    /// nothing was found: refusals of its calls may then quote the schema's own names and
+    /// constraints.
+    pub screened_input: Option<Value>,
+}
+
+/// What the relay decided for one listed tool before it is learnt.
+#[derive(Clone, Debug)]
+pub enum Admit {
+    /// Its schemas are compiled; `screened_input` as in [`Tool`].
+    Use {
+        /// The screened `inputSchema`, if the definition was clean.
+        screened_input: Option<Value>,
+    },
+    /// It is refused with this class (calls to it too).
+    Refuse(&'static str),
+    /// It is not remembered at all (past the remembered-tools bound, or nameless).
+    Skip,
 }
 
 /// A listed tool: usable, unusable with the reason (for operators; fixed text), or still
@@ -71,6 +90,7 @@ struct Source {
     name: String,
     input: Vec<u8>,
     output: Option<Vec<u8>>,
+    screened_input: Option<Value>,
 }
 
 /// One page's schemas, for the compile worker.
@@ -127,10 +147,28 @@ impl Tools {
         self.generation += 1;
     }
 
-    /// Learns the tools of one `tools/list` page read from `line`: tools that cannot be used
-    /// are known at once; the others are [`Known::Compiling`] in the returned job, which
-    /// the caller hands to the compile worker (or abandons, with [`Tools::install`]).
-    pub fn learn(&mut self, msg: &Message, line: &[u8], deadline: Instant) -> Option<Job> {
+    /// How many tools are remembered.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether no tool is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Learns the tools of one `tools/list` page read from `line`, with the relay's decision
+    /// for each (`admit`, one per item of `msg.tools`; missing entries are
+    /// [`Admit::Use`] without a screened schema): tools that cannot be used are known at
+    /// once; the others are [`Known::Compiling`] in the returned job, which the caller hands
+    /// to the compile worker (or abandons, with [`Tools::install`]).
+    pub fn learn(
+        &mut self,
+        msg: &Message,
+        line: &[u8],
+        deadline: Instant,
+        admit: &[Admit],
+    ) -> Option<Job> {
         let mut seen: HashMap<&str, usize> = HashMap::new();
         for t in &msg.tools {
             if let Some(n) = &t.name {
@@ -144,22 +182,27 @@ impl Tools {
             deadline,
             tools: Vec::new(),
         };
-        for t in &msg.tools {
+        let default = Admit::Use {
+            screened_input: None,
+        };
+        for (i, t) in msg.tools.iter().enumerate() {
             let Some(name) = &t.name else { continue };
             if self.map.len() >= MAX_TOOLS && !self.map.contains_key(name) {
                 // Past the cap, further tools stay unknown (calls to them are refused).
-                break;
+                continue;
             }
-            let known = if seen[name.as_str()] > 1 {
-                Known::Unusable("tool_listed_twice")
-            } else {
-                match source(name, t, line) {
-                    Ok(s) => {
+            let known = match admit.get(i).unwrap_or(&default) {
+                Admit::Skip => continue,
+                _ if seen[name.as_str()] > 1 => Known::Unusable("tool_listed_twice"),
+                Admit::Refuse(class) => Known::Unusable(class),
+                Admit::Use { screened_input } => match source(name, t, line) {
+                    Ok(mut s) => {
+                        s.screened_input.clone_from(screened_input);
                         job.tools.push(s);
                         Known::Compiling(job.seq)
                     }
                     Err(class) => Known::Unusable(class),
-                }
+                },
             };
             self.map.insert(name.clone(), known);
         }
@@ -197,6 +240,7 @@ fn source(name: &str, t: &ToolSpans, line: &[u8]) -> Result<Source, &'static str
         name: name.to_owned(),
         input: line[a..b].to_vec(),
         output: t.output.map(|(a, b)| line[a..b].to_vec()),
+        screened_input: None,
     })
 }
 
@@ -220,6 +264,7 @@ fn compile(s: &Source, opts: CompileOptions) -> Known {
         name: s.name.clone(),
         input,
         output,
+        screened_input: s.screened_input.clone(),
     }))
 }
 

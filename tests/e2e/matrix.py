@@ -107,7 +107,8 @@ def run_client(client: str, case: Case, relay: str, jsongate: Path) -> Run:
         env.update(case.env)
         server = case.server(tmp)
         if relay == "proxy":
-            server = [str(jsongate), "mcp-proxy", "--", *server]
+            options = case.proxy_args(tmp, jsongate) if case.proxy_args else []
+            server = [str(jsongate), "mcp-proxy", *options, "--", *server]
         script = json.dumps(case.steps(tmp))
         command = client_command(client, script) + server
         started = time.monotonic()
@@ -253,6 +254,20 @@ def valid_result(step: int, predicate: Callable[[dict[str, Any]], bool] | None =
     return check
 
 
+def tools_are(step: int, *expected: str) -> Check:
+    """A list_tools step listed exactly these tool names."""
+
+    def check(run: Run, baseline: Run | None) -> str | None:
+        record = run.step(step)
+        if record is None or record.get("outcome") != "ok" or "tools" not in record:
+            return f"expected a tool listing, saw {seen(record)}"
+        if sorted(record["tools"]) != sorted(expected):
+            return f"listed {sorted(record['tools'])}, expected {sorted(expected)}"
+        return None
+
+    return check
+
+
 def structured_is(step: int, expected: Any) -> Check:
     return valid_result(step, lambda r: r.get("structuredContent") == expected, f"structuredContent != {expected}")
 
@@ -303,6 +318,9 @@ class Case:
     known_issue: str | None = None
     safe_checks: list[Check] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # extra environment of the client (and server)
+    # Options for `jsongate mcp-proxy`, from the run's scratch directory and the binary (may
+    # prepare files there, e.g. record a lockfile).
+    proxy_args: Callable[[str, Path], list[str]] | None = None
 
 
 def call(tool: str, args: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
@@ -360,6 +378,45 @@ def has_text(needle: str) -> Callable[[dict[str, Any]], bool]:
 
 def keys_are(*keys: str) -> Callable[[dict[str, Any]], bool]:
     return lambda record: sorted((record.get("structuredContent") or {}).keys()) == sorted(keys)
+
+
+# Tool-definition integrity: the fault server's $FAULT_TOOLSET=pin listing, poisoned.
+PIN_ENV = {"FAULT_TOOLSET": "pin", "FAULT_POISON": "1"}
+PIN_STEPS = fixed(
+    {"op": "list_tools"},                          # 0: poisoned tools and the twins removed
+    call("poison_description", None, FAULT_CALL_TIMEOUT),  # 1: refused
+    call("twin", None, FAULT_CALL_TIMEOUT),        # 2: refused
+    call("ok", None, FAULT_CALL_TIMEOUT),          # 3: works
+    call("rug_pull", None, FAULT_CALL_TIMEOUT),    # 4: works; widen/narrow change, added_later appears
+    {"op": "list_tools"},                          # 5: the changed and the added tools removed
+    call("widen", {"n": 50}, FAULT_CALL_TIMEOUT),  # 6: refused (maximum raised 10 -> 1000)
+    call("narrow", {"s": "abc"}, FAULT_CALL_TIMEOUT),  # 7: refused (maxLength lowered 100 -> 5)
+    call("added_later", None, FAULT_CALL_TIMEOUT),  # 8: refused (not pinned)
+    call("ok", None, FAULT_CALL_TIMEOUT),          # 9: still works
+)
+PIN_CHECKS: list[Check] = [
+    tools_are(0, "narrow", "ok", "rug_pull", "widen"),
+    rejected(1), never_reached("poison_description"),
+    rejected(2), never_reached("twin"),
+    structured_is(3, VALID),
+    valid_result(4),
+    tools_are(5, "ok", "rug_pull"),
+    rejected(6), never_reached("widen"),
+    rejected(7), never_reached("narrow"),
+    rejected(8), never_reached("added_later"),
+    structured_is(9, VALID),
+]
+
+
+def recorded_lock(tmp: str, jsongate: Path) -> list[str]:
+    """Records the clean listing (no poison, before rug_pull) with `jsongate mcp-pin`; the
+    proxy then enforces it with --pin."""
+    lock = os.path.join(tmp, "tools.lock")
+    env = dict(os.environ, FAULT_TOOLSET="pin", FAULT_LOG=os.path.join(tmp, "pin.log"))
+    env.pop("FAULT_POISON", None)
+    subprocess.run([str(jsongate), "mcp-pin", "--out", lock, "--", *fault(tmp)], env=env, check=True,
+                   stdout=subprocess.DEVNULL, timeout=CASE_TIMEOUT)
+    return ["--pin", lock]
 
 
 def build_cases() -> list[Case]:
@@ -472,6 +529,15 @@ def build_cases() -> list[Case]:
     cases.append(Case("fault-batch", "the wrong_type result inside a one-element batch array: never accepted; "
                       "the call is answered by the proxy", fault, fixed(call("batch", None, 4)), [rejected(0)],
                       safe_checks=[is_connected, no_invalid_accepted(0)]))
+    cases += [
+        Case("pin-first-use", "tool definitions, trust on first use (--screen-tools reject): poisoned description, "
+             "schema string and annotation and two tools under one name removed and refused; after "
+             "list_changed a widened, a narrowed and an added tool removed and refused; unchanged tools work",
+             fault, PIN_STEPS, PIN_CHECKS, focus=6, env=PIN_ENV,
+             proxy_args=lambda tmp, jsongate: ["--screen-tools", "reject"]),
+        Case("pin-lockfile", "the same with --pin, the lockfile recorded by jsongate mcp-pin from the clean listing",
+             fault, PIN_STEPS, PIN_CHECKS, focus=6, env=PIN_ENV, proxy_args=recorded_lock),
+    ]
     cases += [
         Case("lowlevel-good", "Python SDK low-level server, conforming structuredContent",
              lowlevel, fixed(call("lowlevel_good", None, FAULT_CALL_TIMEOUT)),
@@ -828,7 +894,8 @@ def build_wire_cases() -> list[WireCase]:
                  pipelined=True),
         WireCase("wire-unknown-tool", "a call of a tool the server does not list: answered by the proxy, not sent",
                  [*listed, tool_call(4, "no_such_tool")], [exact_replacement(4), wire_never_reached("no_such_tool")]),
-        WireCase("wire-list-changed", "after tools/list_changed and a new tools/list, the new outputSchema applies",
+        WireCase("wire-list-changed", "after tools/list_changed and a new tools/list in which ok's outputSchema "
+                 "changed, a call of ok is answered by the proxy (tool_changed), never judged by the old schema",
                  [*listed, tool_call(2, "ok"), tool_call(3, "tighten"), rpc(4, "tools/list"), tool_call(5, "ok")],
                  [valid_answer(2), exact_replacement(5)]),
         WireCase("wire-crlf", "a valid line ended by CR LF is relayed byte for byte (the CR kept)",
