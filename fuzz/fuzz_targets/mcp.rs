@@ -106,7 +106,9 @@ fuzz_target!(|data: &[u8]| {
                     let Ok(mut s) = serde_json::from_slice::<serde_json::Value>(l) else {
                         return false;
                     };
-                    match s["result"]["tools"].as_array_mut() {
+                    // (`get_mut`, not indexing: a server line may be any JSON value.)
+                    let tools = s.get_mut("result").and_then(|r| r.get_mut("tools"));
+                    match tools.and_then(serde_json::Value::as_array_mut) {
                         Some(all) => all.retain(|t| kept.contains(t)),
                         None => return false,
                     }

@@ -276,3 +276,16 @@ fn mcp_compile_worker_outlives_relay() {
         assert_eq!(v["jsonrpc"], "2.0", "{l}");
     }
 }
+
+/// Not a relay bug: the `mcp` target's oracle indexed a server line that was a bare number as
+/// an object (`serde_json`'s `IndexMut` panics there) while looking for a filtered listing.
+/// The relay's answers to this input are whole, well-formed lines.
+#[test]
+fn mcp_oracle_indexes_a_number_line() {
+    let out = mcp_replay(saved("mcp-oracle-indexes-a-number-line"));
+    let text = String::from_utf8(out).unwrap();
+    for l in text.strip_suffix('\n').unwrap().split('\n') {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["jsonrpc"], "2.0", "{l}");
+    }
+}
