@@ -556,6 +556,28 @@ pub(super) fn installed(shared: &Shared, outcome: Outcome) {
 /// are audited (and known as unusable, with their class), and the schemas of the others go
 /// to the compile worker (or, when it is busy, their tools are unusable at once). Returns
 /// the indices (in `result.tools`) of the tools the client must not see.
+/// Audits a listed item that the client will not see, with the finding `code`.
+fn drop_listed(
+    shared: &Shared,
+    outs: &mut Vec<Out>,
+    name: Option<&str>,
+    id: &Id,
+    code: &'static str,
+    facts: &LineFacts<'_>,
+) {
+    let f = Finding::of(code);
+    audit(
+        shared,
+        outs,
+        name,
+        Some(id),
+        "to_client",
+        "removed",
+        Some(&f),
+        facts,
+    );
+}
+
 #[allow(clippy::too_many_arguments)]
 fn learn_page(
     shared: &Shared,
@@ -589,17 +611,7 @@ fn learn_page(
         let Some(name) = t.name.as_deref() else {
             // Not an object with a string name: it cannot be pinned or called, and the
             // client does not see it.
-            let f = Finding::of("tool_definition_unreadable");
-            audit(
-                shared,
-                outs,
-                None,
-                Some(id),
-                "to_client",
-                "removed",
-                Some(&f),
-                facts,
-            );
+            drop_listed(shared, outs, None, id, "tool_definition_unreadable", facts);
             admit.push(Admit::Skip);
             removed.push(i);
             continue;
@@ -607,17 +619,7 @@ fn learn_page(
         let known = st.tools.get(name).is_some();
         if !known && room == 0 {
             // Past the remembered-tools bound: not remembered, not shown, audited.
-            let f = Finding::of("too_many_tools");
-            audit(
-                shared,
-                outs,
-                Some(name),
-                Some(id),
-                "to_client",
-                "removed",
-                Some(&f),
-                facts,
-            );
+            drop_listed(shared, outs, Some(name), id, "too_many_tools", facts);
             admit.push(Admit::Skip);
             removed.push(i);
             continue;
