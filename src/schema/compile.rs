@@ -297,7 +297,7 @@ impl Compiler {
         if !self.uses_dynamic_scope {
             self.bypass_sole_refs();
         }
-        Ok(Program {
+        let mut program = Program {
             nodes: self.nodes,
             labels: self.labels,
             root,
@@ -305,7 +305,10 @@ impl Compiler {
             dynamic_anchors,
             uses_dynamic_scope: self.uses_dynamic_scope,
             uses_unevaluated: self.uses_unevaluated,
-        })
+            fast: false,
+        };
+        program.fast = program.fast_tier_applies();
+        Ok(program)
     }
 
     /// Points edges into a node that is only a `$ref` straight at the reference's target,

@@ -582,13 +582,17 @@ impl Keywords {
     /// hash lookup when the node has an index.
     #[inline]
     pub(crate) fn member(&self, name: &str) -> (Option<&Child>, Option<u32>) {
-        match &self.member_index {
+        let (prop, watch) = self.member_at(name);
+        (prop.map(|i| &self.properties[i as usize].1), watch)
+    }
+
+    /// [`member`](Self::member) as indices: into `properties`, and into the watched names.
+    #[inline]
+    pub(crate) fn member_at(&self, name: &str) -> (Option<u32>, Option<u32>) {
+        let (prop, watch) = match &self.member_index {
             Some(m) => match m.get(name) {
-                Some(&(prop, watch)) => (
-                    self.properties.get(prop as usize).map(|(_, c)| c),
-                    (watch != NO_INDEX).then_some(watch),
-                ),
-                None => (None, None),
+                Some(&pair) => pair,
+                None => return (None, None),
             },
             None => {
                 let key = name_key(name);
@@ -597,14 +601,15 @@ impl Keywords {
                     .iter()
                     .find(|e| e.key == key && *e.name == *name)
                 {
-                    Some(e) => (
-                        self.properties.get(e.prop as usize).map(|(_, c)| c),
-                        (e.watch != NO_INDEX).then_some(e.watch),
-                    ),
-                    None => (None, None),
+                    Some(e) => (e.prop, e.watch),
+                    None => return (None, None),
                 }
             }
-        }
+        };
+        (
+            (prop != NO_INDEX).then_some(prop),
+            (watch != NO_INDEX).then_some(watch),
+        )
     }
 
     /// Whether this node tracks per-member state when it sees an object.
@@ -634,6 +639,75 @@ pub(crate) struct Resource {
 }
 
 impl Program {
+    /// Whether the specialised tier of the runtime can evaluate this program with the same
+    /// verdicts, locations and offsets as the general one: every node reachable from the
+    /// root through child-value edges (`properties`, `additionalProperties`, `items`,
+    /// `prefixItems`) applies nothing else to the same value (no `$ref` with siblings, no
+    /// `allOf`/`anyOf`/`oneOf`/`not`/`if`, no dynamic references, no `dependentSchemas`),
+    /// tracks nothing across members or items beyond counts and watched names (no
+    /// `patternProperties`, `contains`, `uniqueItems`, `unevaluated*`), and compares values
+    /// with scalar constants only; `propertyNames` qualifies when its subschema is such a
+    /// node too. One reachable node outside that set sends the whole program to the general
+    /// tier.
+    pub(crate) fn fast_tier_applies(&self) -> bool {
+        if self.uses_dynamic_scope || self.uses_unevaluated {
+            return false;
+        }
+        let scalar_const = |n: NodeId| {
+            matches!(
+                &self.nodes[n as usize].kind,
+                NodeKind::Const(Const::Null | Const::Bool(_) | Const::Number(_) | Const::String(_))
+            )
+        };
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = vec![self.root];
+        while let Some(n) = stack.pop() {
+            if std::mem::replace(&mut seen[n as usize], true) {
+                continue;
+            }
+            let k = match &self.nodes[n as usize].kind {
+                NodeKind::Bool(_) => continue,
+                NodeKind::Const(_) => {
+                    if scalar_const(n) {
+                        continue;
+                    }
+                    return false;
+                }
+                NodeKind::Keywords(k) => k,
+            };
+            let eligible = k.in_place_free()
+                && k.dependent_schemas.is_empty()
+                && k.pattern_properties.is_empty()
+                && k.contains.is_none()
+                && !k.unique_items
+                && k.unevaluated_items.is_none()
+                && k.unevaluated_properties.is_none()
+                && k.enum_.iter().flatten().all(|&a| scalar_const(a))
+                && k.consts.iter().all(|c| scalar_const(c.node));
+            if !eligible {
+                return false;
+            }
+            if let Some(c) = &k.property_names {
+                // Checked on each name as a scalar, as the general tier does for a subschema
+                // without in-place applicators.
+                if !self.nodes[c.node as usize].simple {
+                    return false;
+                }
+            }
+            let children = k
+                .properties
+                .iter()
+                .map(|(_, c)| c)
+                .chain(&k.additional_properties)
+                .chain(&k.prefix_items)
+                .chain(&k.items);
+            for c in children {
+                stack.push(c.node);
+            }
+        }
+        true
+    }
+
     /// Appends `/segment` for every segment of label `id` to `out`.
     pub(crate) fn write_label(&self, mut id: u32, out: &mut String) {
         while let Some(l) = self.labels.get(id as usize) {
@@ -668,4 +742,7 @@ pub(crate) struct Program {
     /// Whether any node uses `unevaluatedProperties`/`unevaluatedItems` (the runtime
     /// tracks evaluated members and items only then).
     pub(crate) uses_unevaluated: bool,
+    /// Whether every subschema the instance can reach is one the specialised tier evaluates
+    /// (see [`Program::fast_tier_applies`]); set once, after compilation.
+    pub(crate) fast: bool,
 }

@@ -124,6 +124,16 @@ impl fmt::Display for Rejection {
 
 impl std::error::Error for Rejection {}
 
+/// Which evaluator a [`Validator`] runs (see [`Validator::tier`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tier {
+    /// The specialised tier where the schema allows it, the general one otherwise.
+    #[default]
+    Auto,
+    /// Always the general tier.
+    General,
+}
+
 /// Validates one document at a time against a [`Schema`], as a [`Sink`] of scanner events.
 ///
 /// # Example
@@ -194,7 +204,25 @@ impl Validator {
     #[must_use]
     pub fn max_errors(mut self, n: usize) -> Self {
         self.rt.max_errors = n.max(1);
+        self.rt.reset(self.schema.program());
         self
+    }
+
+    /// Chooses the evaluator. [`Tier::Auto`] (the default) runs the specialised tier where
+    /// the schema allows it and one violation is wanted, the general tier otherwise;
+    /// [`Tier::General`] always runs the general one. Both give the same verdicts,
+    /// locations and offsets: the general tier is the oracle the specialised one is tested
+    /// against, and this switch is how.
+    #[must_use]
+    pub fn tier(mut self, tier: Tier) -> Self {
+        self.rt.force_general = tier == Tier::General;
+        self.rt.reset(self.schema.program());
+        self
+    }
+
+    /// Whether the current (or last) document runs in the specialised tier.
+    pub fn specialised(&self) -> bool {
+        self.rt.fast_mode()
     }
 
     /// Whether the evaluation budget ran out (the document is then rejected).

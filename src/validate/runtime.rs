@@ -23,6 +23,8 @@ use crate::schema::program::{
 
 use super::Violation;
 
+mod fast;
+
 const NONE: u32 = u32::MAX;
 
 /// Evaluations that may be alive at once (about 200 bytes each); more is reported as an
@@ -283,6 +285,15 @@ pub(crate) struct Runtime {
     pub(crate) line: u64,
     pub(crate) column: u64,
     hasher: foldhash::quality::FixedState,
+    /// Whether this document runs in the specialised tier (`fast.rs`): the program allows
+    /// it, one violation is wanted, and the general tier is not forced.
+    fast_mode: bool,
+    /// Run the general tier even where the specialised one applies (for comparison).
+    pub(crate) force_general: bool,
+    fast_frames: Vec<fast::Frame>,
+    fast_depth: usize,
+    fast_next: Option<fast::Next>,
+    fast_names: String,
 }
 
 fn node_needs_decimal(p: &Program, node: NodeId) -> bool {
@@ -338,7 +349,18 @@ impl Runtime {
             line: 1,
             column: 1,
             hasher: foldhash::quality::FixedState::with_seed(0x6a73_6f6e_6761_7465),
+            fast_mode: false,
+            force_general: false,
+            fast_frames: Vec::new(),
+            fast_depth: 0,
+            fast_next: None,
+            fast_names: String::new(),
         }
+    }
+
+    /// Whether the current document runs in the specialised tier.
+    pub(crate) fn fast_mode(&self) -> bool {
+        self.fast_mode
     }
 
     pub(crate) fn reset(&mut self, p: &Program) {
@@ -353,6 +375,13 @@ impl Runtime {
         self.work = 0;
         self.allowance = self.budget;
         self.root_result = None;
+        self.fast_mode = p.fast && self.max_errors <= 1 && !self.force_general;
+        if self.fast_mode {
+            self.fast_depth = 0;
+            self.fast_next = Some(fast::Next::root(p));
+            self.fast_names.clear();
+            return;
+        }
         if p.uses_dynamic_scope {
             self.scopes.push((p.nodes[p.root as usize].resource, NONE));
         }
@@ -806,25 +835,7 @@ impl Runtime {
             keyword_location.push_str(reason.keyword);
         }
         let ev = &self.evals[reason.eval as usize];
-        let mut keyword = reason.keyword;
-        if keyword == "false" && ev.label != NONE {
-            // `additionalProperties: false` and friends: name the keyword that said no.
-            let first = p.label_head(ev.label);
-            if let Some(k) = [
-                "additionalProperties",
-                "unevaluatedProperties",
-                "items",
-                "additionalItems",
-                "unevaluatedItems",
-                "propertyNames",
-                "contains",
-            ]
-            .into_iter()
-            .find(|k| *k == first)
-            {
-                keyword = k;
-            }
-        }
+        let keyword = false_keyword(p, reason.keyword, ev.label);
         let mut instance = String::new();
         let level = ev.level as usize;
         for l in self.levels.iter().take(level + 1).skip(1) {
@@ -858,6 +869,10 @@ impl Runtime {
                 _ => {}
             }
             return true;
+        }
+        if self.fast_mode {
+            self.fast_event(p, ev, offset);
+            return !self.failed();
         }
         match ev {
             Event::Name(name) => self.on_name(p, name, offset),
@@ -1835,6 +1850,27 @@ fn small_number(text: &str) -> Option<Small> {
         (false, true) => Small::Between(n),
         (true, true) => Small::Between(-n - 1),
     })
+}
+
+/// The keyword a violation names: for a `false` subschema reached through
+/// `additionalProperties: false` and friends, the keyword that said no.
+fn false_keyword(p: &Program, keyword: &'static str, label: u32) -> &'static str {
+    if keyword != "false" || label == NONE {
+        return keyword;
+    }
+    let first = p.label_head(label);
+    [
+        "additionalProperties",
+        "unevaluatedProperties",
+        "items",
+        "additionalItems",
+        "unevaluatedItems",
+        "propertyNames",
+        "contains",
+    ]
+    .into_iter()
+    .find(|k| *k == first)
+    .unwrap_or(keyword)
 }
 
 /// Whether a failure through this edge fails the parent outright.

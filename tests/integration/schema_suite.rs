@@ -1,14 +1,15 @@
 //! The official JSON Schema Test Suite, run through the streaming validator.
 //!
 //! Every test instance is validated one-shot and fed one byte at a time; both must give the
-//! suite's verdict. Instances are taken as their exact text (`RawValue`), so big numbers
+//! suite's verdict. Where the specialised tier runs, the general tier must give the same
+//! result (verdict, keyword, locations, pointer, offset, line and column). Instances are taken as their exact text (`RawValue`), so big numbers
 //! keep their digits. Remote references resolve to `remotes/` under
 //! `http://localhost:1234/`, registered as resources: nothing is fetched.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use jsongate::{Draft, Flow, Limits, Rejection, Scanner, Schema, SchemaOptions, Validator};
+use jsongate::{Draft, Flow, Limits, Rejection, Scanner, Schema, SchemaOptions, Tier, Validator};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -91,6 +92,7 @@ fn run_dir(
     files.sort();
     let mut failures = Vec::new();
     let mut count = 0;
+    let mut specialised = 0;
     for file in files {
         let fname = file.file_name().unwrap().to_string_lossy().to_string();
         let cases: Vec<Case> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
@@ -124,6 +126,18 @@ fn run_dir(
                         continue;
                     }
                 };
+                if v.specialised() {
+                    specialised += 1;
+                    let general = Validator::new(&schema)
+                        .tier(Tier::General)
+                        .validate_slice(data, limits());
+                    if general != got {
+                        failures.push(format!(
+                            "{fname} / {} / {}: specialised tier gave {got:?}, general {general:?}",
+                            case.description, t.description
+                        ));
+                    }
+                }
                 if ok != t.valid {
                     failures.push(format!(
                         "{fname} / {} / {}: expected {}, got {got:?}",
@@ -151,6 +165,12 @@ fn run_dir(
             }
         }
     }
+    // The comparison above must have had something to compare.
+    assert!(
+        specialised * 5 >= count,
+        "{}: only {specialised} of {count} tests ran in the specialised tier",
+        dir.display()
+    );
     (count, failures)
 }
 

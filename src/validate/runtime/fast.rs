@@ -1,0 +1,393 @@
+//! The specialised tier: evaluation of programs whose every reachable subschema applies
+//! nothing else to the same value (see `Program::fast_tier_applies`), with one frame per open
+//! container instead of levels of evals, pending lists and folds.
+//!
+//! In such a program each instance value is seen by at most one subschema, chosen by its
+//! parent's `properties`/`additionalProperties`/`items`/`prefixItems` when its name or index
+//! is read. So the state is a stack of frames (the subschema of each open container, its
+//! member or item count, the watched names seen as bits, the current member's name or index)
+//! and the one subschema waiting for the next value. Scalars are checked in place with the
+//! general tier's own checks (`check_scalar`, `check_value`), in the same order.
+//!
+//! The general tier stays the oracle: this tier reports the same first violation (keyword,
+//! keyword and absolute locations, instance pointer, offset, line, column) at the same event,
+//! charges the evaluation budget the same units at the same events, and is used only when one
+//! violation is wanted (`--errors N` collects through the general tier). Tests and the
+//! `tiers` fuzz target run both on every input and compare.
+//!
+//! Member names are not copied when they are names of `properties` (the frame keeps the index
+//! and the text is in the program); other names are copied only when a subschema applies to
+//! their value, into one buffer used as a stack.
+
+use super::{false_keyword, node_needs_decimal, Bits, Runtime, MAX_LIVE_EVALS, NONE};
+use crate::scan::Event;
+use crate::schema::decimal::Decimal;
+use crate::schema::program::{Child, Keywords, NodeId, NodeKind, Program};
+use crate::validate::Violation;
+
+/// How the value one level down is named in its container.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Seg {
+    Index(u64),
+    /// A name of the container's `properties`, by index (its text is in the program).
+    Prop(u32),
+    /// Another name: bytes `start..end` of `Runtime::fast_names`.
+    Copied(u32, u32),
+}
+
+/// One open container.
+#[derive(Debug)]
+pub(super) struct Frame {
+    node: NodeId,
+    /// Label of the edge that applied `node` to this container (`NONE` for the root).
+    label: u32,
+    object: bool,
+    count: u64,
+    /// Watched names seen (`required`, `dependentRequired`).
+    seen: Bits,
+    /// The member or item being read.
+    child: Seg,
+    /// Where this frame's copied names start in `fast_names`.
+    names_base: u32,
+}
+
+/// The subschema waiting for the next value.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Next {
+    node: NodeId,
+    label: u32,
+    skipped: u32,
+}
+
+impl Next {
+    pub(super) fn root(p: &Program) -> Next {
+        Next {
+            node: p.root,
+            label: NONE,
+            skipped: 0,
+        }
+    }
+}
+
+/// Which subschema failed: an open container's, or the one applied to the value below the
+/// innermost container (or to the root scalar).
+#[derive(Clone, Copy)]
+enum At {
+    Frame(usize),
+    Child { node: NodeId, label: u32 },
+}
+
+impl Runtime {
+    /// Handles one event in the specialised tier (the caller has refreshed the allowance
+    /// and handled skipped values).
+    pub(super) fn fast_event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) {
+        match ev {
+            Event::Name(name) => self.fast_name(p, name, offset),
+            Event::EndObject | Event::EndArray => self.fast_end(p, offset),
+            _ => self.fast_value(p, ev, offset),
+        }
+    }
+
+    fn fast_name(&mut self, p: &Program, name: &str, offset: u64) {
+        let t = self.fast_depth - 1;
+        self.charge(1);
+        self.fast_next = None;
+        let f = &mut self.fast_frames[t];
+        f.count += 1;
+        let count = f.count;
+        let NodeKind::Keywords(k) = &p.nodes[f.node as usize].kind else {
+            return;
+        };
+        if !k.names_wanted {
+            return;
+        }
+        if k.max_properties.is_some_and(|m| count > m) {
+            return self.fast_fail(p, At::Frame(t), "maxProperties", offset);
+        }
+        let (prop, watched) = k.member_at(name);
+        if let Some(w) = watched {
+            f.seen.set(w);
+        }
+        match prop {
+            Some(i) => f.child = Seg::Prop(i),
+            // The name is needed only for the pointer of a failure below it.
+            None if k.additional_properties.is_some() || k.property_names.is_some() => {
+                self.fast_copy_name(t, name);
+            }
+            None => {}
+        }
+        if let Some(c) = &k.property_names {
+            if !self.fast_property_name(p, c, name, offset) {
+                return;
+            }
+        }
+        let edge = match prop {
+            Some(i) => Some(&k.properties[i as usize].1),
+            None => k.additional_properties.as_ref(),
+        };
+        if let Some(c) = edge {
+            self.fast_apply(p, c, offset);
+        }
+    }
+
+    /// Records `name` as the current member of frame `t`, copied.
+    fn fast_copy_name(&mut self, t: usize, name: &str) {
+        let base = self.fast_frames[t].names_base;
+        self.fast_names.truncate(base as usize);
+        self.fast_names.push_str(name);
+        self.fast_frames[t].child = Seg::Copied(base, self.fast_names.len() as u32);
+    }
+
+    /// `propertyNames` on a member name; `false` when it failed.
+    fn fast_property_name(&mut self, p: &Program, c: &Child, name: &str, offset: u64) -> bool {
+        if let NodeKind::Bool(b) = p.nodes[c.node as usize].kind {
+            if !b {
+                self.charge(1);
+                self.fast_fail_child(p, c.node, c.label, "false", offset);
+            }
+            return b;
+        }
+        self.charge(1 + u64::from(c.skipped));
+        let ev = Event::String(name);
+        match self.check_scalar(p, c.node, &ev, None) {
+            Ok(()) => true,
+            Err(kw) => {
+                self.fast_fail_child(p, c.node, c.label, kw, offset);
+                false
+            }
+        }
+    }
+
+    /// Applies the subschema of edge `c` to the next value: `false` fails at once, `true`
+    /// leaves the value unconstrained.
+    #[inline]
+    fn fast_apply(&mut self, p: &Program, c: &Child, offset: u64) {
+        match p.nodes[c.node as usize].kind {
+            NodeKind::Bool(true) => {}
+            NodeKind::Bool(false) => {
+                self.charge(1);
+                self.fast_fail_child(p, c.node, c.label, "false", offset);
+            }
+            _ => {
+                self.fast_next = Some(Next {
+                    node: c.node,
+                    label: c.label,
+                    skipped: c.skipped,
+                });
+            }
+        }
+    }
+
+    fn fast_value(&mut self, p: &Program, ev: &Event<'_>, offset: u64) {
+        if self.fast_depth > 0 && !self.fast_frames[self.fast_depth - 1].object {
+            let t = self.fast_depth - 1;
+            self.charge(1);
+            self.fast_next = None;
+            let f = &mut self.fast_frames[t];
+            let idx = f.count;
+            f.count += 1;
+            f.child = Seg::Index(idx);
+            if let NodeKind::Keywords(k) = &p.nodes[f.node as usize].kind {
+                if k.max_items.is_some_and(|m| idx + 1 > m) {
+                    return self.fast_fail(p, At::Frame(t), "maxItems", offset);
+                }
+                let edge = k.prefix_items.get(idx as usize).or(k.items.as_ref());
+                if let Some(c) = edge {
+                    self.fast_apply(p, c, offset);
+                }
+            }
+        }
+        let container = matches!(ev, Event::BeginObject | Event::BeginArray);
+        let Some(next) = self.fast_next.take() else {
+            if container {
+                self.skip = 1;
+            }
+            return;
+        };
+        if !container {
+            self.charge(1 + u64::from(next.skipped));
+            let owned;
+            let num = match ev {
+                Event::Number(n) if node_needs_decimal(p, next.node) => {
+                    owned = Decimal::parse(n.as_str());
+                    owned.as_ref()
+                }
+                _ => None,
+            };
+            match self.check_scalar(p, next.node, ev, num) {
+                Ok(()) => {
+                    if self.fast_depth == 0 {
+                        self.root_result = Some(true);
+                    }
+                }
+                Err(kw) => self.fast_fail_child(p, next.node, next.label, kw, offset),
+            }
+            return;
+        }
+        if next.skipped > 0 {
+            self.charge(u64::from(next.skipped));
+        }
+        self.charge(1);
+        if self.fast_depth >= MAX_LIVE_EVALS {
+            self.budget_exceeded = true;
+        }
+        let names_base = self.fast_names.len() as u32;
+        let object = matches!(ev, Event::BeginObject);
+        if self.fast_frames.len() == self.fast_depth {
+            self.fast_frames.push(Frame {
+                node: next.node,
+                label: next.label,
+                object,
+                count: 0,
+                seen: Bits::default(),
+                child: Seg::Index(0),
+                names_base,
+            });
+        } else {
+            let f = &mut self.fast_frames[self.fast_depth];
+            f.node = next.node;
+            f.label = next.label;
+            f.object = object;
+            f.count = 0;
+            f.seen.clear();
+            f.names_base = names_base;
+        }
+        let t = self.fast_depth;
+        self.fast_depth += 1;
+        let kw = match &p.nodes[next.node as usize].kind {
+            NodeKind::Bool(true) => return,
+            NodeKind::Bool(false) => "false",
+            // Only scalar constants reach this tier: a container never equals one.
+            NodeKind::Const(_) => "const",
+            NodeKind::Keywords(k) => match self.fast_container_start(k, ev) {
+                Ok(()) => return,
+                Err(kw) => kw,
+            },
+        };
+        self.fast_fail(p, At::Frame(t), kw, offset);
+    }
+
+    /// The keywords a container is checked against when it begins, in the general tier's
+    /// order: `type`, then `enum` and `const` (scalar alternatives only, so they fail).
+    fn fast_container_start(&mut self, k: &Keywords, ev: &Event<'_>) -> Result<(), &'static str> {
+        self.check_value(k, ev, None)?;
+        if k.plain {
+            return Ok(());
+        }
+        if let Some(alts) = &k.enum_ {
+            self.charge(alts.len() as u64 / 8);
+            return Err("enum");
+        }
+        if !k.consts.is_empty() {
+            return Err("const");
+        }
+        Ok(())
+    }
+
+    fn fast_end(&mut self, p: &Program, offset: u64) {
+        let t = self.fast_depth - 1;
+        self.charge(1);
+        let f = &self.fast_frames[t];
+        if let NodeKind::Keywords(k) = &p.nodes[f.node as usize].kind {
+            let count = f.count;
+            let kw = if f.object {
+                self.charge((k.required_watch.len() + k.dependent_required_watch.len()) as u64 / 8);
+                let f = &self.fast_frames[t];
+                if k.min_properties.is_some_and(|m| count < m) {
+                    Some("minProperties")
+                } else if k.required_watch.iter().any(|&w| !f.seen.get(w)) {
+                    Some("required")
+                } else if k
+                    .dependent_required_watch
+                    .iter()
+                    .any(|(key, names)| f.seen.get(*key) && names.iter().any(|&n| !f.seen.get(n)))
+                {
+                    Some("dependentRequired")
+                } else {
+                    None
+                }
+            } else if k.min_items.is_some_and(|m| count < m) {
+                Some("minItems")
+            } else {
+                None
+            };
+            if let Some(kw) = kw {
+                return self.fast_fail(p, At::Frame(t), kw, offset);
+            }
+        }
+        self.fast_depth -= 1;
+        if self.fast_depth == 0 {
+            self.root_result = Some(true);
+        }
+    }
+
+    fn fast_fail_child(
+        &mut self,
+        p: &Program,
+        node: NodeId,
+        label: u32,
+        keyword: &'static str,
+        offset: u64,
+    ) {
+        self.fast_fail(p, At::Child { node, label }, keyword, offset);
+    }
+
+    /// Records the violation of `at`'s subschema for `keyword`, decided at `offset`.
+    #[cold]
+    #[inline(never)]
+    fn fast_fail(&mut self, p: &Program, at: At, keyword: &'static str, offset: u64) {
+        self.root_result = Some(false);
+        if !self.violations.is_empty() {
+            return;
+        }
+        // Frames whose labels lead to the failing subschema, and the levels of the pointer.
+        let (frames, node, label, levels) = match at {
+            At::Frame(f) => (f + 1, self.fast_frames[f].node, NONE, f),
+            At::Child { node, label } => (self.fast_depth, node, label, self.fast_depth),
+        };
+        let mut keyword_location = String::new();
+        for f in &self.fast_frames[..frames] {
+            if f.label != NONE {
+                p.write_label(f.label, &mut keyword_location);
+            }
+        }
+        if label != NONE {
+            p.write_label(label, &mut keyword_location);
+        }
+        if keyword != "false" {
+            keyword_location.push('/');
+            keyword_location.push_str(keyword);
+        }
+        let own_label = match at {
+            At::Frame(f) => self.fast_frames[f].label,
+            At::Child { .. } => label,
+        };
+        let keyword = false_keyword(p, keyword, own_label);
+        let mut instance = String::new();
+        for f in &self.fast_frames[..levels] {
+            match f.child {
+                Seg::Index(i) => crate::pointer::push_index(&mut instance, i),
+                Seg::Prop(i) => {
+                    if let NodeKind::Keywords(k) = &p.nodes[f.node as usize].kind {
+                        crate::pointer::push_name(&mut instance, &k.properties[i as usize].0);
+                    }
+                }
+                Seg::Copied(a, b) => {
+                    crate::pointer::push_name(
+                        &mut instance,
+                        &self.fast_names[a as usize..b as usize],
+                    );
+                }
+            }
+        }
+        self.violations.push(Violation {
+            keyword,
+            keyword_location,
+            absolute_location: p.nodes[node as usize].location.to_string(),
+            instance_pointer: instance,
+            offset,
+            line: self.line,
+            column: self.column,
+        });
+    }
+}
