@@ -22,6 +22,8 @@
 //! - `jsonschema::Validator::is_valid` (draft 2020-12, `format` annotation only);
 //! - jsongate `Validator::validate_slice`;
 //! - jsongate fed one byte at a time (`Scanner::feed`, then `Validator::verdict`);
+//! - jsongate's general tier, wherever the specialised tier ran: the same result, violation
+//!   for violation (keyword, locations, pointer, offset);
 //! - jsongate with `max_errors(5)`, which must also report at least one violation when it
 //!   rejects.
 //!
@@ -58,7 +60,7 @@
 // Integers are turned into floats on purpose (`1` -> `1.0`, 2^64 -> the nearest f64).
 #![allow(clippy::cast_precision_loss)]
 
-use jsongate::{Flow, Limits, Rejection, Scanner, Schema, Validator};
+use jsongate::{Flow, Limits, Rejection, Scanner, Schema, Tier, Validator};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -998,6 +1000,8 @@ struct Stats {
     skipped_f64: u64,
     skipped_multiple_of: u64,
     skipped_budget: u64,
+    /// Pairs the specialised tier evaluated (and the general tier checked).
+    specialised: u64,
     /// For the invalid pairs: the keyword of jsongate's first violation.
     failed_keyword: std::collections::BTreeMap<String, u64>,
 }
@@ -1048,6 +1052,7 @@ fn compare(schema: &Value, instances: &[Value], stats: &mut Stats) -> Vec<String
     let mut one = Validator::new(&ours);
     let mut bytewise = Validator::new(&ours);
     let mut many = Validator::new(&ours).max_errors(5);
+    let mut general = Validator::new(&ours).tier(Tier::General);
     let mut disagreements = Vec::new();
     stats.schemas += 1;
     for inst in instances {
@@ -1084,6 +1089,17 @@ fn compare(schema: &Value, instances: &[Value], stats: &mut Stats) -> Vec<String
         if b.is_ok() != got.is_ok() || matches!(b, Err(Rejection::Error(_))) {
             disagreements.push(fail("one byte at a time", &b));
             continue;
+        }
+        if one.specialised() {
+            stats.specialised += 1;
+            let g = general.validate_slice(text.as_bytes(), limits());
+            if g != got {
+                disagreements.push(fail(
+                    &format!("the general tier ({}) and the specialised one", describe(&g)),
+                    &got,
+                ));
+                continue;
+            }
         }
         let k = many.validate_slice(text.as_bytes(), limits());
         if k.is_ok() != got.is_ok() || matches!(k, Err(Rejection::Error(_))) {
@@ -1173,6 +1189,8 @@ fn fixed_seed_survey_covers_every_keyword_and_both_verdicts() {
         stats.valid * 4 >= pairs && stats.invalid * 4 >= pairs,
         "{stats:#?}"
     );
+    // The tier comparison must have compared something.
+    assert!(stats.specialised * 20 >= pairs, "{stats:#?}");
     assert!(
         stats.skipped_f64 + stats.skipped_multiple_of + stats.skipped_budget <= pairs / 10,
         "{stats:#?}"
