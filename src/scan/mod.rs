@@ -248,6 +248,8 @@ pub struct Scanner {
     finished: bool,
     /// Buffer of the `std::io::Read` adapter, kept for reuse.
     read_buf: Vec<u8>,
+    /// The string classifier for this CPU, chosen once.
+    backend: simd::Backend,
 }
 
 impl Scanner {
@@ -268,6 +270,7 @@ impl Scanner {
             stopped: false,
             finished: false,
             read_buf: Vec::new(),
+            backend: simd::selected(),
         }
     }
 

@@ -138,6 +138,7 @@ pub(crate) fn available() -> Vec<Backend> {
 
 /// Classifies the plain run at the start of `body` with the detected backend.
 #[inline]
+#[cfg(test)]
 pub(crate) fn string_run(body: &[u8]) -> Run<'_> {
     string_run_with(selected(), body)
 }

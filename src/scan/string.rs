@@ -192,7 +192,7 @@ impl Scanner {
         } else {
             body
         };
-        let run = simd::string_run(window);
+        let run = simd::string_run_with(self.backend, window);
         let n = run.len();
         if window.get(n) == Some(&b'"') {
             if let Some(text) = run.as_str() {
@@ -377,7 +377,7 @@ impl Scanner {
             } else {
                 rest
             };
-            let run = simd::string_run(window);
+            let run = simd::string_run_with(self.backend, window);
             let n = run.len();
             let plain = &window[..n];
             let checked = &plain[..n.min(room as usize)];

@@ -1099,6 +1099,15 @@ impl Compiler {
                 }
                 if ids.len() >= EnumTable::MIN_ALTERNATIVES {
                     k.enum_table = Some(Box::new(self.enum_table(&ids)));
+                } else {
+                    let strings: Option<Vec<Box<str>>> = ids
+                        .iter()
+                        .map(|&id| match &self.nodes[id as usize].kind {
+                            NodeKind::Const(Const::String(s)) => Some(s.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    k.enum_strings = strings.map(Vec::into_boxed_slice);
                 }
                 k.enum_ = Some(ids);
             }

@@ -155,6 +155,9 @@ pub(crate) struct Keywords {
     pub(crate) enum_: Option<Vec<NodeId>>,
     /// The scalar alternatives of a large `enum`, for a lookup instead of a scan.
     pub(crate) enum_table: Option<Box<EnumTable>>,
+    /// The alternatives of a small `enum` made only of strings, compared in place (length
+    /// first) instead of through their constant nodes.
+    pub(crate) enum_strings: Option<Box<[Box<str>]>>,
 
     // In-place applicators.
     pub(crate) refs: Vec<Child>,
@@ -346,6 +349,7 @@ impl Keywords {
             consts,
             enum_,
             enum_table: _,
+            enum_strings: _,
             refs,
             dynamic_ref,
             all_of,

@@ -32,6 +32,7 @@
 use std::fmt::{self, Write as _};
 
 mod backtrack;
+mod simple;
 
 /// Upper bound, in bytes, of one compiled program (the `regex` crate's `size_limit`).
 pub(crate) const SIZE_LIMIT: usize = 4 << 20;
@@ -50,6 +51,9 @@ pub(crate) const MAX_REPEAT: u64 = 100_000;
 pub(crate) struct Regex {
     source: Box<str>,
     engine: Engine,
+    /// A direct matcher taking the place of `engine` for literal, prefix, suffix and
+    /// anchored class-sequence patterns ([`simple`]).
+    simple: Option<simple::Simple>,
 }
 
 #[derive(Clone, Debug)]
@@ -104,6 +108,11 @@ impl Regex {
     /// Compiles an ECMA-262 pattern; a backtracking search may take `budget` steps.
     pub(crate) fn with_budget(pattern: &str, budget: usize) -> Result<Regex, RegexError> {
         let parsed = Parser::parse(pattern)?;
+        let simple = if parsed.backtracking {
+            None
+        } else {
+            simple::Simple::from_node(&parsed.root)
+        };
         let engine = if parsed.backtracking {
             Engine::Backtrack(backtrack::Program::compile(
                 &parsed.root,
@@ -129,11 +138,15 @@ impl Regex {
         Ok(Regex {
             source: pattern.into(),
             engine,
+            simple,
         })
     }
 
     /// Whether the pattern matches anywhere in `haystack`.
     pub(crate) fn is_match(&self, haystack: &str) -> Result<bool, BudgetExceeded> {
+        if let Some(s) = &self.simple {
+            return Ok(s.is_match(haystack));
+        }
         match &self.engine {
             Engine::Linear(re) => Ok(re.is_match(haystack)),
             Engine::Backtrack(program) => program.is_match(haystack, program.budget()).0,
@@ -148,6 +161,9 @@ impl Regex {
         haystack: &str,
         remaining: &mut usize,
     ) -> Result<bool, BudgetExceeded> {
+        if let Some(s) = &self.simple {
+            return Ok(s.is_match(haystack));
+        }
         match &self.engine {
             Engine::Linear(re) => Ok(re.is_match(haystack)),
             Engine::Backtrack(program) => {
@@ -1745,6 +1761,64 @@ mod tests {
         })
     }
 
+    /// Patterns of the shapes the direct matcher takes, and near misses it must refuse.
+    fn simple_pattern_strategy() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let atom = prop::sample::select(vec![
+            "a", "b", "1", "-", r"\.", "é", "[ab]", "[a-z]", r"\d", "[0-9_]", "[b1]", ".", "[^a]",
+        ]);
+        let quant =
+            prop::sample::select(vec!["", "", "*", "+", "?", "{2}", "{0,2}", "{1,}", "{1,3}"]);
+        (
+            any::<bool>(),
+            prop::collection::vec((atom, quant), 0..5),
+            any::<bool>(),
+        )
+            .prop_map(|(start, pieces, end)| {
+                let mut p = String::new();
+                if start {
+                    p.push('^');
+                }
+                for (a, q) in pieces {
+                    p.push_str(a);
+                    p.push_str(q);
+                }
+                if end {
+                    p.push('$');
+                }
+                p
+            })
+    }
+
+    #[test]
+    fn simple_matcher_takes_the_common_shapes() {
+        for p in [
+            "^it-[0-9]{6}$",
+            "^[A-Z]{3}$",
+            "^[a-z0-9_-]+$",
+            r"^\d{4}-\d{2}-\d{2}$",
+            "abc",
+            "^v1/",
+            r"\.json$",
+            "^é[a-z]+$",
+            "",
+        ] {
+            assert!(Regex::new(p).unwrap().simple.is_some(), "{p}");
+        }
+        for p in [
+            "^[a-z]*a$",
+            "a|b",
+            "^(ab)+$",
+            "[a-z]+",
+            "^.*$",
+            "^[^a]+$",
+            "^a?b?$",
+            r"^\w+\b",
+        ] {
+            assert!(Regex::new(p).unwrap().simple.is_none(), "{p}");
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
         #[test]
@@ -1760,6 +1834,35 @@ mod tests {
                     proptest::prop_assert_eq!(
                         program.is_match(h, usize::MAX).0,
                         Ok(linear.is_match(h)),
+                        "pattern {:?} haystack {:?}", pattern, h
+                    );
+                }
+            }
+        }
+
+        #[test]
+        fn simple_matcher_agrees_with_linear(
+            pattern in simple_pattern_strategy(),
+            haystacks in proptest::collection::vec("[ab1 \né_.-]{0,12}", 12),
+        ) {
+            let r = Regex::new(&pattern).unwrap();
+            let super::Engine::Linear(linear) = &r.engine else { return Ok(()) };
+            if let Some(s) = &r.simple {
+                // Besides random text, strings the pattern itself generates (mostly matches).
+                let mut samples = haystacks.clone();
+                if let Ok(gen) = proptest::string::string_regex(pattern.trim_start_matches('^').trim_end_matches('$')) {
+                    use proptest::strategy::{Strategy, ValueTree};
+                    let mut runner = proptest::test_runner::TestRunner::deterministic();
+                    for _ in 0..8 {
+                        let v = gen.new_tree(&mut runner).unwrap().current();
+                        samples.push(format!("{v}x"));
+                        samples.push(v);
+                    }
+                }
+                for h in &samples {
+                    proptest::prop_assert_eq!(
+                        s.is_match(h),
+                        linear.is_match(h),
                         "pattern {:?} haystack {:?}", pattern, h
                     );
                 }

@@ -857,7 +857,18 @@ impl Runtime {
     }
 
     /// Handles one scanner event. Returns `false` once the document is known to be invalid.
+    #[inline]
     pub(crate) fn event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
+        if self.fast_mode {
+            self.fast_event(p, ev, offset)
+        } else {
+            self.general_event(p, ev, offset)
+        }
+    }
+
+    /// [`event`](Self::event) in the general tier.
+    #[inline(never)]
+    fn general_event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
         self.allowance = self
             .budget
             .saturating_add(self.budget_per_byte.saturating_mul(offset + 1));
@@ -869,10 +880,6 @@ impl Runtime {
                 _ => {}
             }
             return true;
-        }
-        if self.fast_mode {
-            self.fast_event(p, ev, offset);
-            return !self.failed();
         }
         match ev {
             Event::Name(name) => self.on_name(p, name, offset),
@@ -1940,6 +1947,14 @@ fn enum_scalar_hit(
         return (hit, 1 + text_cost(ev, 64));
     }
     let alts = k.enum_.as_deref().unwrap_or(&[]);
+    if let Some(strings) = &k.enum_strings {
+        // Only strings: other scalars miss, a string is compared by length first.
+        let hit = match ev {
+            Event::String(s) => strings.iter().any(|a| a.len() == s.len() && **a == **s),
+            _ => false,
+        };
+        return (hit, 1 + alts.len() as u64 / 8 + text_cost(ev, 16));
+    }
     let hit = alts.iter().any(
         |&a| matches!(&p.nodes[a as usize].kind, NodeKind::Const(c) if const_start(c, ev, num)),
     );

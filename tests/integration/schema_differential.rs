@@ -1095,7 +1095,10 @@ fn compare(schema: &Value, instances: &[Value], stats: &mut Stats) -> Vec<String
             let g = general.validate_slice(text.as_bytes(), limits());
             if g != got {
                 disagreements.push(fail(
-                    &format!("the general tier ({}) and the specialised one", describe(&g)),
+                    &format!(
+                        "the general tier ({}) and the specialised one",
+                        describe(&g)
+                    ),
                     &got,
                 ));
                 continue;

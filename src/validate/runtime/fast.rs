@@ -78,14 +78,27 @@ enum At {
 }
 
 impl Runtime {
-    /// Handles one event in the specialised tier (the caller has refreshed the allowance
-    /// and handled skipped values).
-    pub(super) fn fast_event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) {
+    /// Handles one event in the specialised tier; `false` once the document is known to be
+    /// invalid (as the general tier's `event`).
+    #[inline(never)]
+    pub(super) fn fast_event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
+        self.allowance = self
+            .budget
+            .saturating_add(self.budget_per_byte.saturating_mul(offset + 1));
+        if self.skip > 0 {
+            match ev {
+                Event::BeginObject | Event::BeginArray => self.skip += 1,
+                Event::EndObject | Event::EndArray => self.skip -= 1,
+                _ => {}
+            }
+            return true;
+        }
         match ev {
             Event::Name(name) => self.fast_name(p, name, offset),
             Event::EndObject | Event::EndArray => self.fast_end(p, offset),
             _ => self.fast_value(p, ev, offset),
         }
+        self.violations.is_empty() && !self.budget_exceeded
     }
 
     fn fast_name(&mut self, p: &Program, name: &str, offset: u64) {
