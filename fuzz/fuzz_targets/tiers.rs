@@ -18,7 +18,7 @@ mod gen;
 use gen::Bytes;
 
 const NAMES: [&str; 6] = ["id", "kind", "a", "b", "x~y", "é"];
-const SCALARS: [&str; 10] = ["1", "-2", "2.5", "0", "\"a\"", "\"id\"", "\"\"", "true", "null", "1e2"];
+const SCALARS: [&str; 11] = ["1", "-2", "2.5", "0", "\"a\"", "\"id\"", "\"\"", "true", "null", "1e2", "1.0"];
 const PATTERNS: [&str; 5] = ["^a", "^it-[0-9]{2}$", "b$", "^[a-z]*$", "x"];
 
 fn schema(b: &mut Bytes<'_>, depth: u32, out: &mut String) {
@@ -29,7 +29,7 @@ fn schema(b: &mut Bytes<'_>, depth: u32, out: &mut String) {
     let mut parts: Vec<String> = Vec::new();
     for _ in 0..1 + b.below(4) {
         let mut p = String::new();
-        match b.byte() % 22 {
+        match b.byte() % 23 {
             0 => {
                 let t = ["object", "array", "string", "integer", "number", "boolean", "null"];
                 write!(p, r#""type":"{}""#, t[b.below(t.len())]).unwrap();
@@ -94,6 +94,11 @@ fn schema(b: &mut Bytes<'_>, depth: u32, out: &mut String) {
                 schema(b, depth - 1, &mut p);
             }
             20 => write!(p, r##""$ref":"#/$defs/d{}""##, b.below(2)).unwrap(),
+            21 => {
+                // `uniqueItems` over items that are scalars (the specialised tier hashes them).
+                let items = [r#"{"type":"number"}"#, r#"{"enum":[1,"a",1.0,2,true]}"#, r#"{"type":["string","integer"]}"#];
+                write!(p, r#""uniqueItems":true,"items":{}"#, items[b.below(items.len())]).unwrap();
+            }
             // Now and then a keyword only the general tier runs.
             _ => {
                 let g = [r#""uniqueItems":true"#, r#""anyOf":[true,{"type":"string"}]"#, r#""contains":{"const":1}"#];

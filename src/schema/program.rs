@@ -648,8 +648,9 @@ impl Program {
     /// root through child-value edges (`properties`, `additionalProperties`, `items`,
     /// `prefixItems`) applies nothing else to the same value (no `$ref` with siblings, no
     /// `allOf`/`anyOf`/`oneOf`/`not`/`if`, no dynamic references, no `dependentSchemas`),
-    /// tracks nothing across members or items beyond counts and watched names (no
-    /// `patternProperties`, `contains`, `uniqueItems`, `unevaluated*`), and compares values
+    /// tracks nothing across members or items beyond counts, watched names and the hashes
+    /// of scalar items (no `patternProperties`, `contains`, `unevaluated*`; `uniqueItems`
+    /// only over items that are scalars or fail as they begin), and compares values
     /// with scalar constants only; `propertyNames` qualifies when its subschema is such a
     /// node too. One reachable node outside that set sends the whole program to the general
     /// tier.
@@ -683,7 +684,7 @@ impl Program {
                 && k.dependent_schemas.is_empty()
                 && k.pattern_properties.is_empty()
                 && k.contains.is_none()
-                && !k.unique_items
+                && (!k.unique_items || self.items_are_scalars(k))
                 && k.unevaluated_items.is_none()
                 && k.unevaluated_properties.is_none()
                 && k.enum_.iter().flatten().all(|&a| scalar_const(a))
@@ -710,6 +711,28 @@ impl Program {
             }
         }
         true
+    }
+
+    /// Whether every item of an array `k` applies to is a scalar or fails as it begins: each
+    /// item has a subschema (`items` covers what `prefixItems` does not) that rejects a
+    /// container at its first event (`false`, a scalar constant, a `type` without `object`
+    /// and `array`, or scalar-only `enum`/`const`). Then `uniqueItems` compares scalars only.
+    fn items_are_scalars(&self, k: &Keywords) -> bool {
+        let Some(items) = &k.items else {
+            return false;
+        };
+        k.prefix_items.iter().chain(std::iter::once(items)).all(|c| {
+            match &self.nodes[c.node as usize].kind {
+                NodeKind::Bool(b) => !b,
+                NodeKind::Const(_) => true,
+                NodeKind::Keywords(t) => {
+                    t.types
+                        .is_some_and(|ty| ty & (types::OBJECT | types::ARRAY) == 0)
+                        || t.enum_.is_some()
+                        || !t.consts.is_empty()
+                }
+            }
+        })
     }
 
     /// Appends `/segment` for every segment of label `id` to `out`.

@@ -277,9 +277,11 @@ pub(crate) struct Runtime {
     pub(crate) budget: u64,
     /// Further units allowed per input byte read.
     pub(crate) budget_per_byte: u64,
-    /// `budget + budget_per_byte × bytes read so far` (up to the current token's first byte),
-    /// refreshed at every event.
+    /// `budget + budget_per_byte × bytes read so far` (up to the first byte of a recent
+    /// token; see [`Runtime::refresh_allowance`]).
     allowance: u64,
+    /// Offset of the event being processed.
+    event_offset: u64,
     root_result: Option<bool>,
     /// Line and column of the event being processed (every failure is decided at one).
     pub(crate) line: u64,
@@ -345,6 +347,7 @@ impl Runtime {
             budget: 0,
             budget_per_byte: 0,
             allowance: 0,
+            event_offset: 0,
             root_result: None,
             line: 1,
             column: 1,
@@ -374,6 +377,7 @@ impl Runtime {
         self.budget_exceeded = false;
         self.work = 0;
         self.allowance = self.budget;
+        self.event_offset = 0;
         self.root_result = None;
         self.fast_mode = p.fast && self.max_errors <= 1 && !self.force_general;
         if self.fast_mode {
@@ -416,6 +420,20 @@ impl Runtime {
     #[inline]
     fn charge(&mut self, n: u64) {
         self.work += n;
+        if self.work > self.allowance {
+            self.refresh_allowance();
+        }
+    }
+
+    /// Brings the allowance up to the current event's offset (it only grows with the
+    /// offset, so a stale one is a lower bound and is refreshed only when work passes it)
+    /// and decides whether the budget is exhausted.
+    #[cold]
+    #[inline(never)]
+    fn refresh_allowance(&mut self) {
+        self.allowance = self
+            .budget
+            .saturating_add(self.budget_per_byte.saturating_mul(self.event_offset + 1));
         if self.work > self.allowance {
             self.budget_exceeded = true;
         }
@@ -869,9 +887,7 @@ impl Runtime {
     /// [`event`](Self::event) in the general tier.
     #[inline(never)]
     fn general_event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
-        self.allowance = self
-            .budget
-            .saturating_add(self.budget_per_byte.saturating_mul(offset + 1));
+        self.event_offset = offset;
         if self.skip > 0 {
             // Inside a value no subschema constrains: only its nesting is followed.
             match ev {

@@ -175,3 +175,35 @@ fn runaway_schemas_are_refused_or_cut_off() {
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
+
+#[test]
+fn unique_scalar_items_are_decided_alike_in_both_tiers() {
+    use jsongate::Tier;
+    let schema = Schema::compile(
+        br#"{"type":"array","uniqueItems":true,"items":{"type":["integer","string"]}}"#,
+    )
+    .unwrap();
+    let mut fast = Validator::new(&schema);
+    let mut general = Validator::new(&schema).tier(Tier::General);
+    for doc in [
+        "[1,2,3]",
+        "[1,2,1]",
+        "[1,1.0]",
+        r#"[1,"1"]"#,
+        r#"["a","b","a"]"#,
+        "[1,[1]]",
+        "[10,1e1]",
+        "[]",
+    ] {
+        let a = fast.validate_slice(doc.as_bytes(), Limits::new());
+        assert!(fast.specialised(), "{doc}");
+        let b = general.validate_slice(doc.as_bytes(), Limits::new());
+        assert_eq!(a, b, "{doc}");
+    }
+    match fast.validate_slice(b"[1,2,1.0]", Limits::new()) {
+        Err(Rejection::Violation(v)) => {
+            assert_eq!((v.keyword(), v.offset()), ("uniqueItems", 5));
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -5,8 +5,9 @@
 //! In such a program each instance value is seen by at most one subschema, chosen by its
 //! parent's `properties`/`additionalProperties`/`items`/`prefixItems` when its name or index
 //! is read. So the state is a stack of frames (the subschema of each open container, its
-//! member or item count, the watched names seen as bits, the current member's name or index)
-//! and the one subschema waiting for the next value. Scalars are checked in place with the
+//! member or item count, the watched names seen as bits, the hashes of scalar items under
+//! `uniqueItems`, the current member's name or index) and the one subschema waiting for the
+//! next value. Scalars are checked in place with the
 //! general tier's own checks (`check_scalar`, `check_value`), in the same order.
 //!
 //! The general tier stays the oracle: this tier reports the same first violation (keyword,
@@ -45,6 +46,9 @@ pub(super) struct Frame {
     count: u64,
     /// Watched names seen (`required`, `dependentRequired`).
     seen: Bits,
+    /// Whether the array's items must be unique, and the hashes of those seen.
+    unique: bool,
+    hashes: hashbrown::HashSet<u128, foldhash::fast::FixedState>,
     /// The member or item being read.
     child: Seg,
     /// Where this frame's copied names start in `fast_names`.
@@ -82,9 +86,7 @@ impl Runtime {
     /// invalid (as the general tier's `event`).
     #[inline(never)]
     pub(super) fn fast_event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
-        self.allowance = self
-            .budget
-            .saturating_add(self.budget_per_byte.saturating_mul(offset + 1));
+        self.event_offset = offset;
         if self.skip > 0 {
             match ev {
                 Event::BeginObject | Event::BeginArray => self.skip += 1,
@@ -101,6 +103,7 @@ impl Runtime {
         self.violations.is_empty() && !self.budget_exceeded
     }
 
+    #[inline(never)]
     fn fast_name(&mut self, p: &Program, name: &str, offset: u64) {
         let t = self.fast_depth - 1;
         self.charge(1);
@@ -191,6 +194,7 @@ impl Runtime {
         }
     }
 
+    #[inline(never)]
     fn fast_value(&mut self, p: &Program, ev: &Event<'_>, offset: u64) {
         if self.fast_depth > 0 && !self.fast_frames[self.fast_depth - 1].object {
             let t = self.fast_depth - 1;
@@ -231,6 +235,8 @@ impl Runtime {
                 Ok(()) => {
                     if self.fast_depth == 0 {
                         self.root_result = Some(true);
+                    } else if self.fast_frames[self.fast_depth - 1].unique {
+                        self.fast_unique(ev, num, offset, p);
                     }
                 }
                 Err(kw) => self.fast_fail_child(p, next.node, next.label, kw, offset),
@@ -253,6 +259,8 @@ impl Runtime {
                 object,
                 count: 0,
                 seen: Bits::default(),
+                unique: false,
+                hashes: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0)),
                 child: Seg::Index(0),
                 names_base,
             });
@@ -263,6 +271,8 @@ impl Runtime {
             f.object = object;
             f.count = 0;
             f.seen.clear();
+            f.unique = false;
+            f.hashes.clear();
             f.names_base = names_base;
         }
         let t = self.fast_depth;
@@ -273,11 +283,26 @@ impl Runtime {
             // Only scalar constants reach this tier: a container never equals one.
             NodeKind::Const(_) => "const",
             NodeKind::Keywords(k) => match self.fast_container_start(k, ev) {
+                Ok(()) if k.unique_items && !object => {
+                    self.fast_frames[t].unique = true;
+                    return;
+                }
                 Ok(()) => return,
                 Err(kw) => kw,
             },
         };
         self.fast_fail(p, At::Frame(t), kw, offset);
+    }
+
+    /// `uniqueItems`: the scalar item just checked against those before it (by the general
+    /// tier's canonical hash, so `1` and `1.0` collide).
+    fn fast_unique(&mut self, ev: &Event<'_>, num: Option<&Decimal>, offset: u64, p: &Program) {
+        self.charge(1);
+        let h = self.scalar_hash(ev, num);
+        let t = self.fast_depth - 1;
+        if !self.fast_frames[t].hashes.insert(h) {
+            self.fast_fail(p, At::Frame(t), "uniqueItems", offset);
+        }
     }
 
     /// The keywords a container is checked against when it begins, in the general tier's
@@ -297,6 +322,7 @@ impl Runtime {
         Ok(())
     }
 
+    #[inline(never)]
     fn fast_end(&mut self, p: &Program, offset: u64) {
         let t = self.fast_depth - 1;
         self.charge(1);
