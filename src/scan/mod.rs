@@ -423,7 +423,7 @@ impl Scanner {
                 continue;
             }
             if f.object {
-                pointer::push_name(&mut p, &String::from_utf8_lossy(self.names.last(d + 1)));
+                pointer::push_name(&mut p, &String::from_utf8_lossy(&self.names.last(d + 1)));
             } else {
                 pointer::push_index(&mut p, f.count - 1);
             }

@@ -17,12 +17,77 @@ use hashbrown::HashTable;
 /// Objects with at most this many members are checked by a linear scan.
 const LINEAR: usize = 16;
 
+/// Names of at most this many bytes are identified by their [`Entry`] key alone.
+const SHORT: usize = 16;
+
+/// One name: its length and two words that, for names of up to [`SHORT`] bytes, hold every
+/// byte (the first and last 8, overlapping, or for shorter names the first and last 4, or
+/// for under 4 bytes each byte), so equal keys mean equal names with no copy of the text.
+/// Longer names are copied into the set's buffer from `start` and compared byte for byte
+/// when their keys are equal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    a: u64,
+    b: u64,
+    len: u32,
+    start: u32,
+}
+
+impl Entry {
+    #[inline]
+    fn key(name: &[u8]) -> (u64, u64) {
+        let n = name.len();
+        let word = |at: usize| u64::from_le_bytes(name[at..at + 8].try_into().unwrap_or([0; 8]));
+        let half = |at: usize| {
+            u64::from(u32::from_le_bytes(
+                name[at..at + 4].try_into().unwrap_or([0; 4]),
+            ))
+        };
+        match n {
+            0 => (0, 0),
+            1..=3 => (
+                u64::from(name[0]) | u64::from(name[n / 2]) << 8 | u64::from(name[n - 1]) << 16,
+                0,
+            ),
+            4..=8 => (half(0), half(n - 4)),
+            _ => (word(0), word(n - 8)),
+        }
+    }
+
+    /// The name's bytes, rebuilt from the key (short names) or read from `bytes`.
+    fn text(&self, bytes: &[u8]) -> Vec<u8> {
+        let n = self.len as usize;
+        if n > SHORT {
+            return bytes[self.start as usize..self.start as usize + n].to_vec();
+        }
+        let mut out = vec![0u8; n];
+        let (a, b) = (self.a.to_le_bytes(), self.b.to_le_bytes());
+        match n {
+            0 => {}
+            1..=3 => {
+                out[0] = a[0];
+                out[n / 2] = a[1];
+                out[n - 1] = a[2];
+            }
+            4..=8 => {
+                out[..4].copy_from_slice(&a[..4]);
+                out[n - 4..].copy_from_slice(&b[..4]);
+            }
+            _ => {
+                out[..8].copy_from_slice(&a);
+                out[n - 8..].copy_from_slice(&b);
+            }
+        }
+        out
+    }
+}
+
 #[derive(Default)]
 struct NameSet {
-    /// The names of the object, back to back.
+    /// The names of the object, in document order.
+    entries: Vec<Entry>,
+    /// Bytes of the names longer than [`SHORT`], back to back.
     bytes: Vec<u8>,
-    /// `(start, len)` of each name in `bytes`, in document order.
-    entries: Vec<(usize, usize)>,
     /// Indices into `entries`, built once the object has more than `LINEAR` members.
     table: HashTable<usize>,
 }
@@ -34,9 +99,32 @@ impl NameSet {
         self.table.clear();
     }
 
-    fn name(&self, i: usize) -> &[u8] {
-        let (s, l) = self.entries[i];
-        &self.bytes[s..s + l]
+    /// Whether entry `i` is `name` (whose key is `(a, b)`).
+    #[inline]
+    fn is(&self, i: usize, a: u64, b: u64, name: &[u8]) -> bool {
+        let e = &self.entries[i];
+        e.a == a
+            && e.b == b
+            && e.len as usize == name.len()
+            && (name.len() <= SHORT
+                || self.bytes[e.start as usize..e.start as usize + name.len()] == *name)
+    }
+}
+
+/// The hash of entry `i` in the table: of its key for a short name (which it identifies),
+/// of all its bytes for a long one (so names sharing their first and last bytes do not
+/// collide on purpose).
+fn entry_hash(
+    hasher: foldhash::quality::RandomState,
+    entries: &[Entry],
+    bytes: &[u8],
+    i: usize,
+) -> u64 {
+    let e = &entries[i];
+    if e.len as usize <= SHORT {
+        hasher.hash_one((e.a, e.b, e.len))
+    } else {
+        hasher.hash_one(&bytes[e.start as usize..e.start as usize + e.len as usize])
     }
 }
 
@@ -71,77 +159,85 @@ impl Names {
     /// Records `name` in the object at `depth`; returns `false` if it was already there.
     #[inline]
     pub(crate) fn insert(&mut self, depth: usize, name: &[u8]) -> bool {
+        let (a, b) = Entry::key(name);
         let set = &mut self.sets[depth - 1];
         let n = set.entries.len();
         if n < LINEAR {
-            if set
-                .entries
-                .iter()
-                .any(|&(s, l)| l == name.len() && &set.bytes[s..s + l] == name)
-            {
+            #[cfg(test)]
+            self.compares.set(self.compares.get() + n as u64);
+            if (0..n).any(|i| set.is(i, a, b, name)) {
                 return false;
             }
         } else {
             let hasher = &self.hasher;
             if n == LINEAR {
                 // Build the table from the names seen so far.
+                let NameSet {
+                    table,
+                    entries,
+                    bytes,
+                } = &mut *set;
                 for i in 0..n {
-                    let h = hasher.hash_one(set.name(i));
-                    let NameSet {
-                        bytes,
-                        entries,
-                        table,
-                    } = &mut *set;
-                    table.insert_unique(h, i, |&j| {
-                        let (s, l) = entries[j];
-                        hasher.hash_one(&bytes[s..s + l])
-                    });
+                    let h = entry_hash(*hasher, entries, bytes, i);
+                    table.insert_unique(h, i, |&j| entry_hash(*hasher, entries, bytes, j));
                 }
             }
-            let h = hasher.hash_one(name);
-            let NameSet {
-                bytes,
-                entries,
-                table,
-            } = &mut *set;
+            let h = if name.len() <= SHORT {
+                hasher.hash_one((a, b, name.len() as u32))
+            } else {
+                hasher.hash_one(name)
+            };
             #[cfg(test)]
             let compares = &self.compares;
-            let eq = |&j: &usize| {
-                #[cfg(test)]
-                compares.set(compares.get() + 1);
-                let (s, l) = entries[j];
-                &bytes[s..s + l] == name
-            };
-            if table.find(h, eq).is_some() {
+            let found = set
+                .table
+                .find(h, |&j| {
+                    #[cfg(test)]
+                    compares.set(compares.get() + 1);
+                    set.is(j, a, b, name)
+                })
+                .is_some();
+            if found {
                 return false;
             }
-            table.insert_unique(h, n, |&j| {
-                let (s, l) = entries[j];
-                hasher.hash_one(&bytes[s..s + l])
-            });
+            let NameSet {
+                table,
+                entries,
+                bytes,
+            } = &mut *set;
+            table.insert_unique(h, n, |&j| entry_hash(*hasher, entries, bytes, j));
         }
-        let start = set.bytes.len();
-        set.bytes.extend_from_slice(name);
-        set.entries.push((start, name.len()));
+        let start = if name.len() > SHORT {
+            let s = set.bytes.len();
+            set.bytes.extend_from_slice(name);
+            s
+        } else {
+            0
+        };
+        set.entries.push(Entry {
+            a,
+            b,
+            len: name.len() as u32,
+            start: start as u32,
+        });
         true
     }
 
     /// The most recent member name of the object at `depth` (used for pointers).
-    pub(crate) fn last(&self, depth: usize) -> &[u8] {
-        match self
-            .sets
-            .get(depth - 1)
-            .and_then(|s| s.entries.last().map(|&(a, l)| (s, a, l)))
-        {
-            Some((s, a, l)) => &s.bytes[a..a + l],
-            None => &[],
+    pub(crate) fn last(&self, depth: usize) -> Vec<u8> {
+        match self.sets.get(depth - 1) {
+            Some(s) => s.entries.last().map_or_else(Vec::new, |e| e.text(&s.bytes)),
+            None => Vec::new(),
         }
     }
 
     /// Bytes retained for names across all depths (for memory accounting in tests).
     #[cfg(test)]
     pub(crate) fn retained(&self) -> usize {
-        self.sets.iter().map(|s| s.bytes.capacity()).sum()
+        self.sets
+            .iter()
+            .map(|s| s.bytes.capacity() + s.entries.capacity() * std::mem::size_of::<Entry>())
+            .sum()
     }
 }
 
@@ -161,6 +257,26 @@ mod tests {
         }
         assert!(n.insert(1, b"K0"));
         assert_eq!(n.last(1), b"K0");
+    }
+
+    #[test]
+    fn keys_identify_short_names_and_rebuild_them() {
+        // Every length up to past the short bound, with names that differ in one byte only.
+        for len in 0..=20usize {
+            let mut n = Names::new();
+            n.open(1);
+            let base: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(n.insert(1, &base));
+            assert_eq!(n.last(1), base);
+            for at in 0..len {
+                let mut other = base.clone();
+                other[at] = b'Z';
+                assert!(n.insert(1, &other), "len {len}, byte {at}");
+                assert_eq!(n.last(1), other);
+                assert!(!n.insert(1, &other));
+            }
+            assert!(!n.insert(1, &base));
+        }
     }
 
     #[test]

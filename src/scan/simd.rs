@@ -162,6 +162,52 @@ pub(crate) fn string_run_with(backend: Backend, body: &[u8]) -> Run<'_> {
     }
 }
 
+/// The plain run at the start of `body` when it ends within the first 16 bytes: one SSE2
+/// block compare, inlined into the caller, since most names and strings are that short.
+/// `None` when `body` is shorter than 16 bytes or the run is longer: then
+/// [`string_run_with`] classifies it. Gives the same runs as every backend (tested).
+#[inline(always)]
+pub(crate) fn string_run_head(body: &[u8]) -> Option<Run<'_>> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
+            _mm_or_si128, _mm_set1_epi8,
+        };
+        if body.len() < 16 {
+            return None;
+        }
+        // SAFETY: SSE2 is part of the x86-64 baseline (enabled for every x86-64 build), and
+        // `body.len() >= 16`, so the unaligned 16-byte load reads inside `body`.
+        let (mask, hi) = unsafe {
+            let v = _mm_loadu_si128(body.as_ptr().cast::<__m128i>());
+            let ctl = _mm_set1_epi8(0x1f);
+            let is_ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl);
+            let hit = _mm_or_si128(
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+                ),
+                is_ctl,
+            );
+            (_mm_movemask_epi8(hit) as u32, _mm_movemask_epi8(v) as u32)
+        };
+        if mask == 0 {
+            return None;
+        }
+        let t = mask.trailing_zeros();
+        Some(Run {
+            bytes: &body[..t as usize],
+            ascii: hi & ((1u32 << t) - 1) == 0,
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = body;
+        None
+    }
+}
+
 #[inline]
 fn stops(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
@@ -266,6 +312,9 @@ mod tests {
         for b in available() {
             let r = string_run_with(b, body);
             assert_eq!((r.len(), r.is_ascii()), want, "backend {b:?} on {body:?}");
+        }
+        if let Some(r) = string_run_head(body) {
+            assert_eq!((r.len(), r.is_ascii()), want, "head block on {body:?}");
         }
     }
 

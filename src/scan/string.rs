@@ -175,8 +175,51 @@ impl Scanner {
     /// Starts the string whose opening quote is `buf[i]`. Returns the index after the string
     /// and `Some(flow)` when it was complete and delivered, or `None` when the chunk ended
     /// inside it (the scanner is then in the string state).
-    #[inline]
+    ///
+    /// The common case (whole in the chunk, no escape, within the limit, well-formed) is
+    /// inlined into the grammar loop; everything else goes to [`Self::string_slow`].
+    #[inline(always)]
     pub(super) fn string_start<S: Sink + ?Sized>(
+        &mut self,
+        buf: &[u8],
+        i: usize,
+        name: bool,
+        sink: &mut S,
+    ) -> Result<(usize, Option<Flow>), Error> {
+        let limit = if name {
+            self.limits.name_bytes
+        } else {
+            self.limits.string_bytes
+        };
+        let body = &buf[i + 1..];
+        let window = if limit < body.len() as u64 {
+            &body[..limit as usize + 1]
+        } else {
+            body
+        };
+        let run = match simd::string_run_head(window) {
+            Some(run) => run,
+            None => simd::string_run_with(self.backend, window),
+        };
+        let n = run.len();
+        if window.get(n) == Some(&b'"') && (run.is_ascii() || !self.limits.noncharacters) {
+            if let Some(text) = run.as_str() {
+                let start = self.offset + i as u64;
+                let close = i + 1 + n;
+                let at = self.pos(start);
+                if let Ok(flow) = deliver(&mut self.names, &mut self.stack, text, name, at, sink) {
+                    return Ok((close + 1, Some(flow)));
+                }
+            }
+        }
+        self.string_slow(buf, i, name, sink)
+    }
+
+    /// [`Self::string_start`] for every other case: noncharacters to look for, a duplicate
+    /// name, or a string that is escaped, split, too long or malformed (decoded byte by
+    /// byte by the resumable decoder, which reports errors at the right byte).
+    #[inline(never)]
+    fn string_slow<S: Sink + ?Sized>(
         &mut self,
         buf: &[u8],
         i: usize,
@@ -203,6 +246,8 @@ impl Scanner {
                     }
                 }
                 let close = i + 1 + n;
+                // Here when the fast path could not deliver: text that needed the
+                // noncharacter scan, or a duplicate name (which had no effect there).
                 let at = self.pos(start);
                 return match deliver(&mut self.names, &mut self.stack, text, name, at, sink) {
                     Ok(flow) => Ok((close + 1, Some(flow))),

@@ -721,8 +721,10 @@ impl Program {
         let Some(items) = &k.items else {
             return false;
         };
-        k.prefix_items.iter().chain(std::iter::once(items)).all(|c| {
-            match &self.nodes[c.node as usize].kind {
+        k.prefix_items
+            .iter()
+            .chain(std::iter::once(items))
+            .all(|c| match &self.nodes[c.node as usize].kind {
                 NodeKind::Bool(b) => !b,
                 NodeKind::Const(_) => true,
                 NodeKind::Keywords(t) => {
@@ -731,8 +733,7 @@ impl Program {
                         || t.enum_.is_some()
                         || !t.consts.is_empty()
                 }
-            }
-        })
+            })
     }
 
     /// Appends `/segment` for every segment of label `id` to `out`.
