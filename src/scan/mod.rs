@@ -659,6 +659,11 @@ impl Scanner {
                                         self.offset = base + i as u64;
                                         return Ok(Flow::Stop);
                                     }
+                                    // Compact text: the colon right after the name.
+                                    if buf.get(i) == Some(&b':') {
+                                        i += 1;
+                                        state = State::Value(Slot::Member);
+                                    }
                                 }
                             }
                         }

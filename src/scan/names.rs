@@ -157,9 +157,35 @@ impl Names {
     }
 
     /// Records `name` in the object at `depth`; returns `false` if it was already there.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn insert(&mut self, depth: usize, name: &[u8]) -> bool {
         let (a, b) = Entry::key(name);
+        let set = &mut self.sets[depth - 1];
+        let n = set.entries.len();
+        if n >= LINEAR || name.len() > SHORT {
+            return self.insert_slow(depth, name, a, b);
+        }
+        #[cfg(test)]
+        self.compares.set(self.compares.get() + n as u64);
+        if set
+            .entries
+            .iter()
+            .any(|e| e.a == a && e.b == b && e.len as usize == name.len())
+        {
+            return false;
+        }
+        set.entries.push(Entry {
+            a,
+            b,
+            len: name.len() as u32,
+            start: 0,
+        });
+        true
+    }
+
+    /// [`insert`](Self::insert) for a long name or a large object.
+    #[inline(never)]
+    fn insert_slow(&mut self, depth: usize, name: &[u8], a: u64, b: u64) -> bool {
         let set = &mut self.sets[depth - 1];
         let n = set.entries.len();
         if n < LINEAR {
