@@ -11,6 +11,7 @@
 //! slices of the chunk; all others are decoded into a scratch buffer the scanner reuses.
 
 mod names;
+pub(crate) use names::{name_words, SHORT_NAME};
 mod number;
 pub mod read;
 mod simd;

@@ -33,8 +33,18 @@ struct Entry {
     start: u32,
 }
 
+/// The two key words of a name (see [`Entry`]): with the length, they identify every name
+/// of up to 16 bytes. Shared with the validator's member tables.
+#[inline(always)]
+pub(crate) fn name_words(name: &[u8]) -> (u64, u64) {
+    Entry::key(name)
+}
+
+/// Names of at most this many bytes are identified by their length and [`name_words`].
+pub(crate) const SHORT_NAME: usize = SHORT;
+
 impl Entry {
-    #[inline]
+    #[inline(always)]
     fn key(name: &[u8]) -> (u64, u64) {
         let n = name.len();
         let word = |at: usize| u64::from_le_bytes(name[at..at + 8].try_into().unwrap_or([0; 8]));

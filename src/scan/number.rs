@@ -20,7 +20,7 @@ use crate::error::Syntax;
 /// assert!(Number::parse("01").is_none());
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Number<'a>(&'a [u8]);
+pub struct Number<'a>(&'a str);
 
 /// Why a [`Number`] could not be converted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,18 +53,17 @@ impl<'a> Number<'a> {
                 Step::End | Step::Error(_) => return None,
             }
         }
-        st.is_terminal().then_some(Number(text.as_bytes()))
+        st.is_terminal().then_some(Number(text))
     }
 
     /// The number's text, exactly as in the input.
     pub fn as_str(&self) -> &'a str {
-        // Only the number grammar's ASCII bytes are ever stored, so this cannot fail.
-        std::str::from_utf8(self.0).unwrap_or_default()
+        self.0
     }
 
     /// Whether the text has neither a fraction nor an exponent.
     pub fn is_integer(&self) -> bool {
-        !self.0.iter().any(|b| matches!(b, b'.' | b'e' | b'E'))
+        !self.0.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
     }
 
     /// The value as `i64`.
@@ -80,7 +79,7 @@ impl<'a> Number<'a> {
         if !self.is_integer() {
             return Err(NumberError::NotAnInteger);
         }
-        if self.0 == b"-0" {
+        if self.0 == "-0" {
             return Ok(0);
         }
         self.as_str().parse().map_err(|_| NumberError::OutOfRange)
@@ -195,7 +194,10 @@ impl super::Scanner {
         };
         if let Some(end) = fast_number(&buf[..wend], i) {
             let at = self.pos(base + i as u64);
-            let flow = sink.event_at(super::Event::Number(Number(&buf[i..end])), at);
+            let flow = sink.event_at(
+                super::Event::Number(Number(super::simd::ascii_str(&buf[i..end]))),
+                at,
+            );
             return Ok((end, Some(flow), NumState::Int));
         }
         let mut st = NumState::Start;
@@ -208,7 +210,7 @@ impl super::Scanner {
                 }
                 Step::End => {
                     let flow = sink.event_at(
-                        super::Event::Number(Number(&buf[i..j])),
+                        super::Event::Number(Number(super::simd::ascii_str(&buf[i..j]))),
                         self.pos(base + i as u64),
                     );
                     return Ok((j, Some(flow), st));
@@ -266,7 +268,7 @@ impl super::Scanner {
         sink: &mut S,
     ) -> super::Flow {
         let at = self.pos(self.token_start);
-        sink.event_at(super::Event::Number(Number(self.scratch.as_bytes())), at)
+        sink.event_at(super::Event::Number(Number(self.scratch.as_str())), at)
     }
 }
 

@@ -47,6 +47,18 @@ impl<'a> Run<'a> {
     }
 }
 
+/// `bytes` as text when every byte is ASCII (the number grammar's bytes always are), with
+/// no UTF-8 validation beyond that check; `""` otherwise.
+#[inline(always)]
+pub(crate) fn ascii_str(bytes: &[u8]) -> &str {
+    if bytes.is_ascii() {
+        // SAFETY: every byte was just checked to be below 0x80, and ASCII is valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
+    } else {
+        ""
+    }
+}
+
 /// A reusable byte buffer that only ever holds well-formed UTF-8: every mutator takes text
 /// (`&str`, `char`) or an ASCII byte, so [`as_str`](Self::as_str) needs no validation.
 #[derive(Default, Debug)]

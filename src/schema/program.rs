@@ -245,20 +245,14 @@ pub(crate) const NO_INDEX: u32 = u32::MAX;
 /// A name of `properties` or of the watched names, in [`Keywords::member_table`].
 #[derive(Debug)]
 pub(crate) struct MemberEntry {
-    key: u64,
+    /// The name's length and key words ([`crate::scan::name_words`]): for names of up to 16
+    /// bytes equal keys are equal names; longer names compare their bytes too.
+    len: usize,
+    a: u64,
+    b: u64,
     name: Box<str>,
     prop: u32,
     watch: u32,
-}
-
-/// A name's length with its first and last bytes: equal names have equal keys.
-#[inline]
-fn name_key(name: &str) -> u64 {
-    let b = name.as_bytes();
-    match (b.first(), b.last()) {
-        (Some(&f), Some(&l)) => ((b.len() as u64) << 16) | (u64::from(f) << 8) | u64::from(l),
-        _ => 0,
-    }
 }
 
 /// The value of an integral decimal that fits `i64`.
@@ -538,8 +532,11 @@ impl Keywords {
                 }
                 let prop = self.properties.iter().position(|(p, _)| p == n);
                 let watch = self.watch.iter().position(|w| w == n);
+                let (a, b) = crate::scan::name_words(n.as_bytes());
                 self.member_table.push(MemberEntry {
-                    key: name_key(n),
+                    len: n.len(),
+                    a,
+                    b,
                     name: n.clone(),
                     prop: prop.map_or(NO_INDEX, |i| i as u32),
                     watch: watch.map_or(NO_INDEX, |i| i as u32),
@@ -591,7 +588,7 @@ impl Keywords {
     }
 
     /// [`member`](Self::member) as indices: into `properties`, and into the watched names.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn member_at(&self, name: &str) -> (Option<u32>, Option<u32>) {
         let (prop, watch) = match &self.member_index {
             Some(m) => match m.get(name) {
@@ -599,11 +596,13 @@ impl Keywords {
                 None => return (None, None),
             },
             None => {
-                let key = name_key(name);
+                let (a, b) = crate::scan::name_words(name.as_bytes());
+                let n = name.len();
+                let long = n > crate::scan::SHORT_NAME;
                 match self
                     .member_table
                     .iter()
-                    .find(|e| e.key == key && *e.name == *name)
+                    .find(|e| e.a == a && e.b == b && e.len == n && (!long || *e.name == *name))
                 {
                     Some(e) => (e.prop, e.watch),
                     None => return (None, None),

@@ -1066,6 +1066,7 @@ impl Runtime {
     }
 
     /// A simple subschema's verdict on a scalar.
+    #[inline(always)]
     fn check_scalar(
         &mut self,
         p: &Program,
@@ -1150,6 +1151,7 @@ impl Runtime {
     }
 
     /// `type` and the scalar keywords (numbers, strings) on the first event of a value.
+    #[inline(always)]
     fn check_value(
         &mut self,
         k: &Keywords,

@@ -103,7 +103,6 @@ impl Runtime {
         self.violations.is_empty() && !self.budget_exceeded
     }
 
-    #[inline(never)]
     fn fast_name(&mut self, p: &Program, name: &str, offset: u64) {
         let t = self.fast_depth - 1;
         self.charge(1);
@@ -194,7 +193,6 @@ impl Runtime {
         }
     }
 
-    #[inline(never)]
     fn fast_value(&mut self, p: &Program, ev: &Event<'_>, offset: u64) {
         if self.fast_depth > 0 && !self.fast_frames[self.fast_depth - 1].object {
             let t = self.fast_depth - 1;
@@ -322,7 +320,6 @@ impl Runtime {
         Ok(())
     }
 
-    #[inline(never)]
     fn fast_end(&mut self, p: &Program, offset: u64) {
         let t = self.fast_depth - 1;
         self.charge(1);
