@@ -17,8 +17,10 @@ mod gen;
 
 use gen::Bytes;
 
-const NAMES: [&str; 6] = ["id", "kind", "a", "b", "x~y", "é"];
-const SCALARS: [&str; 11] = ["1", "-2", "2.5", "0", "\"a\"", "\"id\"", "\"\"", "true", "null", "1e2", "1.0"];
+const NAMES: [&str; 6] = ["kind", "id", "a", "b", "x~y", "é"];
+const SCALARS: [&str; 13] = [
+    "1", "-2", "2.5", "0", "\"a\"", "\"id\"", "\"\"", "true", "null", "1e2", "1.0", "\"v0\"", "\"v1\"",
+];
 const PATTERNS: [&str; 5] = ["^a", "^it-[0-9]{2}$", "b$", "^[a-z]*$", "x"];
 
 fn schema(b: &mut Bytes<'_>, depth: u32, out: &mut String) {
@@ -160,7 +162,27 @@ fuzz_target!(|data: &[u8]| {
         defs.push(format!(r#""d{i}":{d}"#));
     }
     let defs = defs.join(",");
+    let dispatch = b.byte() % 3 == 0;
+    if dispatch {
+        // A root `oneOf`/`anyOf` of objects told apart by `kind` (the dispatched shape, or
+        // a near miss of it when a branch's extra keywords break the conditions).
+        let mut branches = Vec::new();
+        for i in 0..2 + b.below(2) {
+            let mut extra = String::new();
+            schema(&mut b, depth, &mut extra);
+            let extra = extra.strip_prefix('{').and_then(|e| e.strip_suffix('}')).unwrap_or("");
+            let pin = [r#"{"const":"v@"}"#, r#"{"enum":["v@",7]}"#, r#"{"type":"string","const":"v@"}"#][b.below(3)]
+                .replace('@', &i.to_string());
+            let sep = if extra.is_empty() { "" } else { "," };
+            branches.push(format!(
+                r#"{{"type":"object","required":["kind"],"properties":{{"kind":{pin}}}{sep}{extra}}}"#
+            ));
+        }
+        let word = ["oneOf", "anyOf"][b.below(2)];
+        text = format!(r#"{{"{word}":[{}],"$defs":{{{defs}}}}}"#, branches.join(","));
+    }
     let text = match text.strip_suffix('}') {
+        _ if dispatch => text.clone(),
         Some(body) if body.len() > 1 => format!(r#"{body},"$defs":{{{defs}}}}}"#),
         _ => format!(r#"{{"items":{text},"$defs":{{{defs}}}}}"#),
     };

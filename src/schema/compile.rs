@@ -306,8 +306,12 @@ impl Compiler {
             uses_dynamic_scope: self.uses_dynamic_scope,
             uses_unevaluated: self.uses_unevaluated,
             fast: false,
+            dispatch: None,
         };
         program.fast = program.fast_tier_applies();
+        if program.fast {
+            program.dispatch = program.root_dispatch();
+        }
         Ok(program)
     }
 

@@ -654,9 +654,152 @@ impl Program {
     /// node too. One reachable node outside that set sends the whole program to the general
     /// tier.
     pub(crate) fn fast_tier_applies(&self) -> bool {
-        if self.uses_dynamic_scope || self.uses_unevaluated {
-            return false;
+        self.fast_tier_roots().is_some()
+    }
+
+    /// The dispatch of the root, when it is one ([`Dispatch`]).
+    pub(crate) fn root_dispatch(&self) -> Option<Dispatch> {
+        let NodeKind::Keywords(k) = &self.nodes[self.root as usize].kind else {
+            return None;
+        };
+        let (keyword, alts) = match (k.one_of.is_empty(), k.any_of.is_empty()) {
+            (false, true) => ("oneOf", &k.one_of),
+            (true, false) => ("anyOf", &k.any_of),
+            _ => return None,
+        };
+        let only_alternatives = k.types.is_none()
+            && k.consts.is_empty()
+            && k.enum_.is_none()
+            && k.refs.is_empty()
+            && k.dynamic_ref.is_none()
+            && k.all_of.is_empty()
+            && k.not.is_none()
+            && k.if_.is_none()
+            && k.then_.is_none()
+            && k.else_.is_none()
+            && k.dependent_schemas.is_empty()
+            && !k.names_wanted
+            && k.prefix_items.is_empty()
+            && k.items.is_none()
+            && k.contains.is_none()
+            && k.min_items.is_none()
+            && k.max_items.is_none()
+            && !k.unique_items
+            && k.unevaluated_items.is_none()
+            && k.unevaluated_properties.is_none()
+            && k.min_length.is_none()
+            && k.max_length.is_none()
+            && k.pattern.is_none()
+            && k.format.is_none()
+            && k.minimum.is_none()
+            && k.maximum.is_none()
+            && k.exclusive_minimum.is_none()
+            && k.exclusive_maximum.is_none()
+            && k.multiple_of.is_none();
+        if !only_alternatives || alts.len() < 2 || alts.len() > MAX_DISPATCH_BRANCHES {
+            return None;
         }
+        let mut branch_keywords = Vec::with_capacity(alts.len());
+        for c in alts {
+            let NodeKind::Keywords(b) = &self.nodes[c.node as usize].kind else {
+                return None;
+            };
+            let closed_object = b.types == Some(types::OBJECT)
+                && b.in_place_free()
+                && b.enum_.is_none()
+                && b.consts.is_empty()
+                && b.dependent_schemas.is_empty()
+                && b.property_names.is_none()
+                && b.max_properties.map_or(true, |m| m >= 1);
+            if !closed_object {
+                return None;
+            }
+            branch_keywords.push(b);
+        }
+        // The scalar values a member subschema allows, when it allows only listed scalars.
+        let values = |n: NodeId| -> Option<Vec<&Const>> {
+            let scalar = |c: &Const| {
+                matches!(
+                    c,
+                    Const::Null | Const::Bool(_) | Const::Number(_) | Const::String(_)
+                )
+            };
+            match &self.nodes[n as usize].kind {
+                NodeKind::Const(c) if scalar(c) => Some(vec![c]),
+                NodeKind::Keywords(m) => {
+                    let of = |id: NodeId| match &self.nodes[id as usize].kind {
+                        NodeKind::Const(c) if scalar(c) => Some(c),
+                        _ => None,
+                    };
+                    if let Some(first) = m.consts.first() {
+                        of(first.node).map(|c| vec![c])
+                    } else {
+                        m.enum_.as_ref()?.iter().map(|&a| of(a)).collect()
+                    }
+                }
+                _ => None,
+            }
+        };
+        let eq = |a: &Const, b: &Const| match (a, b) {
+            (Const::Null, Const::Null) => true,
+            (Const::Bool(x), Const::Bool(y)) => x == y,
+            (Const::Number(x), Const::Number(y)) => x == y,
+            (Const::String(x), Const::String(y)) => x == y,
+            _ => false,
+        };
+        'names: for name in &branch_keywords[0].required {
+            let mut sets = Vec::with_capacity(alts.len());
+            let mut branches = Vec::with_capacity(alts.len());
+            for (c, b) in alts.iter().zip(&branch_keywords) {
+                if !b.required.contains(name) {
+                    continue 'names;
+                }
+                let (prop, watch) = b.member_at(name);
+                let Some(prop) = prop else { continue 'names };
+                let member = &b.properties[prop as usize].1;
+                let Some(set) = values(member.node) else {
+                    continue 'names;
+                };
+                sets.push(set);
+                branches.push(Branch {
+                    node: c.node,
+                    label: c.label,
+                    member: member.node,
+                    member_skipped: member.skipped,
+                    watch,
+                });
+            }
+            for i in 0..sets.len() {
+                for j in i + 1..sets.len() {
+                    if sets[i].iter().any(|a| sets[j].iter().any(|b| eq(a, b))) {
+                        continue 'names;
+                    }
+                }
+            }
+            return Some(Dispatch {
+                keyword,
+                name: name.clone(),
+                branches,
+            });
+        }
+        None
+    }
+
+    /// The nodes the specialised tier starts from (the root, or the alternatives of its
+    /// dispatch), when every node reachable from them qualifies.
+    fn fast_tier_roots(&self) -> Option<()> {
+        if self.uses_dynamic_scope || self.uses_unevaluated {
+            return None;
+        }
+        let roots: Vec<NodeId> = match self.root_dispatch() {
+            Some(d) => d.branches.iter().map(|b| b.node).collect(),
+            None => vec![self.root],
+        };
+        self.all_qualify(roots).then_some(())
+    }
+
+    /// Whether every node reachable from `roots` through child-value edges qualifies.
+    fn all_qualify(&self, roots: Vec<NodeId>) -> bool {
         let scalar_const = |n: NodeId| {
             matches!(
                 &self.nodes[n as usize].kind,
@@ -664,7 +807,7 @@ impl Program {
             )
         };
         let mut seen = vec![false; self.nodes.len()];
-        let mut stack = vec![self.root];
+        let mut stack = roots;
         while let Some(n) = stack.pop() {
             if std::mem::replace(&mut seen[n as usize], true) {
                 continue;
@@ -772,4 +915,45 @@ pub(crate) struct Program {
     /// Whether every subschema the instance can reach is one the specialised tier evaluates
     /// (see [`Program::fast_tier_applies`]); set once, after compilation.
     pub(crate) fast: bool,
+    /// The root's `oneOf`/`anyOf` when the specialised tier dispatches it by a member (see
+    /// [`Dispatch`]); only with `fast`.
+    pub(crate) dispatch: Option<Dispatch>,
 }
+
+/// A root `oneOf` or `anyOf` (and nothing else) whose alternatives are closed-typed objects
+/// told apart by one member every alternative requires and pins to disjoint scalar values
+/// (`"ok": true` / `"ok": false`, `"type": "text"` / `"type": "image"`).
+///
+/// When that member comes first in the instance, the general tier's verdict is decided by one
+/// alternative: at the member's value every other alternative fails (the values are disjoint)
+/// and none can have failed before (each alternative accepts any object start and this first
+/// name: no `maxProperties: 0`, no `propertyNames`). So the specialised tier evaluates that
+/// alternative alone, and reports any failure as the general tier does: the combinator's own
+/// keyword at the combinator, at the offset of the event that failed the alternative. When
+/// another member comes first, the document goes to the general tier (it has seen only the
+/// object's start, which it replays).
+#[derive(Debug)]
+pub(crate) struct Dispatch {
+    /// `"oneOf"` or `"anyOf"`.
+    pub(crate) keyword: &'static str,
+    /// The member that tells the alternatives apart.
+    pub(crate) name: Box<str>,
+    pub(crate) branches: Vec<Branch>,
+}
+
+/// One alternative of a [`Dispatch`].
+#[derive(Debug)]
+pub(crate) struct Branch {
+    pub(crate) node: NodeId,
+    pub(crate) label: u32,
+    /// The subschema of the discriminating member in this alternative.
+    pub(crate) member: NodeId,
+    pub(crate) member_skipped: u32,
+    /// The member's index among the alternative's watched names.
+    pub(crate) watch: Option<u32>,
+}
+
+/// Alternatives of a [`Dispatch`] at most (so the work the general tier counts for the
+/// alternatives it keeps on the root object, one unit each per root member, stays far
+/// below the per-byte budget either way).
+pub(crate) const MAX_DISPATCH_BRANCHES: usize = 16;

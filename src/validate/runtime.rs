@@ -296,6 +296,7 @@ pub(crate) struct Runtime {
     fast_depth: usize,
     fast_next: Option<fast::Next>,
     fast_names: String,
+    fast_dispatch: fast::DispatchState,
 }
 
 fn node_needs_decimal(p: &Program, node: NodeId) -> bool {
@@ -358,6 +359,7 @@ impl Runtime {
             fast_depth: 0,
             fast_next: None,
             fast_names: String::new(),
+            fast_dispatch: fast::DispatchState::Off,
         }
     }
 
@@ -367,6 +369,31 @@ impl Runtime {
     }
 
     pub(crate) fn reset(&mut self, p: &Program) {
+        self.fast_mode = p.fast && self.max_errors <= 1 && !self.force_general;
+        if self.fast_mode {
+            self.reset_common();
+            self.fast_depth = 0;
+            self.fast_next = Some(fast::Next::root(p));
+            self.fast_names.clear();
+            self.fast_dispatch = fast::DispatchState::Off;
+            return;
+        }
+        self.reset_general(p);
+    }
+
+    /// The state both tiers share, for a new document.
+    fn reset_common(&mut self) {
+        self.violations.clear();
+        self.skip = 0;
+        self.budget_exceeded = false;
+        self.work = 0;
+        self.allowance = self.budget;
+        self.event_offset = 0;
+        self.root_result = None;
+    }
+
+    /// Prepares the general tier for a new document.
+    fn reset_general(&mut self, p: &Program) {
         self.free.clear();
         self.free.extend((0..self.evals.len() as u32).rev());
         self.depth = 0;
@@ -379,13 +406,6 @@ impl Runtime {
         self.allowance = self.budget;
         self.event_offset = 0;
         self.root_result = None;
-        self.fast_mode = p.fast && self.max_errors <= 1 && !self.force_general;
-        if self.fast_mode {
-            self.fast_depth = 0;
-            self.fast_next = Some(fast::Next::root(p));
-            self.fast_names.clear();
-            return;
-        }
         if p.uses_dynamic_scope {
             self.scopes.push((p.nodes[p.root as usize].resource, NONE));
         }

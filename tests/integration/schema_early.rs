@@ -207,3 +207,75 @@ fn unique_scalar_items_are_decided_alike_in_both_tiers() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The envelope bench schema: a root `oneOf` of two closed objects told apart by `ok`.
+const ENVELOPE: &str = include_str!("../../benches/schemas/envelope.schema.json");
+
+#[test]
+fn a_root_one_of_dispatched_by_its_first_member_decides_like_the_general_tier() {
+    use jsongate::Tier;
+    let one_of = Schema::compile(ENVELOPE.as_bytes()).unwrap();
+    let any_of =
+        Schema::compile(ENVELOPE.replacen("\"oneOf\"", "\"anyOf\"", 1).as_bytes()).unwrap();
+    let ok = r#""tool":"web_search","request_id":"req_0123456789","elapsed_ms":12"#;
+    let docs = [
+        format!(r#"{{"ok":true,{ok},"result":{{"status":"success","message":"m","count":3}}}}"#),
+        format!(
+            r#"{{"ok":false,{ok},"error":{{"code":"timeout","message":"m","retryable":true}}}}"#
+        ),
+        // Discriminator not first: the general tier takes the document.
+        format!(r#"{{{ok},"ok":true,"result":{{"status":"success","message":"m","count":3}}}}"#),
+        // Failures at every stage: the discriminator's value, a member, a nested value, the end.
+        format!(r#"{{"ok":"yes",{ok}}}"#),
+        r#"{"ok":null}"#.to_owned(),
+        format!(r#"{{"ok":{{}},{ok}}}"#),
+        format!(r#"{{"ok":[1],{ok}}}"#),
+        format!(r#"{{"ok":true,{ok},"error":{{}}}}"#),
+        format!(r#"{{"ok":true,{ok},"result":{{"status":"success","message":"m","count":3000}}}}"#),
+        format!(r#"{{"ok":true,{ok}}}"#),
+        r#"{"ok":false,"tool":"web_search","request_id":"req_x"}"#.to_owned(),
+        format!(
+            r#"{{"ok":true,{ok},"result":{{"status":"success","message":"m","count":3}},"x":1}}"#
+        ),
+        "{}".to_owned(),
+        "[]".to_owned(),
+        "1".to_owned(),
+        r#"{"tool":"web_search"}"#.to_owned(),
+    ];
+    for schema in [&one_of, &any_of] {
+        let mut fast = Validator::new(schema);
+        let mut general = Validator::new(schema).tier(Tier::General);
+        let mut dispatched = 0;
+        for doc in &docs {
+            let a = fast.validate_slice(doc.as_bytes(), Limits::new());
+            dispatched += usize::from(fast.specialised());
+            let b = general.validate_slice(doc.as_bytes(), Limits::new());
+            assert_eq!(a, b, "{doc}");
+            // Fed in two pieces at every byte: the same result.
+            for at in 0..=doc.len() {
+                let mut s = Scanner::new(Limits::new());
+                fast.reset();
+                let out = s
+                    .feed(&doc.as_bytes()[..at], &mut fast)
+                    .and_then(|_| s.feed(&doc.as_bytes()[at..], &mut fast))
+                    .and_then(|_| s.finish(&mut fast));
+                assert_eq!(fast.verdict(&s, out), b, "{doc} split at {at}");
+            }
+        }
+        // Every document whose first member is `ok` (and the non-objects) stays specialised.
+        assert!(dispatched >= 12, "{dispatched}");
+    }
+    match Validator::new(&one_of).validate_slice(
+        format!(r#"{{"ok":true,{ok},"result":{{"status":"success","message":"m","count":3000}}}}"#)
+            .as_bytes(),
+        Limits::new(),
+    ) {
+        Err(Rejection::Violation(v)) => {
+            assert_eq!(
+                (v.keyword(), v.keyword_location(), v.instance_pointer()),
+                ("oneOf", "/oneOf", "")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}

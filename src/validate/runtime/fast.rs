@@ -73,6 +73,19 @@ impl Next {
     }
 }
 
+/// Where the dispatch of a root `oneOf`/`anyOf` stands ([`crate::schema::program::Dispatch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DispatchState {
+    /// No dispatch (the program has none, or the root value is not an object yet).
+    Off,
+    /// The root object has begun (at this offset, line and column); no member yet.
+    Begun { offset: u64, line: u64, column: u64 },
+    /// The first member is the discriminator; its value decides.
+    Value,
+    /// One alternative evaluates the document; the rest have failed.
+    On,
+}
+
 /// Which subschema failed: an open container's, or the one applied to the value below the
 /// innermost container (or to the root scalar).
 #[derive(Clone, Copy)]
@@ -105,6 +118,23 @@ impl Runtime {
 
     fn fast_name(&mut self, p: &Program, name: &str, offset: u64) {
         let t = self.fast_depth - 1;
+        if t == 0 {
+            if let Some(d) = &p.dispatch {
+                match self.fast_dispatch {
+                    DispatchState::Begun { .. } if *d.name == *name => {
+                        // The general tier visits the combinator and every alternative.
+                        self.charge(1 + d.branches.len() as u64);
+                        self.fast_frames[0].count = 1;
+                        self.fast_next = None;
+                        self.fast_dispatch = DispatchState::Value;
+                        return;
+                    }
+                    DispatchState::Begun { .. } => return self.fast_to_general(p, name, offset),
+                    // Alternatives that have failed are still visited by the general tier.
+                    _ => self.charge(d.branches.len() as u64),
+                }
+            }
+        }
         self.charge(1);
         self.fast_next = None;
         let f = &mut self.fast_frames[t];
@@ -194,6 +224,14 @@ impl Runtime {
     }
 
     fn fast_value(&mut self, p: &Program, ev: &Event<'_>, offset: u64) {
+        if let Some(d) = &p.dispatch {
+            if self.fast_depth == 0 {
+                return self.fast_dispatch_begin(p, d, ev, offset);
+            }
+            if self.fast_dispatch == DispatchState::Value && self.fast_depth == 1 {
+                return self.fast_dispatch_choose(p, d, ev, offset);
+            }
+        }
         if self.fast_depth > 0 && !self.fast_frames[self.fast_depth - 1].object {
             let t = self.fast_depth - 1;
             self.charge(1);
@@ -248,33 +286,9 @@ impl Runtime {
         if self.fast_depth >= MAX_LIVE_EVALS {
             self.budget_exceeded = true;
         }
-        let names_base = self.fast_names.len() as u32;
         let object = matches!(ev, Event::BeginObject);
-        if self.fast_frames.len() == self.fast_depth {
-            self.fast_frames.push(Frame {
-                node: next.node,
-                label: next.label,
-                object,
-                count: 0,
-                seen: Bits::default(),
-                unique: false,
-                hashes: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0)),
-                child: Seg::Index(0),
-                names_base,
-            });
-        } else {
-            let f = &mut self.fast_frames[self.fast_depth];
-            f.node = next.node;
-            f.label = next.label;
-            f.object = object;
-            f.count = 0;
-            f.seen.clear();
-            f.unique = false;
-            f.hashes.clear();
-            f.names_base = names_base;
-        }
-        let t = self.fast_depth;
-        self.fast_depth += 1;
+        self.fast_push(next.node, next.label, object);
+        let t = self.fast_depth - 1;
         let kw = match &p.nodes[next.node as usize].kind {
             NodeKind::Bool(true) => return,
             NodeKind::Bool(false) => "false",
@@ -292,6 +306,111 @@ impl Runtime {
         self.fast_fail(p, At::Frame(t), kw, offset);
     }
 
+    /// The root value of a program with a dispatch: an object opens a frame for the
+    /// combinator and waits for its first member; anything else fails every alternative
+    /// (each requires an object) and so the combinator, at once.
+    fn fast_dispatch_begin(
+        &mut self,
+        p: &Program,
+        d: &crate::schema::program::Dispatch,
+        ev: &Event<'_>,
+        offset: u64,
+    ) {
+        self.charge(1 + d.branches.len() as u64);
+        if !matches!(ev, Event::BeginObject) {
+            self.fast_dispatch = DispatchState::Value;
+            return self.fast_fail(p, At::Frame(0), "", offset);
+        }
+        self.fast_push(p.root, NONE, true);
+        self.fast_dispatch = DispatchState::Begun {
+            offset,
+            line: self.line,
+            column: self.column,
+        };
+    }
+
+    /// The discriminator's value: the alternative whose member subschema accepts it
+    /// evaluates the rest of the document; if none does, the combinator fails here.
+    fn fast_dispatch_choose(
+        &mut self,
+        p: &Program,
+        d: &crate::schema::program::Dispatch,
+        ev: &Event<'_>,
+        offset: u64,
+    ) {
+        let container = matches!(ev, Event::BeginObject | Event::BeginArray);
+        let mut chosen = None;
+        let mut parsed: Option<Option<Decimal>> = None;
+        for (i, b) in d.branches.iter().enumerate() {
+            self.charge(1 + u64::from(b.member_skipped));
+            if container {
+                // Every member subschema allows listed scalars only.
+                continue;
+            }
+            let num = match ev {
+                Event::Number(n) if node_needs_decimal(p, b.member) => parsed
+                    .get_or_insert_with(|| Decimal::parse(n.as_str()))
+                    .as_ref(),
+                _ => None,
+            };
+            if self.check_scalar(p, b.member, ev, num).is_ok() {
+                chosen = Some(i);
+                break;
+            }
+        }
+        let Some(i) = chosen else {
+            return self.fast_fail(p, At::Frame(0), "", offset);
+        };
+        let b = &d.branches[i];
+        let f = &mut self.fast_frames[0];
+        f.node = b.node;
+        f.label = b.label;
+        if let Some(w) = b.watch {
+            f.seen.set(w);
+        }
+        self.fast_dispatch = DispatchState::On;
+    }
+
+    /// The root object ended before any member (`{}`): the general tier decides it.
+    fn fast_end_undispatched(&mut self, p: &Program, offset: u64) {
+        if let DispatchState::Begun {
+            offset: begin,
+            line,
+            column,
+        } = self.fast_dispatch
+        {
+            self.fast_replay(p, begin, line, column);
+            self.general_event(p, &Event::EndObject, offset);
+        }
+    }
+
+    /// The first member of the root object is not the discriminator: the document goes to
+    /// the general tier, which is given the object's start again and then this name.
+    fn fast_to_general(&mut self, p: &Program, name: &str, offset: u64) {
+        if let DispatchState::Begun {
+            offset: begin,
+            line,
+            column,
+        } = self.fast_dispatch
+        {
+            self.fast_replay(p, begin, line, column);
+            self.general_event(p, &Event::Name(name), offset);
+        }
+    }
+
+    /// Switches this document to the general tier and replays the root object's start.
+    fn fast_replay(&mut self, p: &Program, begin: u64, line: u64, column: u64) {
+        self.fast_mode = false;
+        self.fast_dispatch = DispatchState::Off;
+        self.reset_general(p);
+        let (l, c) = (self.line, self.column);
+        self.line = line;
+        self.column = column;
+        self.general_event(p, &Event::BeginObject, begin);
+        self.line = l;
+        self.column = c;
+    }
+
     /// `uniqueItems`: the scalar item just checked against those before it (by the general
     /// tier's canonical hash, so `1` and `1.0` collide).
     fn fast_unique(&mut self, ev: &Event<'_>, num: Option<&Decimal>, offset: u64, p: &Program) {
@@ -301,6 +420,35 @@ impl Runtime {
         if !self.fast_frames[t].hashes.insert(h) {
             self.fast_fail(p, At::Frame(t), "uniqueItems", offset);
         }
+    }
+
+    /// Opens a frame for a container that `node` applies to.
+    fn fast_push(&mut self, node: NodeId, label: u32, object: bool) {
+        let names_base = self.fast_names.len() as u32;
+        if self.fast_frames.len() == self.fast_depth {
+            self.fast_frames.push(Frame {
+                node,
+                label,
+                object,
+                count: 0,
+                seen: Bits::default(),
+                unique: false,
+                hashes: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0)),
+                child: Seg::Index(0),
+                names_base,
+            });
+        } else {
+            let f = &mut self.fast_frames[self.fast_depth];
+            f.node = node;
+            f.label = label;
+            f.object = object;
+            f.count = 0;
+            f.seen.clear();
+            f.unique = false;
+            f.hashes.clear();
+            f.names_base = names_base;
+        }
+        self.fast_depth += 1;
     }
 
     /// The keywords a container is checked against when it begins, in the general tier's
@@ -323,6 +471,15 @@ impl Runtime {
     fn fast_end(&mut self, p: &Program, offset: u64) {
         let t = self.fast_depth - 1;
         self.charge(1);
+        if t == 0 {
+            if let Some(d) = &p.dispatch {
+                if self.fast_dispatch != DispatchState::On {
+                    // `{}`: no alternative was chosen; evaluate it in the general tier.
+                    return self.fast_end_undispatched(p, offset);
+                }
+                self.charge(d.branches.len() as u64);
+            }
+        }
         let f = &self.fast_frames[t];
         if let NodeKind::Keywords(k) = &p.nodes[f.node as usize].kind {
             let count = f.count;
@@ -374,6 +531,19 @@ impl Runtime {
     fn fast_fail(&mut self, p: &Program, at: At, keyword: &'static str, offset: u64) {
         self.root_result = Some(false);
         if !self.violations.is_empty() {
+            return;
+        }
+        if let (Some(d), true) = (&p.dispatch, self.fast_dispatch != DispatchState::Off) {
+            // Under a dispatch every failure is the last alternative's, so the combinator's.
+            self.violations.push(Violation {
+                keyword: d.keyword,
+                keyword_location: format!("/{}", d.keyword),
+                absolute_location: p.nodes[p.root as usize].location.to_string(),
+                instance_pointer: String::new(),
+                offset,
+                line: self.line,
+                column: self.column,
+            });
             return;
         }
         // Frames whose labels lead to the failing subschema, and the levels of the pointer.
