@@ -508,6 +508,7 @@ impl Scanner {
         let len = buf.len();
         let mut i = 0usize;
         let mut state = self.state;
+        let mut win = simd::Utf8Window::new(buf);
         macro_rules! emit {
             ($ev:expr, $at:expr, $next:expr) => {{
                 let at = $at;
@@ -555,7 +556,7 @@ impl Scanner {
                         }
                         b'"' => {
                             state = State::AfterValue;
-                            match self.string_start(buf, i, false, sink)? {
+                            match self.string_start(buf, &mut win, i, false, sink)? {
                                 (_, None) => {
                                     state = State::Str;
                                     break;
@@ -648,7 +649,7 @@ impl Scanner {
                                 bail!(ErrorKind::TooManyMembers { limit }, i);
                             }
                             state = State::Colon;
-                            match self.string_start(buf, i, true, sink)? {
+                            match self.string_start(buf, &mut win, i, true, sink)? {
                                 (_, None) => {
                                     state = State::Str;
                                     break;
@@ -691,7 +692,7 @@ impl Scanner {
                 }
                 State::Str => {
                     let name = self.str_state.name;
-                    match self.string_continue(buf, i, base, sink)? {
+                    match self.string_continue(buf, &mut win, i, base, sink)? {
                         (_, None) => {
                             break;
                         }

@@ -47,6 +47,58 @@ impl<'a> Run<'a> {
     }
 }
 
+/// Bytes validated as UTF-8 at once, ahead of the strings that need them (so a string of
+/// CJK text or emoji costs no validation call of its own): a window of the chunk being
+/// scanned, extended a few KiB at a time and only when a string reaches past it, so no more
+/// than one window of work is done past the byte that decides a document.
+pub(crate) struct Utf8Window<'a> {
+    buf: &'a [u8],
+    from: usize,
+    to: usize,
+}
+
+/// Bytes validated ahead at a time.
+const UTF8_WINDOW: usize = 4096;
+
+impl<'a> Utf8Window<'a> {
+    /// A window over `buf`, nothing validated yet.
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        Utf8Window {
+            buf,
+            from: 0,
+            to: 0,
+        }
+    }
+
+    /// `buf[a..b]` as text when it is well-formed UTF-8: the same answer as
+    /// `simdutf8::basic::from_utf8(&buf[a..b]).ok()`, without validating again bytes the
+    /// window has validated already.
+    #[inline]
+    pub(crate) fn text<'b>(&mut self, buf: &'b [u8], a: usize, b: usize) -> Option<&'b str> {
+        let bytes = buf.get(a..b)?;
+        let inside = |i: usize| buf.get(i).is_some_and(|&x| x & 0xC0 == 0x80);
+        if std::ptr::eq(self.buf, buf) && !inside(a) && !inside(b) {
+            if a < self.from || b > self.to {
+                let end = (a + UTF8_WINDOW).max(b).min(buf.len());
+                self.from = a;
+                self.to = match simdutf8::compat::from_utf8(&buf[a..end]) {
+                    Ok(_) => end,
+                    Err(e) => a + e.valid_up_to(),
+                };
+            }
+            if self.from <= a && b <= self.to {
+                // SAFETY: `buf` is the slice the window was made over (same address and
+                // length, borrowed immutably for `'a`, so unchanged); `buf[from..to]` was
+                // found well-formed by simdutf8; `from <= a <= b <= to`, and neither `a` nor
+                // `b` is a continuation byte's index, so both are character boundaries of
+                // that well-formed text and `buf[a..b]` is well-formed UTF-8 itself.
+                return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+            }
+        }
+        simdutf8::basic::from_utf8(bytes).ok()
+    }
+}
+
 /// `bytes` as text when every byte is ASCII (the number grammar's bytes always are), with
 /// no UTF-8 validation beyond that check; `""` otherwise.
 #[inline(always)]
@@ -347,6 +399,26 @@ mod tests {
                     check_all(&w);
                 }
             }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn utf8_window_agrees_with_validation(
+            buf in proptest::collection::vec(prop_oneof![4 => 0x20u8..0x7f, 2 => 0x80u8..0xc0, 2 => 0xc2u8..0xf5, 1 => any::<u8>()], 0..9000),
+            cuts in proptest::collection::vec((0usize..9000, 0usize..300), 1..40),
+        ) {
+            let mut w = Utf8Window::new(&buf);
+            let mut pos = 0;
+            for (skip, len) in cuts {
+                let a = (pos + skip % 97).min(buf.len());
+                let b = (a + len).min(buf.len());
+                pos = b;
+                prop_assert_eq!(w.text(&buf, a, b), simdutf8::basic::from_utf8(&buf[a..b]).ok());
+            }
+            // A different slice is never taken for the window's own.
+            let copy = buf.clone();
+            prop_assert_eq!(w.text(&copy, 0, copy.len()), simdutf8::basic::from_utf8(&copy).ok());
         }
     }
 

@@ -182,6 +182,7 @@ impl Scanner {
     pub(super) fn string_start<S: Sink + ?Sized>(
         &mut self,
         buf: &[u8],
+        win: &mut simd::Utf8Window<'_>,
         i: usize,
         name: bool,
         sink: &mut S,
@@ -203,7 +204,12 @@ impl Scanner {
         };
         let n = run.len();
         if window.get(n) == Some(&b'"') && (run.is_ascii() || !self.limits.noncharacters) {
-            if let Some(text) = run.as_str() {
+            let text = if run.is_ascii() {
+                run.as_str()
+            } else {
+                win.text(buf, i + 1, i + 1 + n)
+            };
+            if let Some(text) = text {
                 let start = self.offset + i as u64;
                 let close = i + 1 + n;
                 let at = self.pos(start);
@@ -212,7 +218,7 @@ impl Scanner {
                 }
             }
         }
-        self.string_slow(buf, i, name, sink)
+        self.string_slow(buf, win, i, name, sink)
     }
 
     /// [`Self::string_start`] for every other case: noncharacters to look for, a duplicate
@@ -222,6 +228,7 @@ impl Scanner {
     fn string_slow<S: Sink + ?Sized>(
         &mut self,
         buf: &[u8],
+        win: &mut simd::Utf8Window<'_>,
         i: usize,
         name: bool,
         sink: &mut S,
@@ -266,7 +273,7 @@ impl Scanner {
             start,
             ..StrState::default()
         };
-        self.string_continue(buf, i + 1, base, sink)
+        self.string_continue(buf, win, i + 1, base, sink)
     }
 
     /// Continues decoding the current string from `buf[j]`.
@@ -274,6 +281,7 @@ impl Scanner {
     pub(super) fn string_continue<S: Sink + ?Sized>(
         &mut self,
         buf: &[u8],
+        win: &mut simd::Utf8Window<'_>,
         mut j: usize,
         base: u64,
         sink: &mut S,
@@ -430,7 +438,7 @@ impl Scanner {
             let valid = if run.is_ascii() {
                 run.as_str()
             } else {
-                simdutf8::basic::from_utf8(checked).ok()
+                win.text(buf, j, j + checked.len())
             };
             if let (Some(text), true) = (valid, self.limits.noncharacters && !run.is_ascii()) {
                 if let Some(k) = noncharacter(text.as_bytes()) {
