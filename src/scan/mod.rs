@@ -594,7 +594,14 @@ impl Scanner {
                                 b'f' => Literal::False,
                                 _ => Literal::Null,
                             };
-                            state = State::Lit(lit, 0);
+                            let text = lit.text();
+                            if buf.get(i..i + text.len()) == Some(text) {
+                                // Whole in the chunk: one comparison.
+                                state = State::AfterValue;
+                                emit!(lit.event(), at, i + text.len());
+                            } else {
+                                state = State::Lit(lit, 0);
+                            }
                         }
                         0xEF if at == 0 => bail!(ErrorKind::Syntax(Syntax::ByteOrderMark), i),
                         b'/' => bail!(ErrorKind::Syntax(Syntax::Comment), i),

@@ -15,7 +15,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 
 /// Objects with at most this many members are checked by a linear scan.
-const LINEAR: usize = 16;
+const LINEAR: usize = 32;
 
 /// Names of at most this many bytes are identified by their [`Entry`] key alone.
 const SHORT: usize = 16;

@@ -10,6 +10,12 @@
 //! next value. Scalars are checked in place with the
 //! general tier's own checks (`check_scalar`, `check_value`), in the same order.
 //!
+//! A root `oneOf`/`anyOf` of closed objects told apart by one member (a gate envelope's
+//! `ok`) is dispatched when that member comes first: its value picks the one alternative that
+//! can still pass, which then runs here alone (see `schema::program::Dispatch` for why that is
+//! the general tier's verdict too); with another member first the document switches to the
+//! general tier, which is shown the object's start again.
+//!
 //! The general tier stays the oracle: this tier reports the same first violation (keyword,
 //! keyword and absolute locations, instance pointer, offset, line, column) at the same event,
 //! charges the evaluation budget the same units at the same events, and is used only when one
