@@ -31,6 +31,7 @@ USAGE:
                   [--screen-tools flag|reject] -- SERVER_COMMAND [ARGS]...
     jsongate mcp-pin --out LOCKFILE [--timeout SECONDS] [OPTIONS] -- SERVER_COMMAND [ARGS]...
     jsongate pin diff OLD NEW | pin schema
+    jsongate serve --config FILE [--listen IP:PORT] | serve schema
     jsongate --help | --version
 
 COMMANDS:
@@ -59,6 +60,14 @@ COMMANDS:
              pass, 1 otherwise.
     contract schema
              Print the JSON Schema of contract files.
+    serve --config FILE
+             Reverse proxy for HTTP tool APIs: each route (method, path prefix) names an
+             upstream base URL (http://) and a gate contract; the caller receives the
+             gate's envelope, one audit line per request goes to the config's audit file
+             (default: stderr), never with a header value. --listen overrides the config's
+             address (default 127.0.0.1:8080; port 0 picks a free port). Prints
+             'listening on IP:PORT' on stderr once ready; SIGTERM or SIGINT stop accepting
+             and let in-flight requests finish. 'serve schema' prints the config's schema.
     contract envelope-schema --contract FILE
              Print the envelope schema derived from a contract.
 
@@ -207,6 +216,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         Some("mcp-proxy") => mcp_proxy_cmd(&args[1..]),
         Some("mcp-pin") => mcp_pin_cmd(&args[1..]),
         Some("pin") => pin_cmd(&args[1..]),
+        Some("serve") => serve_cmd(&args[1..]),
         Some("policy" | "decision") => schema_print_cmd(args),
         Some(other) => Err(format!("unknown command '{other}'")),
     }
@@ -1096,4 +1106,79 @@ fn schema_print_cmd(args: &[String]) -> Result<ExitCode, String> {
         (cmd, ..) => return Err(format!("{cmd} needs 'schema'")),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `jsongate serve --config FILE [--listen ADDR]` and `jsongate serve schema`.
+fn serve_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::http::serve::{run, ServeConfig, SERVE_SCHEMA};
+    if let [one] = args {
+        if one == "schema" {
+            print!("{SERVE_SCHEMA}");
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let mut config = None;
+    let mut listen = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match flag {
+            "--config" => config = Some(value()?),
+            "--listen" => listen = Some(value()?),
+            other => return Err(format!("serve: unknown argument '{other}'")),
+        }
+    }
+    let path = config.ok_or("serve: --config FILE is required")?;
+    let mut cfg = ServeConfig::from_file(std::path::Path::new(&path)).map_err(|e| e.to_string())?;
+    if let Some(l) = listen {
+        cfg.listen = l
+            .parse()
+            .map_err(|_| format!("--listen: '{l}' is not IP:PORT"))?;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(cfg.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        eprintln!("listening on {addr}");
+        run(cfg, listener, shutdown_signal())
+            .await
+            .map_err(|e| format!("serve: {e}"))
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C elsewhere).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
