@@ -19,4 +19,6 @@ mod regressions;
 mod schema_differential;
 mod schema_early;
 mod schema_suite;
+#[cfg(unix)]
+mod serve;
 mod suite;
