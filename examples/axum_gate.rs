@@ -1,5 +1,5 @@
 //! An axum service behind the jsongate layer: the tool's JSON answers are held until they
-//! satisfy their schema (a refused one becomes a 502), and tool-call arguments POSTed to it
+//! satisfy their schema (a refused one becomes a 502), and tool-call arguments posted to it
 //! are checked before the handler runs (400, 413 or 415 otherwise).
 //!
 //! ```sh

@@ -14,6 +14,7 @@ mod layers;
 mod limits;
 #[cfg(unix)]
 mod mcp;
+mod mcp_http;
 mod memory;
 mod regressions;
 mod schema_differential;
