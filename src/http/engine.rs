@@ -123,6 +123,40 @@ impl fmt::Display for Refusal {
 
 impl std::error::Error for Refusal {}
 
+/// Engines of one check kept for reuse (a scanner and a validator allocate their buffers
+/// once, then `reset` keeps them).
+#[derive(Default)]
+pub(crate) struct Pool(std::sync::Mutex<Vec<Engine>>);
+
+/// Most engines a pool keeps.
+const POOL_MAX: usize = 64;
+
+impl Pool {
+    pub(crate) fn take(&self, check: &Check) -> Engine {
+        let e = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop();
+        e.unwrap_or_else(|| check.engine())
+    }
+
+    pub(crate) fn give(&self, mut e: Engine) {
+        e.scanner.reset();
+        if let Some(v) = &mut e.validator {
+            v.reset();
+        }
+        e.refused = None;
+        let mut p = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if p.len() < POOL_MAX {
+            p.push(e);
+        }
+    }
+}
+
 /// One body's scanner and validator.
 pub(crate) struct Engine {
     scanner: Scanner,

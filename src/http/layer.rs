@@ -20,7 +20,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use super::body::{GatedBody, Streaming};
-use super::engine::{Check, Refusal};
+use super::engine::{Check, Pool, Refusal};
 use crate::gate::{self, AuditRecord, Decision, FailureCode, Gate, Timestamp};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -67,13 +67,13 @@ pub(crate) type Reporter = Arc<dyn Fn(&Report) + Send + Sync>;
 
 #[derive(Clone)]
 enum ResponseRule {
-    Check(Check, Mode),
+    Check(Check, Mode, Arc<Pool>),
     Gate(Arc<Gate>),
 }
 
 #[derive(Clone, Default)]
 struct Config {
-    requests: Option<(Check, Mode)>,
+    requests: Option<(Check, Mode, Arc<Pool>)>,
     responses: Option<ResponseRule>,
     request_id_header: Option<HeaderName>,
     reporter: Option<Reporter>,
@@ -129,7 +129,8 @@ impl JsonGateLayer {
     /// Checks response bodies.
     #[must_use]
     pub fn responses(self, check: Check, mode: Mode) -> Self {
-        self.with(|c| c.responses = Some(ResponseRule::Check(check, mode)))
+        // A new rule gets a pool of its own (engines are built for one check).
+        self.with(|c| c.responses = Some(ResponseRule::Check(check, mode, Arc::default())))
     }
 
     /// Gates response bodies with a compiled contract (always held: the client receives the
@@ -145,7 +146,7 @@ impl JsonGateLayer {
     /// Checks request bodies (tool-call arguments on their way to the inner service).
     #[must_use]
     pub fn requests(self, check: Check, mode: Mode) -> Self {
-        self.with(|c| c.requests = Some((check, mode)))
+        self.with(|c| c.requests = Some((check, mode, Arc::default())))
     }
 
     /// Takes the gate's request id from this request header (set by the caller, never by
@@ -226,8 +227,9 @@ where
             let body = match &config.requests {
                 None => GatedBody::pass(body),
                 Some(_) if without_body(&parts.headers, &body) => GatedBody::pass(body),
-                Some((check, mode)) => {
-                    match request_body(&config, check, *mode, &mut parts.headers, body).await {
+                Some((check, mode, pool)) => {
+                    match request_body(&config, check, *mode, pool, &mut parts.headers, body).await
+                    {
                         Ok(b) => b,
                         Err(r) => return Ok(refused_request(&config, r)),
                     }
@@ -236,8 +238,8 @@ where
             let res = inner.call(Request::from_parts(parts, body)).await?;
             Ok(match &config.responses {
                 None => res.map(GatedBody::pass),
-                Some(ResponseRule::Check(check, mode)) => {
-                    response_body(&config, check, *mode, res).await
+                Some(ResponseRule::Check(check, mode, pool)) => {
+                    response_body(&config, check, *mode, pool, res).await
                 }
                 Some(ResponseRule::Gate(gate)) => {
                     let req = gate_req.unwrap_or_else(|| gate::Request::new("-", clock()));
@@ -324,12 +326,22 @@ fn without_body<B: Body>(headers: &HeaderMap, body: &B) -> bool {
 }
 
 /// Reads a body whole through the engine; stops at the first violation.
-pub(crate) async fn hold<B>(body: B, check: &Check) -> Result<Bytes, Refusal>
+pub(crate) async fn hold<B>(body: B, check: &Check, pool: &Pool) -> Result<Bytes, Refusal>
 where
     B: Body,
     B::Error: Into<BoxError>,
 {
-    let mut engine = check.engine();
+    let mut engine = pool.take(check);
+    let r = hold_with(body, &mut engine).await;
+    pool.give(engine);
+    r
+}
+
+async fn hold_with<B>(body: B, engine: &mut super::engine::Engine) -> Result<Bytes, Refusal>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
     let mut body = pin!(body);
     let mut first: Option<Bytes> = None;
     let mut rest = BytesMut::new();
@@ -372,6 +384,7 @@ async fn request_body<B>(
     config: &Config,
     check: &Check,
     mode: Mode,
+    pool: &Pool,
     headers: &mut HeaderMap,
     body: B,
 ) -> Result<GatedBody<B>, Refusal>
@@ -393,7 +406,7 @@ where
             },
         )),
         Mode::Hold => {
-            let bytes = hold(body, check).await?;
+            let bytes = hold(body, check, pool).await?;
             report(
                 config,
                 &Report {
@@ -463,6 +476,7 @@ async fn response_body<B>(
     config: &Config,
     check: &Check,
     mode: Mode,
+    pool: &Pool,
     res: Response<B>,
 ) -> Response<GatedBody<B>>
 where
@@ -500,7 +514,7 @@ where
                 },
             ),
         ),
-        Mode::Hold => match hold(body, check).await {
+        Mode::Hold => match hold(body, check, pool).await {
             Ok(bytes) => {
                 report(
                     config,

@@ -29,7 +29,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 
 use super::body::GatedBody;
-use super::engine::{Check, Refusal};
+use super::engine::{Check, Pool, Refusal};
 use super::layer::{early_refusal, envelope_response, gate_decision, hold, issue_id};
 use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
 use crate::select::Value;
@@ -475,7 +475,7 @@ async fn exchange(
             if let Some(r) = early_refusal(&parts.headers, lim.max_request_bytes) {
                 return Err(r);
             }
-            hold(body, &check).await
+            hold(body, &check, &Pool::default()).await
         };
         match tokio::time::timeout(lim.request_timeout, read).await {
             Err(_) => return (StatusCode::REQUEST_TIMEOUT, None, None),
