@@ -284,6 +284,8 @@ fn route(i: usize, r: &Value, dir: &Path) -> Result<Route, ConfigError> {
 
 struct Shared {
     config: ServeConfig,
+    /// Idle kept-alive upstream connections, by upstream.
+    idle: Mutex<std::collections::HashMap<String, Vec<Sender>>>,
     audit: Mutex<Box<dyn IoWrite + Send>>,
     ids: AtomicU64,
 }
@@ -452,7 +454,7 @@ fn refusal_text(s: StatusCode) -> &'static str {
 /// status of a refusal of the request itself, or the gate's decision, and the upstream's
 /// status when it answered.
 async fn exchange(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     route: &Route,
     greq: &gate::Request,
     req: Request<Incoming>,
@@ -511,43 +513,38 @@ async fn exchange(
     };
     let gate = &route.gate;
     let call = async {
-        let stream =
-            match tokio::time::timeout(lim.connect_timeout, TcpStream::connect(&route.authority))
-                .await
-            {
-                Ok(Ok(s)) => s,
-                Ok(Err(_)) => {
-                    return (
-                        gate.refused(FailureCode::UpstreamUnavailable, "connect", greq),
-                        None,
-                    )
-                }
+        // A kept-alive connection when one is idle; a pooled one the upstream closed in the
+        // meantime fails at once, and the request goes on a fresh connection.
+        let mut reused = shared.take_idle(&route.authority);
+        loop {
+            let fresh = reused.is_none();
+            let mut sender = match reused.take() {
+                Some(s) => s,
+                None => match connect(&route.authority, lim.connect_timeout).await {
+                    Ok(s) => s,
+                    Err(kind) => {
+                        return (
+                            gate.refused(FailureCode::UpstreamUnavailable, kind, greq),
+                            None,
+                        )
+                    }
+                },
+            };
+            let res = match sender.send_request(clone_request(&up)).await {
+                Ok(r) => r,
+                Err(_) if !fresh => continue,
                 Err(_) => {
                     return (
-                        gate.refused(FailureCode::UpstreamUnavailable, "connect_timeout", greq),
+                        gate.refused(FailureCode::UpstreamUnavailable, "upstream_reset", greq),
                         None,
                     )
                 }
             };
-        let Ok((mut sender, conn)) =
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await
-        else {
-            return (
-                gate.refused(FailureCode::UpstreamUnavailable, "handshake", greq),
-                None,
-            );
-        };
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        let Ok(res) = sender.send_request(up).await else {
-            return (
-                gate.refused(FailureCode::UpstreamUnavailable, "upstream_reset", greq),
-                None,
-            );
-        };
-        let status = res.status().as_u16();
-        (gate_decision(gate, greq, res).await, Some(status))
+            let status = res.status().as_u16();
+            let d = gate_decision(gate, greq, res).await;
+            shared.give_idle(&route.authority, sender);
+            return (d, Some(status));
+        }
     };
     match tokio::time::timeout(lim.upstream_timeout, call).await {
         Ok((d, up)) => (StatusCode::OK, Some(d), up),
@@ -562,6 +559,70 @@ async fn exchange(
 /// Resolves once the shutdown flag is set (or its sender is gone).
 async fn stopped(rx: &mut watch::Receiver<bool>) {
     let _ = rx.wait_for(|s| *s).await.map(|_| ());
+}
+
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Most idle upstream connections kept per upstream.
+const MAX_IDLE: usize = 64;
+
+/// Opens a connection to an upstream (the audit kind on failure).
+async fn connect(authority: &str, timeout: Duration) -> Result<Sender, &'static str> {
+    let stream = match tokio::time::timeout(timeout, TcpStream::connect(authority)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(_)) => return Err("connect"),
+        Err(_) => return Err("connect_timeout"),
+    };
+    let _ = stream.set_nodelay(true);
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|_| "handshake")?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
+
+fn clone_request(r: &Request<Full<Bytes>>) -> Request<Full<Bytes>> {
+    let mut b = Request::builder()
+        .method(r.method().clone())
+        .uri(r.uri().clone());
+    if let Some(h) = b.headers_mut() {
+        h.clone_from(r.headers());
+    }
+    // The body is a `Full` of shared bytes: cloning it copies nothing.
+    b.body(r.body().clone())
+        .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())))
+}
+
+impl Shared {
+    fn take_idle(&self, authority: &str) -> Option<Sender> {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let list = idle.get_mut(authority)?;
+        while let Some(s) = list.pop() {
+            if s.is_ready() {
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    /// Keeps `sender` for the next request once its connection is ready again (the answer
+    /// was read to its end); a connection whose answer was left unread closes instead.
+    fn give_idle(self: &Arc<Self>, authority: &str, mut sender: Sender) {
+        let me = Arc::clone(self);
+        let authority = authority.to_owned();
+        tokio::spawn(async move {
+            let ready = tokio::time::timeout(Duration::from_millis(100), sender.ready()).await;
+            if matches!(ready, Ok(Ok(()))) {
+                let mut idle = me.idle.lock().unwrap_or_else(PoisonError::into_inner);
+                let list = idle.entry(authority).or_default();
+                if list.len() < MAX_IDLE {
+                    list.push(sender);
+                }
+            }
+        });
+    }
 }
 
 fn request_status(r: &Refusal) -> StatusCode {
@@ -595,6 +656,7 @@ pub async fn run(
     let lim = config.limits;
     let shared = Arc::new(Shared {
         config,
+        idle: Mutex::new(std::collections::HashMap::new()),
         audit: Mutex::new(audit),
         ids: AtomicU64::new(0),
     });

@@ -109,6 +109,8 @@ class Handler(BaseHTTPRequestHandler):
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
+    # Many clients connect at once in the load test.
+    request_queue_size = 1024
 
     def handle_error(self, request, client_address):
         pass
