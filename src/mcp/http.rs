@@ -683,9 +683,15 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
                 Err(_) => return reply(StatusCode::SERVICE_UNAVAILABLE, "jsongate: no relay\n"),
             }
         }
-        Ok(_) => {
-            return json_error(StatusCode::BAD_REQUEST, -32600, "jsongate: no session");
-        }
+        // A first message other than `initialize` without a session (a stateless protocol
+        // revision, `server/discover`): one relay serves every such request.
+        Ok(_) => match front.new_session() {
+            Ok(s) => {
+                *lock(&front.sessionless) = Some(Arc::clone(&s));
+                s
+            }
+            Err(_) => return reply(StatusCode::SERVICE_UNAVAILABLE, "jsongate: no relay\n"),
+        },
     };
     {
         let mut fwd = lock(&session.forward);
