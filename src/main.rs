@@ -30,7 +30,7 @@ USAGE:
                   [--pin LOCKFILE] [--on-tool-change refuse|warn]
                   [--screen-tools flag|reject] -- SERVER_COMMAND [ARGS]...
     jsongate mcp-proxy --upstream http://HOST:PORT/PATH [--listen IP:PORT]
-                  [--allow-origin ORIGIN]... [the same OPTIONS]
+                  [--allow-origin ORIGIN]... [--answer-timeout SECONDS] [the same OPTIONS]
     jsongate mcp-pin --out LOCKFILE [--timeout SECONDS] [OPTIONS] -- SERVER_COMMAND [ARGS]...
     jsongate pin diff OLD NEW | pin schema
     jsongate serve --config FILE [--listen IP:PORT] | serve schema
@@ -826,6 +826,7 @@ fn mcp_http_cmd(args: &[String]) -> Result<ExitCode, String> {
     let mut listen = "127.0.0.1:8080".to_owned();
     let mut upstream = None;
     let mut origins = Vec::new();
+    let mut answer_timeout = DEFAULT_ANSWER_TIMEOUT;
     let mut rest = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -843,6 +844,13 @@ fn mcp_http_cmd(args: &[String]) -> Result<ExitCode, String> {
             "--listen" => listen = value()?,
             "--upstream" => upstream = Some(value()?),
             "--allow-origin" => origins.push(value()?),
+            "--answer-timeout" => {
+                let v = value()?;
+                let secs: u64 = v
+                    .parse()
+                    .map_err(|_| format!("--answer-timeout: '{v}' is not a number of seconds"))?;
+                answer_timeout = std::time::Duration::from_secs(secs.max(1));
+            }
             "--" => return Err("mcp-proxy --upstream takes no server command".into()),
             _ => rest.push(arg.clone()),
         }
@@ -861,7 +869,7 @@ fn mcp_http_cmd(args: &[String]) -> Result<ExitCode, String> {
         // Each session gets a relay of its own, configured as the options say (they were
         // read once above, so reading them again cannot fail but for a file that changed).
         config: Box::new(move || mcp_config(&rest).ok().flatten().unwrap_or_default()),
-        answer_timeout: DEFAULT_ANSWER_TIMEOUT,
+        answer_timeout,
     };
     let addr: std::net::SocketAddr = listen
         .parse()

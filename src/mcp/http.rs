@@ -49,8 +49,12 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
 /// Default time a request waits for its answer.
 pub const DEFAULT_ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
-/// Most sessions at once; past it `initialize` is refused with `503`.
-pub const MAX_SESSIONS: usize = 1024;
+/// Most sessions at once (each runs a relay on a few threads); past it `initialize` is
+/// refused with `503`.
+pub const MAX_SESSIONS: usize = 256;
+/// A session unused for this long is ended (its relay stops; the client gets `404` and
+/// starts a new one, as the transport specifies).
+pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How the HTTP front end runs.
 pub struct HttpOptions {
@@ -85,6 +89,8 @@ struct Session {
     forward: Mutex<HeaderMap>,
     /// SSE event ids of the upstream's answers, by the answer's id.
     event_ids: Mutex<HashMap<String, String>>,
+    /// When the client last used the session.
+    used: Mutex<std::time::Instant>,
     /// The relay's server output (upstream messages go in); dropped when the session ends.
     to_server_out: Mutex<Option<std_mpsc::Sender<Vec<u8>>>>,
 }
@@ -212,6 +218,7 @@ impl Front {
             forward: Mutex::new(HeaderMap::new()),
             event_ids: Mutex::new(HashMap::new()),
             to_server_out: Mutex::new(Some(server_out_tx.clone())),
+            used: Mutex::new(std::time::Instant::now()),
         });
         let proxy = Proxy::new((self.opts.config)());
         std::thread::Builder::new()
@@ -592,7 +599,10 @@ impl Front {
     fn session_of(&self, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Box<Response<Out>>> {
         match header_str(headers, SESSION_HEADER) {
             Some(id) => match lock(&self.sessions).get(id) {
-                Some(s) => Ok(Some(Arc::clone(s))),
+                Some(s) => {
+                    *lock(&s.used) = std::time::Instant::now();
+                    Ok(Some(Arc::clone(s)))
+                }
                 None => Err(Box::new(json_error(
                     StatusCode::NOT_FOUND,
                     -32001,
@@ -718,8 +728,18 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
     let mut res = if streaming {
         let (tx, rx) = mpsc::unbounded_channel();
         lock(&session.waiters).insert(id.clone(), Waiter::Stream(tx.clone()));
-        lock(&session.streams).push(tx);
+        lock(&session.streams).push(tx.clone());
         send_line(&session, line);
+        // An upstream that never answers (or a stream that never ends an event) still
+        // answers the request, with an error, at the timeout.
+        let (s, wait, id2) = (Arc::clone(&session), front.opts.answer_timeout, id.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            if lock(&s.waiters).remove(&id2).is_some() {
+                let e = error_line(&id2, "jsongate: no answer in time");
+                let _ = tx.send((e, None));
+            }
+        });
         let mut r = Response::new(Out::Events(Events {
             rx,
             until: Some(id),
@@ -770,6 +790,30 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
         }
     }
     res
+}
+
+impl Session {
+    /// Ends the relay: both of its sides close, its threads end.
+    fn end(&self) {
+        lock(&self.to_relay).take();
+        lock(&self.to_server_out).take();
+        lock(&self.streams).clear();
+    }
+}
+
+/// Ends the sessions unused for [`SESSION_IDLE_TIMEOUT`], every minute.
+async fn reap(front: Arc<Front>) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        let now = std::time::Instant::now();
+        lock(&front.sessions).retain(|_, s| {
+            let keep = now.duration_since(*lock(&s.used)) < SESSION_IDLE_TIMEOUT;
+            if !keep {
+                s.end();
+            }
+            keep
+        });
+    }
 }
 
 fn send_line(s: &Session, line: Vec<u8>) {
@@ -847,10 +891,7 @@ async fn delete(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
         if let Some(id) = header_str(req.headers(), SESSION_HEADER) {
             lock(&front.sessions).remove(id);
         }
-        // Closing both sides ends the relay's threads.
-        lock(&session.to_relay).take();
-        lock(&session.to_server_out).take();
-        lock(&session.streams).clear();
+        session.end();
     }
     let mut r = reply(StatusCode::OK, "");
     *r.status_mut() = status;
@@ -873,6 +914,7 @@ pub async fn run(
         sessionless: Mutex::new(None),
         rt: tokio::runtime::Handle::current(),
     });
+    tokio::spawn(reap(Arc::clone(&front)));
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())

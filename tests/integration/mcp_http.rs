@@ -307,3 +307,20 @@ fn origins_sessions_and_bodies_are_checked() {
     );
     assert_eq!(text.status, 415);
 }
+
+#[test]
+fn a_stream_that_never_ends_an_event_is_answered_at_the_timeout() {
+    let r = start(&["--answer-timeout", "1"]);
+    let url = format!("http://{}/mcp", r.proxy_addr.unwrap());
+    let sid = initialize(&url);
+    let t = std::time::Instant::now();
+    let a = tool_call(&url, &sid, 3, r#"{"id":"stall"}"#, SSE);
+    assert!(t.elapsed() < std::time::Duration::from_secs(10));
+    let ev = events(&a.body);
+    assert_eq!(ev.len(), 1, "{}", a.body);
+    assert_eq!(ev[0].1["id"], 3);
+    assert_eq!(ev[0].1["error"]["message"], "jsongate: no answer in time");
+    // The session keeps serving.
+    let ok = tool_call(&url, &sid, 4, r#"{"id":"ok"}"#, JSON);
+    assert_eq!(ok.status, 200);
+}

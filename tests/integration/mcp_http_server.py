@@ -7,6 +7,7 @@ is appended to the file named by the first argument, so tests can tell what reac
 
 import json
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CALLS = sys.argv[1]
@@ -99,6 +100,16 @@ class Handler(BaseHTTPRequestHandler):
             if which == "big":
                 res = result(rid, {"id": "x" * 10000, "total": 1})
                 return self.events([("ev-big", json.dumps(res).encode())])
+            if which == "stall":
+                # A stream that starts and never ends an event.
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.write(b"7\r\ndata: {\r\n")
+                self.wfile.flush()
+                time.sleep(30)
+                return
             if which == "cut":
                 # The stream ends before the answer.
                 return self.events([])
