@@ -9,6 +9,7 @@ mod differential;
 mod errors;
 mod gate;
 mod harness;
+mod http_axum;
 mod http_layer;
 mod layers;
 mod limits;
