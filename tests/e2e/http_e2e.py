@@ -1,7 +1,8 @@
 """MCP over Streamable HTTP end to end with the real Python SDK on both sides: an `MCPServer`
 in streamable-http mode (http_server.py) and the SDK's `Client` (its streamable HTTP
 transport), connected through `jsongate mcp-proxy --upstream URL` and directly, in the
-SDK's "legacy" (initialize) and "auto" (discover, then fallback) modes.
+SDK's "legacy" (initialize) and "auto" (discover, then fallback) modes; and the TypeScript
+SDK's StreamableHTTPClientTransport (http_ts_client.mjs), through the proxy and directly.
 
 Run with the e2e venv's python (setup.sh installs it) after `cargo build --release`. Prints
 one line per check and a closing 'N passed, N failed'; exits 1 if any check failed.
@@ -46,7 +47,7 @@ async def session(url: str, mode: str) -> dict:
     with anyio.fail_after(30):
         async with Client(url, mode=mode) as c:
             out["tools"] = sorted(t.name for t in (await c.list_tools()).tools)
-            for name in ("get_invoice", "get_invoice_injected"):
+            for name in ("get_invoice", "get_note"):
                 r = await c.call_tool(name, {"id": "inv-1"})
                 texts = [getattr(b, "text", "") for b in r.content]
                 out[name] = {"isError": bool(r.is_error), "structured": r.structured_content,
@@ -54,12 +55,23 @@ async def session(url: str, mode: str) -> dict:
     return out
 
 
+def ts_session(url: str) -> dict:
+    out = subprocess.run(["node", os.path.join(HERE, "http_ts_client.mjs"), url,
+                          os.path.join(ROOT, "target", "e2e")],
+                         capture_output=True, text=True, timeout=60)
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": out.stderr[-500:]}
+
+
 def main() -> int:
     sport, pport = free_port(), free_port()
     server = subprocess.Popen([sys.executable, os.path.join(HERE, "http_server.py"), str(sport)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     proxy = subprocess.Popen([BIN, "mcp-proxy", "--listen", f"127.0.0.1:{pport}", "--upstream",
-                              f"http://127.0.0.1:{sport}/mcp"], stderr=subprocess.DEVNULL)
+                              f"http://127.0.0.1:{sport}/mcp", "--screen", "reject"],
+                             stderr=subprocess.DEVNULL)
     passed = failed = 0
 
     def check(name: str, ok: bool, detail: object = "") -> None:
@@ -73,18 +85,33 @@ def main() -> int:
         wait_port(pport)
         for mode in ("legacy", "auto"):
             got = anyio.run(session, f"http://127.0.0.1:{pport}/mcp", mode)
-            check(f"proxy/{mode}/list", got["tools"] == ["get_invoice", "get_invoice_injected"],
+            check(f"proxy/{mode}/list", got["tools"] == ["get_invoice", "get_note"],
                   got["tools"])
             ok = got["get_invoice"]
             check(f"proxy/{mode}/valid passes", not ok["isError"]
                   and ok["structured"] == {"id": "inv-1", "total": 12.5}, ok)
-            bad = got["get_invoice_injected"]
+            bad = got["get_note"]
             check(f"proxy/{mode}/injected refused", bad["isError"]
-                  and not any(INJECTED in t for t in bad["texts"])
-                  and bad["structured"] is None, bad)
+                  and not any(INJECTED in t for t in bad["texts"]), bad)
             direct = anyio.run(session, f"http://127.0.0.1:{sport}/mcp", mode)
             check(f"direct/{mode}/valid passes", not direct["get_invoice"]["isError"],
                   direct["get_invoice"])
+            check(f"direct/{mode}/injection reaches the client",
+                  any(INJECTED in t for t in direct["get_note"]["texts"]), direct["get_note"])
+        # The TypeScript SDK's StreamableHTTPClientTransport.
+        for where, port in (("proxy", pport), ("direct", sport)):
+            got = ts_session(f"http://127.0.0.1:{port}/mcp")
+            check(f"{where}/ts/list", got.get("tools") == ["get_invoice", "get_note"],
+                  got)
+            check(f"{where}/ts/valid passes", got.get("get_invoice", {}).get("structured")
+                  == {"id": "inv-1", "total": 12.5}, got)
+            bad = got.get("get_note", {})
+            if where == "proxy":
+                check("proxy/ts/injected refused", bad.get("isError") is True
+                      and not any(INJECTED in t for t in bad.get("texts", [])), bad)
+            else:
+                check("direct/ts/injection reaches the client",
+                      any(INJECTED in t for t in bad.get("texts", [])), bad)
     finally:
         for p in (proxy, server):
             p.terminate()
