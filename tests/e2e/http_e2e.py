@@ -2,7 +2,8 @@
 in streamable-http mode (http_server.py) and the SDK's `Client` (its streamable HTTP
 transport), connected through `jsongate mcp-proxy --upstream URL` and directly, in the
 SDK's "legacy" (initialize) and "auto" (discover, then fallback) modes; and the TypeScript
-SDK's StreamableHTTPClientTransport (http_ts_client.mjs), through the proxy and directly.
+SDK's StreamableHTTPClientTransport (http_ts_client.mjs), through the proxy and directly; and
+@modelcontextprotocol/server-everything in its streamableHttp mode through the proxy.
 
 Run with the e2e venv's python (setup.sh installs it) after `cargo build --release`. Prints
 one line per check and a closing 'N passed, N failed'; exits 1 if any check failed.
@@ -53,6 +54,46 @@ async def session(url: str, mode: str) -> dict:
                 out[name] = {"isError": bool(r.is_error), "structured": r.structured_content,
                              "texts": texts}
     return out
+
+
+async def everything_session(url: str, mode: str) -> dict:
+    out: dict = {}
+    with anyio.fail_after(30):
+        async with Client(url, mode=mode) as c:
+            out["tools"] = sorted(t.name for t in (await c.list_tools()).tools)
+            r = await c.call_tool("echo", {"message": "hello"})
+            out["echo"] = [getattr(b, "text", "") for b in r.content]
+            r = await c.call_tool("get-structured-content", {"location": "New York"})
+            out["structured"] = (bool(r.is_error), r.structured_content)
+    return out
+
+
+def everything(check) -> None:
+    """@modelcontextprotocol/server-everything in its streamableHttp mode, through the proxy."""
+    entry = os.path.join(ROOT, "target", "e2e", "node_modules", "@modelcontextprotocol",
+                         "server-everything", "dist", "index.js")
+    sport, pport = free_port(), free_port()
+    server = subprocess.Popen(["node", entry, "streamableHttp"], env={**os.environ,
+                              "PORT": str(sport)}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    proxy = subprocess.Popen([BIN, "mcp-proxy", "--listen", f"127.0.0.1:{pport}", "--upstream",
+                              f"http://127.0.0.1:{sport}/mcp"], stderr=subprocess.DEVNULL)
+    try:
+        wait_port(sport)
+        wait_port(pport)
+        for mode in ("legacy", "auto"):
+            got = anyio.run(everything_session, f"http://127.0.0.1:{pport}/mcp", mode)
+            check(f"everything/proxy/{mode}/list", "echo" in got["tools"]
+                  and "get-structured-content" in got["tools"], got["tools"])
+            check(f"everything/proxy/{mode}/echo", got["echo"] == ["Echo: hello"], got["echo"])
+            err, structured = got["structured"]
+            check(f"everything/proxy/{mode}/structured content validated and passed",
+                  not err and isinstance(structured, dict) and "temperature" in structured,
+                  got["structured"])
+    finally:
+        for p in (proxy, server):
+            p.terminate()
+            p.wait()
 
 
 def ts_session(url: str) -> dict:
@@ -116,6 +157,7 @@ def main() -> int:
         for p in (proxy, server):
             p.terminate()
             p.wait()
+    everything(check)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
