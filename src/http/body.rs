@@ -10,13 +10,14 @@
 
 use std::fmt;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes};
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use super::engine::{Engine, Refusal};
+use super::engine::{Engine, Pool, Refusal};
 use super::layer::{Direction, Report, Reporter};
 
 /// The error a gated body ends with.
@@ -48,7 +49,9 @@ impl std::error::Error for BodyError {
 
 /// State of a streaming body.
 pub(crate) struct Streaming {
-    pub(crate) engine: Box<Engine>,
+    /// Always present until the body is dropped (then it goes back to its pool).
+    pub(crate) engine: Option<Engine>,
+    pub(crate) pool: Option<Arc<Pool>>,
     pub(crate) direction: Direction,
     pub(crate) reporter: Option<Reporter>,
     pub(crate) done: bool,
@@ -61,10 +64,18 @@ impl Streaming {
                 direction: self.direction,
                 accepted: refusal.is_none(),
                 refusal: refusal.cloned(),
-                bytes: self.engine.bytes_read(),
+                bytes: self.engine.as_ref().map_or(0, Engine::bytes_read),
                 status: None,
                 audit: None,
             });
+        }
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        if let (Some(pool), Some(engine)) = (self.pool.take(), self.engine.take()) {
+            pool.give(engine);
         }
     }
 }
@@ -198,48 +209,64 @@ where
     }
 }
 
+/// How one step of a streaming body ended, before it is reported.
+enum Stepped {
+    Frame(Frame<Bytes>),
+    End,
+    Refused(Refusal),
+    Broken(Box<dyn std::error::Error + Send + Sync>, u64),
+}
+
 /// One step of a streaming body: feed a data frame, check the end.
 fn step<D: Buf, E: Into<Box<dyn std::error::Error + Send + Sync>>>(
     state: &mut Streaming,
     frame: Option<Result<Frame<D>, E>>,
 ) -> Option<Result<Frame<Bytes>, BodyError>> {
-    let fail = |state: &mut Streaming, r: Refusal| {
+    let Some(engine) = state.engine.as_mut() else {
         state.done = true;
-        state.report(Some(&r));
-        Some(Err(BodyError::Refused(r)))
+        return None;
     };
-    match frame {
-        None => match state.engine.finish() {
-            Ok(()) => {
-                state.done = true;
-                state.report(None);
-                None
-            }
-            Err(r) => fail(state, r),
+    let stepped = match frame {
+        None => match engine.finish() {
+            Ok(()) => Stepped::End,
+            Err(r) => Stepped::Refused(r),
         },
-        Some(Err(e)) => {
-            // The wrapped body broke: the document is not whole.
-            let at = state.engine.bytes_read();
-            state.done = true;
-            state.report(Some(&Refusal::of("body_error").at(at)));
-            Some(Err(BodyError::Inner(e.into())))
-        }
+        // The wrapped body broke: the document is not whole.
+        Some(Err(e)) => Stepped::Broken(e.into(), engine.bytes_read()),
         Some(Ok(frame)) => {
             let frame = to_bytes(frame);
-            if let Some(data) = frame.data_ref() {
-                if let Err(r) = state.engine.feed(data) {
-                    return fail(state, r);
-                }
-                return Some(Ok(frame));
+            let checked = match frame.data_ref() {
+                Some(data) => engine.feed(data),
+                // Trailers end the body: the document must be complete before they pass.
+                None => engine.finish(),
+            };
+            match checked {
+                Ok(()) => Stepped::Frame(frame),
+                Err(r) => Stepped::Refused(r),
             }
-            // Trailers end the body: the document must be complete before they pass.
-            match state.engine.finish() {
-                Ok(()) => {
-                    state.report(None);
-                    Some(Ok(frame))
-                }
-                Err(r) => fail(state, r),
+        }
+    };
+    match stepped {
+        Stepped::Frame(f) => {
+            if !f.is_data() {
+                state.report(None);
             }
+            Some(Ok(f))
+        }
+        Stepped::End => {
+            state.done = true;
+            state.report(None);
+            None
+        }
+        Stepped::Refused(r) => {
+            state.done = true;
+            state.report(Some(&r));
+            Some(Err(BodyError::Refused(r)))
+        }
+        Stepped::Broken(e, at) => {
+            state.done = true;
+            state.report(Some(&Refusal::of("body_error").at(at)));
+            Some(Err(BodyError::Inner(e)))
         }
     }
 }

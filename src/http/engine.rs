@@ -253,6 +253,27 @@ mod tests {
     }
 
     #[test]
+    fn a_pooled_engine_forgets_the_body_before() {
+        let schema = Schema::compile(br#"{"type":"object","maxProperties":1}"#).unwrap();
+        let check = Check::Schema {
+            schema,
+            limits: Limits::new().max_bytes(16),
+        };
+        let pool = Pool::default();
+        let mut e = pool.take(&check);
+        assert_eq!(e.feed(br#"{"a":1,"b":2}"#).unwrap_err().kind, "schema");
+        pool.give(e);
+        let mut e = pool.take(&check);
+        // The same engine (the pool held one), reset: offsets, limits and verdict start over.
+        e.feed(br#"{"a":1}"#).unwrap();
+        e.finish().unwrap();
+        assert_eq!(e.bytes_read(), 7);
+        pool.give(e);
+        let mut e = pool.take(&check);
+        assert_eq!(e.feed(&[b' '; 17]).unwrap_err().kind, "too_large");
+    }
+
+    #[test]
     fn truncated_body_is_refused_at_the_end() {
         let mut e = Check::Limits(Limits::new()).engine();
         e.feed(br#"{"a":"#).unwrap();

@@ -384,7 +384,7 @@ async fn request_body<B>(
     config: &Config,
     check: &Check,
     mode: Mode,
-    pool: &Pool,
+    pool: &Arc<Pool>,
     headers: &mut HeaderMap,
     body: B,
 ) -> Result<GatedBody<B>, Refusal>
@@ -399,7 +399,8 @@ where
         Mode::Stream => Ok(GatedBody::streaming(
             body,
             Streaming {
-                engine: Box::new(check.engine()),
+                engine: Some(pool.take(check)),
+                pool: Some(Arc::clone(pool)),
                 direction: Direction::Request,
                 reporter: config.reporter.clone(),
                 done: false,
@@ -476,7 +477,7 @@ async fn response_body<B>(
     config: &Config,
     check: &Check,
     mode: Mode,
-    pool: &Pool,
+    pool: &Arc<Pool>,
     res: Response<B>,
 ) -> Response<GatedBody<B>>
 where
@@ -507,7 +508,8 @@ where
             GatedBody::streaming(
                 body,
                 Streaming {
-                    engine: Box::new(check.engine()),
+                    engine: Some(pool.take(check)),
+                    pool: Some(Arc::clone(pool)),
                     direction: Direction::Response,
                     reporter: config.reporter.clone(),
                     done: false,
