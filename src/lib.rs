@@ -9,8 +9,9 @@
 //! On top of it: [`Schema`] and [`Validator`] (JSON Schema 2020-12, 2019-09 and draft-07,
 //! validated from the scanner's events), [`select`] (only the fields a contract exposes),
 //! [`gate`] (tool contracts, agent-facing envelopes, audit records), [`action`] (tool-call
-//! decisions and screening) and [`mcp`] (a validating relay between MCP clients and
-//! servers over stdio).
+//! decisions and screening), [`mcp`] (a validating relay between MCP clients and
+//! servers over stdio) and `http` (a `tower` layer gating HTTP bodies while they stream, and
+//! the `serve` reverse proxy; features `http` and `serve`).
 //!
 //! # Example
 //! ```
@@ -41,6 +42,8 @@ pub mod action;
 mod error;
 #[cfg(feature = "gate")]
 pub mod gate;
+#[cfg(feature = "http")]
+pub mod http;
 mod limits;
 #[cfg(feature = "mcp")]
 pub mod mcp;

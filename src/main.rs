@@ -29,8 +29,11 @@ USAGE:
                   --grants A,B [--workspace DIR]] [--screen flag|reject] [--audit FILE]
                   [--pin LOCKFILE] [--on-tool-change refuse|warn]
                   [--screen-tools flag|reject] -- SERVER_COMMAND [ARGS]...
+    jsongate mcp-proxy --upstream http://HOST:PORT/PATH [--listen IP:PORT]
+                  [--allow-origin ORIGIN]... [--answer-timeout SECONDS] [the same OPTIONS]
     jsongate mcp-pin --out LOCKFILE [--timeout SECONDS] [OPTIONS] -- SERVER_COMMAND [ARGS]...
     jsongate pin diff OLD NEW | pin schema
+    jsongate serve --config FILE [--listen IP:PORT] | serve schema
     jsongate --help | --version
 
 COMMANDS:
@@ -59,6 +62,14 @@ COMMANDS:
              pass, 1 otherwise.
     contract schema
              Print the JSON Schema of contract files.
+    serve --config FILE
+             Reverse proxy for HTTP tool APIs: each route (method, path prefix) names an
+             upstream base URL (http://) and a gate contract; the caller receives the
+             gate's envelope, one audit line per request goes to the config's audit file
+             (default: stderr), never with a header value. --listen overrides the config's
+             address (default 127.0.0.1:8080; port 0 picks a free port). Prints
+             'listening on IP:PORT' on stderr once ready; SIGTERM or SIGINT stop accepting
+             and let in-flight requests finish. 'serve schema' prints the config's schema.
     contract envelope-schema --contract FILE
              Print the envelope schema derived from a contract.
 
@@ -207,6 +218,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         Some("mcp-proxy") => mcp_proxy_cmd(&args[1..]),
         Some("mcp-pin") => mcp_pin_cmd(&args[1..]),
         Some("pin") => pin_cmd(&args[1..]),
+        Some("serve") => serve_cmd(&args[1..]),
         Some("policy" | "decision") => schema_print_cmd(args),
         Some(other) => Err(format!("unknown command '{other}'")),
     }
@@ -695,8 +707,13 @@ fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
 }
 
 fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
-    use jsongate::action::{Policy, Session};
-    use jsongate::mcp::{child, Config, DEFAULT_MAX_MESSAGE_BYTES};
+    use jsongate::mcp::child;
+    if args
+        .iter()
+        .any(|a| a == "--upstream" || a.starts_with("--upstream="))
+    {
+        return mcp_http_cmd(args);
+    }
     let split = args
         .iter()
         .position(|a| a == "--")
@@ -705,6 +722,28 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
     if command.is_empty() {
         return Err("mcp-proxy needs a server command after --".into());
     }
+    let Some(config) = mcp_config(opts)? else {
+        print!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let command: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
+    let status = child::run_command(config, &command)
+        .map_err(|e| format!("server '{}': {e}", command[0].to_string_lossy()))?;
+    if let Some(code) = status.code() {
+        return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+    }
+    #[cfg(unix)]
+    if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return Ok(ExitCode::from(u8::try_from(128 + sig).unwrap_or(1)));
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// `--screen` / `--screen-tools`: `flag` or `reject`.
+/// The relay configuration from `mcp-proxy`'s options (`None` for `--help`).
+fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> {
+    use jsongate::action::{Policy, Session};
+    use jsongate::mcp::{Config, DEFAULT_MAX_MESSAGE_BYTES};
     let mut config = Config::default();
     let mut limits = Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES);
     let (mut policy, mut grants, mut workspace, mut audit) = (None, None, None, None);
@@ -721,10 +760,7 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
                 .ok_or(format!("{flag} needs a value"))
         };
         match flag {
-            "-h" | "--help" => {
-                print!("{USAGE}");
-                return Ok(ExitCode::SUCCESS);
-            }
+            "-h" | "--help" => return Ok(None),
             "--max-bytes" | "--max-depth" | "--max-name-bytes" | "--max-string-bytes"
             | "--max-number-bytes" | "--max-members" | "--max-items" => {
                 let v = parse_limit(flag, Some(&value()?))?;
@@ -780,20 +816,81 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
         let f = o.open(&path).map_err(|e| format!("audit '{path}': {e}"))?;
         config.audit = Some(Box::new(io::LineWriter::new(f)));
     }
-    let command: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
-    let status = child::run_command(config, &command)
-        .map_err(|e| format!("server '{}': {e}", command[0].to_string_lossy()))?;
-    if let Some(code) = status.code() {
-        return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
-    }
-    #[cfg(unix)]
-    if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&status) {
-        return Ok(ExitCode::from(u8::try_from(128 + sig).unwrap_or(1)));
-    }
-    Ok(ExitCode::from(1))
+    Ok(Some(config))
 }
 
-/// `--screen` / `--screen-tools`: `flag` or `reject`.
+/// `mcp-proxy --listen ADDR --upstream URL [--allow-origin ORIGIN]... [OPTIONS]`: the
+/// Streamable HTTP transport.
+fn mcp_http_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::mcp::http::{run, split_url, HttpOptions, DEFAULT_ANSWER_TIMEOUT};
+    let mut listen = "127.0.0.1:8080".to_owned();
+    let mut upstream = None;
+    let mut origins = Vec::new();
+    let mut answer_timeout = DEFAULT_ANSWER_TIMEOUT;
+    let mut rest = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or(format!("{flag} needs a value"))
+        };
+        match flag {
+            "--listen" => listen = value()?,
+            "--upstream" => upstream = Some(value()?),
+            "--allow-origin" => origins.push(value()?),
+            "--answer-timeout" => {
+                let v = value()?;
+                let secs: u64 = v
+                    .parse()
+                    .map_err(|_| format!("--answer-timeout: '{v}' is not a number of seconds"))?;
+                answer_timeout = std::time::Duration::from_secs(secs.max(1));
+            }
+            "--" => return Err("mcp-proxy --upstream takes no server command".into()),
+            _ => rest.push(arg.clone()),
+        }
+    }
+    let (authority, path) = split_url(&upstream.unwrap_or_default())?;
+    let Some(first) = mcp_config(&rest)? else {
+        print!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let limits = first.limits;
+    let opts = HttpOptions {
+        limits,
+        upstream_authority: authority,
+        path,
+        allowed_origins: origins,
+        // Each session gets a relay of its own, configured as the options say (they were
+        // read once above, so reading them again cannot fail but for a file that changed).
+        config: Box::new(move || mcp_config(&rest).ok().flatten().unwrap_or_default()),
+        answer_timeout,
+    };
+    let addr: std::net::SocketAddr = listen
+        .parse()
+        .map_err(|_| format!("--listen: '{listen}' is not IP:PORT"))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        eprintln!("listening on {local}");
+        run(opts, listener, shutdown_signal())
+            .await
+            .map_err(|e| format!("mcp-proxy: {e}"))
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn parse_screen(flag: &str, v: &str) -> Result<jsongate::mcp::Screen, String> {
     match v {
         "flag" => Ok(jsongate::mcp::Screen::Flag),
@@ -1096,4 +1193,79 @@ fn schema_print_cmd(args: &[String]) -> Result<ExitCode, String> {
         (cmd, ..) => return Err(format!("{cmd} needs 'schema'")),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `jsongate serve --config FILE [--listen ADDR]` and `jsongate serve schema`.
+fn serve_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::http::serve::{run, ServeConfig, SERVE_SCHEMA};
+    if let [one] = args {
+        if one == "schema" {
+            print!("{SERVE_SCHEMA}");
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let mut config = None;
+    let mut listen = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match flag {
+            "--config" => config = Some(value()?),
+            "--listen" => listen = Some(value()?),
+            other => return Err(format!("serve: unknown argument '{other}'")),
+        }
+    }
+    let path = config.ok_or("serve: --config FILE is required")?;
+    let mut cfg = ServeConfig::from_file(std::path::Path::new(&path)).map_err(|e| e.to_string())?;
+    if let Some(l) = listen {
+        cfg.listen = l
+            .parse()
+            .map_err(|_| format!("--listen: '{l}' is not IP:PORT"))?;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(cfg.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        eprintln!("listening on {addr}");
+        run(cfg, listener, shutdown_signal())
+            .await
+            .map_err(|e| format!("serve: {e}"))
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C elsewhere).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

@@ -119,6 +119,11 @@ impl Contract {
         &self.version
     }
 
+    /// The scanner limits for this tool's responses.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
     /// Reads a contract file; `schema_file` references are relative to its directory.
     ///
     /// # Errors

@@ -253,6 +253,37 @@ impl Gate {
         self.session().run_read(reader, req)
     }
 
+    /// Whether `req` carries what the contract's checks need (a non-empty id, every context
+    /// value a check reads, the clock when a check needs it).
+    ///
+    /// # Errors
+    /// What is missing.
+    pub fn check_request(&self, req: &Request) -> Result<(), RequestError> {
+        self.session().check_request(req)
+    }
+
+    /// A failure decision of `code` for a reason the audit names `kind` (`request_context`,
+    /// `timeout`, …), made without reading a response and without checking the request (its
+    /// id is used as it is, or `-` when empty).
+    pub fn refused(&self, code: FailureCode, kind: &str, req: &Request) -> Decision {
+        let mut s = self.session();
+        let verdict = Verdict::Fail(
+            code,
+            Box::new(AuditError {
+                kind: kind.to_owned(),
+                ..AuditError::default()
+            }),
+        );
+        let fallback;
+        let req = if req.request_id.is_empty() {
+            fallback = Request::new("-", req.context.clone());
+            &fallback
+        } else {
+            req
+        };
+        s.decide(verdict, None, req, RawTap::new(None), Instant::now())
+    }
+
     /// The decision when the upstream could not be called or answered at the transport
     /// level (`UPSTREAM_UNAVAILABLE`, `RATE_LIMITED`, `NOT_FOUND` from a status code).
     ///
@@ -351,7 +382,7 @@ fn scan_error(e: &Error) -> Verdict {
     )
 }
 
-impl Session<'_> {
+impl<'g> Session<'g> {
     fn check_request(&self, req: &Request) -> Result<(), RequestError> {
         if req.request_id.is_empty() {
             return Err(RequestError("the request id is empty".into()));
@@ -395,17 +426,13 @@ impl Session<'_> {
         self.check_request(req)?;
         let start = Instant::now();
         let mut tap = RawTap::new(self.gate.raw_copy);
-        let n = self.validators.len();
-        self.validators.iter_mut().for_each(Validator::reset);
-        self.selectors.iter_mut().for_each(Selector::reset);
-        self.alive.clear();
-        self.alive.resize(n, true);
+        let live = self.prepare();
         let limits = self.gate.contract.limits;
         let mut fan = Fan {
             validators: &mut self.validators,
             selectors: &mut self.selectors,
             alive: &mut self.alive,
-            live: n,
+            live,
         };
         let mut reader = TapReader {
             inner: reader,
@@ -419,6 +446,68 @@ impl Session<'_> {
                 .map_err(|e| scan_error(&e)),
             Some(format) => read_lines(&mut reader, &limits, format, &mut fan),
         };
+        Ok(self.conclude(scanned, req, tap, start))
+    }
+
+    /// Starts gating one response that arrives in pieces (an HTTP body, frame by frame):
+    /// [`Feed::feed`] each piece as it comes, then [`Feed::finish`]. Any split of the same
+    /// bytes gives the same decision as [`run_slice`](Self::run_slice).
+    ///
+    /// # Errors
+    /// As [`Gate::run_slice`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+    ///   "fields":{"n":{"pointer":"/n"}}}"#, std::path::Path::new(".")).unwrap();
+    /// let gate = Gate::new(&contract).unwrap();
+    /// let mut session = gate.session();
+    /// let req = Request::new("r-1", Context::new());
+    /// let mut feed = session.start(&req).unwrap();
+    /// for piece in [&b"{\"n\""[..], b":4", b"2}"] {
+    ///     feed.feed(piece);
+    /// }
+    /// let d = feed.finish();
+    /// assert_eq!(d.output, r#"{"tool":"t","request_id":"r-1","outcome":"success","data":{"n":42}}"#);
+    /// ```
+    pub fn start<'s>(&'s mut self, req: &'s Request) -> Result<Feed<'s, 'g>, RequestError> {
+        self.check_request(req)?;
+        let start = Instant::now();
+        let tap = RawTap::new(self.gate.raw_copy);
+        let live = self.prepare();
+        self.scanner.reset();
+        let lines = self.gate.contract.format.is_some().then(Vec::new);
+        Ok(Feed {
+            session: self,
+            req,
+            tap,
+            start,
+            live,
+            lines,
+            stopped: None,
+        })
+    }
+
+    /// Resets the per-response state; returns how many validators run.
+    fn prepare(&mut self) -> usize {
+        let n = self.validators.len();
+        self.validators.iter_mut().for_each(Validator::reset);
+        self.selectors.iter_mut().for_each(Selector::reset);
+        self.alive.clear();
+        self.alive.resize(n, true);
+        n
+    }
+
+    /// The decision once the bytes were scanned (or the scan failed).
+    fn conclude(
+        &mut self,
+        scanned: Result<(), Verdict>,
+        req: &Request,
+        tap: RawTap,
+        start: Instant,
+    ) -> Decision {
         let verdict = match scanned {
             Err(v) => v,
             Ok(()) => self.schema_verdict(),
@@ -431,7 +520,7 @@ impl Session<'_> {
             Verdict::Accept(i) => Some(i),
             Verdict::Fail(..) => None,
         };
-        Ok(self.decide(verdict, shape, req, tap, start))
+        self.decide(verdict, shape, req, tap, start)
     }
 
     /// After the scan: the first success shape that passed, else the first error shape,
@@ -586,6 +675,145 @@ impl Session<'_> {
     }
 }
 
+/// One response being gated piece by piece ([`Session::start`]).
+pub struct Feed<'s, 'g> {
+    session: &'s mut Session<'g>,
+    req: &'s Request,
+    tap: RawTap,
+    start: Instant,
+    live: usize,
+    /// Line-format contracts read their whole (bounded) output before deciding.
+    lines: Option<Vec<u8>>,
+    /// Set once the verdict no longer depends on later bytes.
+    stopped: Option<Result<(), Verdict>>,
+}
+
+impl fmt::Debug for Feed<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Feed")
+            .field("request_id", &self.req.request_id)
+            .field("decided", &self.stopped.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Feed<'_, '_> {
+    /// Feeds the next piece. [`Flow::Stop`] means the decision is made: later pieces are
+    /// not read (feeding them is harmless), and [`finish`](Self::finish) returns it.
+    pub fn feed(&mut self, chunk: &[u8]) -> Flow {
+        if self.stopped.is_some() {
+            return Flow::Stop;
+        }
+        let s = &mut *self.session;
+        let limits = s.gate.contract.limits;
+        if let Some(buf) = &mut self.lines {
+            // As `read_lines`: at most max_bytes + 1 bytes are kept, so the limit is seen.
+            let cap =
+                usize::try_from(limits.get_max_bytes().saturating_add(1)).unwrap_or(usize::MAX);
+            let take = cap.saturating_sub(buf.len()).min(chunk.len());
+            self.tap.update(&chunk[..take]);
+            buf.extend_from_slice(&chunk[..take]);
+            return if buf.len() >= cap {
+                let buf = self.lines.take().unwrap_or_default();
+                self.stopped = Some(self.decide_lines(&buf));
+                Flow::Stop
+            } else {
+                Flow::Continue
+            };
+        }
+        // Every piece fed counts (as every chunk a reader returned does for `run_read`).
+        self.tap.update(chunk);
+        let mut fan = Fan {
+            validators: &mut s.validators,
+            selectors: &mut s.selectors,
+            alive: &mut s.alive,
+            live: self.live,
+        };
+        let r = s.scanner.feed(chunk, &mut fan);
+        self.live = fan.live;
+        match r {
+            Ok(Flow::Continue) => Flow::Continue,
+            Ok(Flow::Stop) => {
+                self.stopped = Some(Ok(()));
+                Flow::Stop
+            }
+            Err(e) => {
+                self.stopped = Some(Err(scan_error(&e)));
+                Flow::Stop
+            }
+        }
+    }
+
+    fn decide_lines(&mut self, buf: &[u8]) -> Result<(), Verdict> {
+        let s = &mut *self.session;
+        let limits = s.gate.contract.limits;
+        let mut fan = Fan {
+            validators: &mut s.validators,
+            selectors: &mut s.selectors,
+            alive: &mut s.alive,
+            live: self.live,
+        };
+        let format = s.gate.contract.format.as_ref();
+        let r = format.map_or(Ok(()), |f| feed_lines(buf, &limits, f, &mut fan));
+        self.live = fan.live;
+        r
+    }
+
+    /// The upstream ended the body early (a reset, a timeout, a broken frame): the decision
+    /// is `UPSTREAM_UNAVAILABLE` unless the bytes already read decided otherwise.
+    pub fn fail_transport(self, kind: &str) -> Decision {
+        self.refuse(FailureCode::UpstreamUnavailable, kind)
+    }
+
+    /// The response is refused with `code` for a reason outside its bytes (`kind` in the
+    /// audit: a content type that is not JSON, a declared length over the limit), unless the
+    /// bytes already read decided otherwise.
+    pub fn refuse(mut self, code: FailureCode, kind: &str) -> Decision {
+        if self.stopped.is_none() {
+            self.stopped = Some(Err(Verdict::Fail(
+                code,
+                Box::new(AuditError {
+                    kind: kind.to_owned(),
+                    offset: Some(self.tap_bytes()),
+                    ..AuditError::default()
+                }),
+            )));
+        }
+        self.finish()
+    }
+
+    fn tap_bytes(&self) -> u64 {
+        self.lines
+            .as_ref()
+            .map_or_else(|| self.session.scanner.bytes_read(), |b| b.len() as u64)
+    }
+
+    /// Marks the end of the response and returns the decision.
+    pub fn finish(mut self) -> Decision {
+        let scanned = match self.stopped.take() {
+            Some(r) => r,
+            None => match self.lines.take() {
+                Some(buf) => self.decide_lines(&buf),
+                None => {
+                    let s = &mut *self.session;
+                    let mut fan = Fan {
+                        validators: &mut s.validators,
+                        selectors: &mut s.selectors,
+                        alive: &mut s.alive,
+                        live: self.live,
+                    };
+                    s.scanner
+                        .finish(&mut fan)
+                        .map(|_| ())
+                        .map_err(|e| scan_error(&e))
+                }
+            },
+        };
+        self.session
+            .conclude(scanned, self.req, self.tap, self.start)
+    }
+}
+
 /// Reads command output (bounded by `max_bytes`) and feeds its lines as events.
 fn read_lines<R: Read>(
     reader: &mut R,
@@ -606,7 +834,17 @@ fn read_lines<R: Read>(
             }),
         ));
     }
-    match format.feed(&buf, limits, sink) {
+    feed_lines(&buf, limits, format, sink)
+}
+
+/// Feeds command output held in memory as events.
+fn feed_lines(
+    buf: &[u8],
+    limits: &Limits,
+    format: &LineFormat,
+    sink: &mut Fan<'_>,
+) -> Result<(), Verdict> {
+    match format.feed(buf, limits, sink) {
         Ok(_) => Ok(()),
         Err(e) => Err(Verdict::Fail(
             FailureCode::InvalidResponse,
@@ -666,6 +904,48 @@ mod tests {
         assert_eq!(d.envelope.code(), Some(FailureCode::NotFound));
         let d = s.run_slice(br#"{"id":"a"}"#, &req).unwrap();
         assert!(d.audit.accepted);
+    }
+
+    #[test]
+    fn fed_in_pieces_gives_the_decision_of_the_whole() {
+        let g = gate(r#","limits":{"max_bytes":40}"#);
+        let req = Request::new("r", Context::new());
+        let docs: [&[u8]; 6] = [
+            br#"{"ident":"x","id":5}"#,
+            br#"{"id":"a"}"#,
+            br#"{"not_found":true}"#,
+            br#"{"id":"a","id":"b"}"#,
+            br#"{"id":"a"  "#,
+            br#"{"id":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#,
+        ];
+        let mut s = g.session();
+        for doc in docs {
+            let want = g.run_slice(doc, &req).unwrap();
+            for i in 0..=doc.len() {
+                let mut f = s.start(&req).unwrap();
+                f.feed(&doc[..i]);
+                f.feed(&doc[i..]);
+                let got = f.finish();
+                assert_eq!(got.output, want.output, "split at {i}");
+                assert_eq!(got.audit.error, want.audit.error, "split at {i}");
+                if i == 0 {
+                    assert_eq!(got.audit.bytes, want.audit.bytes);
+                    assert_eq!(got.audit.sha256, want.audit.sha256);
+                }
+            }
+        }
+        // A broken upstream is UPSTREAM_UNAVAILABLE unless the bytes already decided.
+        let mut f = s.start(&req).unwrap();
+        f.feed(br#"{"id""#);
+        assert_eq!(
+            f.fail_transport("body_error").envelope.code(),
+            Some(FailureCode::UpstreamUnavailable)
+        );
+        let mut f = s.start(&req).unwrap();
+        f.feed(br#"{"id":"a","id""#);
+        let d = f.fail_transport("body_error");
+        assert_eq!(d.envelope.code(), Some(FailureCode::InvalidResponse));
+        assert_eq!(d.audit.error.unwrap().kind, "duplicate_name");
     }
 
     #[test]

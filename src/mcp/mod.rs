@@ -32,10 +32,13 @@
 pub mod child;
 mod expect;
 pub mod frame;
+#[cfg(feature = "serve")]
+pub mod http;
 pub mod message;
 pub mod pin;
 mod reply;
 mod session;
+pub mod sse;
 pub mod tools;
 
 use std::io::{self, BufWriter, Read, Write};

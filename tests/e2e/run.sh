@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The jsongate mcp-proxy e2e matrix: install the pinned servers and clients (setup.sh), build
-# jsongate (release), run matrix.py through the proxy. Exit code: the matrix's.
+# jsongate (release), run matrix.py through the proxy, then http_e2e.py (Streamable HTTP).
+# Exit code: non-zero if either failed.
 # Extra arguments go to matrix.py (e.g. --relay direct, --only ts, --case fault-).
 set -euo pipefail
 
@@ -10,4 +11,8 @@ cd "$ROOT"
 
 bash "$HERE/setup.sh"
 cargo build --release --quiet
-exec python3 "$HERE/matrix.py" "$@"
+rc=0
+python3 "$HERE/matrix.py" "$@" || rc=$?
+# MCP over Streamable HTTP: the Python SDK's server and client through mcp-proxy --upstream.
+"$ROOT/target/e2e/venv/bin/python" "$HERE/http_e2e.py" || rc=$?
+exit "$rc"

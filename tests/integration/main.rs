@@ -9,13 +9,18 @@ mod differential;
 mod errors;
 mod gate;
 mod harness;
+mod http_axum;
+mod http_layer;
 mod layers;
 mod limits;
 #[cfg(unix)]
 mod mcp;
+mod mcp_http;
 mod memory;
 mod regressions;
 mod schema_differential;
 mod schema_early;
 mod schema_suite;
+#[cfg(unix)]
+mod serve;
 mod suite;

@@ -1,0 +1,276 @@
+//! The body the layer hands on ([`GatedBody`]): a body passed through untouched, a held body
+//! released whole after its verdict (or the replacement that stands for it), or a streaming
+//! body whose data frames are fed to the engine as they pass and which ends with an error at
+//! the first violation.
+//!
+//! It must never end cleanly after a violation: a streaming body that was refused, or that
+//! ended before its document did, yields [`BodyError::Refused`], so hyper aborts the message
+//! (no final chunk, or fewer bytes than `Content-Length`) and the peer cannot take a truncated
+//! body for a whole one.
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes};
+use http_body::{Body, Frame, SizeHint};
+use pin_project_lite::pin_project;
+
+use super::engine::{Engine, Pool, Refusal};
+use super::layer::{Direction, Report, Reporter};
+
+/// The error a gated body ends with.
+#[derive(Debug)]
+pub enum BodyError {
+    /// The body was refused while it streamed (or ended before its document did).
+    Refused(Refusal),
+    /// The wrapped body failed.
+    Inner(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::Refused(r) => r.fmt(f),
+            BodyError::Inner(e) => write!(f, "body error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BodyError::Refused(r) => Some(r),
+            BodyError::Inner(e) => Some(&**e),
+        }
+    }
+}
+
+/// State of a streaming body.
+pub(crate) struct Streaming {
+    /// Always present until the body is dropped (then it goes back to its pool).
+    pub(crate) engine: Option<Engine>,
+    pub(crate) pool: Option<Arc<Pool>>,
+    pub(crate) direction: Direction,
+    pub(crate) reporter: Option<Reporter>,
+    pub(crate) done: bool,
+}
+
+impl Streaming {
+    fn report(&mut self, refusal: Option<&Refusal>) {
+        if let Some(r) = self.reporter.take() {
+            r(&Report {
+                direction: self.direction,
+                accepted: refusal.is_none(),
+                refusal: refusal.cloned(),
+                bytes: self.engine.as_ref().map_or(0, Engine::bytes_read),
+                status: None,
+                audit: None,
+            });
+        }
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        if let (Some(pool), Some(engine)) = (self.pool.take(), self.engine.take()) {
+            pool.give(engine);
+        }
+    }
+}
+
+pin_project! {
+    /// A body behind the layer. See the [module documentation](self).
+    pub struct GatedBody<B> {
+        #[pin]
+        kind: Kind<B>,
+    }
+}
+
+pin_project! {
+    #[project = KindProj]
+    enum Kind<B> {
+        // Not checked (the layer has no rule for this direction).
+        Pass {
+            #[pin]
+            inner: B,
+        },
+        // Checked while it streams.
+        Stream {
+            #[pin]
+            inner: B,
+            state: Box<Streaming>,
+        },
+        // Read whole and judged: the held bytes, or the replacement.
+        Held {
+            bytes: Option<Bytes>,
+        },
+    }
+}
+
+impl<B> GatedBody<B> {
+    /// A held body (or a replacement) of `bytes`.
+    pub fn full(bytes: impl Into<Bytes>) -> Self {
+        GatedBody {
+            kind: Kind::Held {
+                bytes: Some(bytes.into()),
+            },
+        }
+    }
+
+    /// `inner`, passed through unchecked.
+    pub fn pass(inner: B) -> Self {
+        GatedBody {
+            kind: Kind::Pass { inner },
+        }
+    }
+
+    pub(crate) fn streaming(inner: B, state: Streaming) -> Self {
+        GatedBody {
+            kind: Kind::Stream {
+                inner,
+                state: Box::new(state),
+            },
+        }
+    }
+}
+
+impl<B: fmt::Debug> fmt::Debug for GatedBody<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            Kind::Pass { inner } => f.debug_struct("Pass").field("inner", inner).finish(),
+            Kind::Stream { inner, .. } => f
+                .debug_struct("Stream")
+                .field("inner", inner)
+                .finish_non_exhaustive(),
+            Kind::Held { bytes } => f
+                .debug_struct("Held")
+                .field("len", &bytes.as_ref().map_or(0, Bytes::len))
+                .finish(),
+        }
+    }
+}
+
+impl<B> Body for GatedBody<B>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        match self.project().kind.project() {
+            KindProj::Held { bytes } => Poll::Ready(
+                bytes
+                    .take()
+                    .filter(|b| !b.is_empty())
+                    .map(|b| Ok(Frame::data(b))),
+            ),
+            KindProj::Pass { inner } => match inner.poll_frame(cx) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(None) => Poll::Ready(None),
+                Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(BodyError::Inner(e.into())))),
+                Poll::Ready(Some(Ok(f))) => Poll::Ready(Some(Ok(to_bytes(f)))),
+            },
+            KindProj::Stream { inner, state } => {
+                if state.done {
+                    return Poll::Ready(None);
+                }
+                let frame = match inner.poll_frame(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(f) => f,
+                };
+                Poll::Ready(step(state, frame))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.kind {
+            Kind::Held { bytes } => bytes.as_ref().map_or(true, Bytes::is_empty),
+            Kind::Pass { inner } => inner.is_end_stream(),
+            // The end of a streaming body is only known once the engine saw it.
+            Kind::Stream { state, .. } => state.done,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.kind {
+            Kind::Held { bytes } => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            Kind::Pass { inner } | Kind::Stream { inner, .. } => inner.size_hint(),
+        }
+    }
+}
+
+/// How one step of a streaming body ended, before it is reported.
+enum Stepped {
+    Frame(Frame<Bytes>),
+    End,
+    Refused(Refusal),
+    Broken(Box<dyn std::error::Error + Send + Sync>, u64),
+}
+
+/// One step of a streaming body: feed a data frame, check the end.
+fn step<D: Buf, E: Into<Box<dyn std::error::Error + Send + Sync>>>(
+    state: &mut Streaming,
+    frame: Option<Result<Frame<D>, E>>,
+) -> Option<Result<Frame<Bytes>, BodyError>> {
+    let Some(engine) = state.engine.as_mut() else {
+        state.done = true;
+        return None;
+    };
+    let stepped = match frame {
+        None => match engine.finish() {
+            Ok(()) => Stepped::End,
+            Err(r) => Stepped::Refused(r),
+        },
+        // The wrapped body broke: the document is not whole.
+        Some(Err(e)) => Stepped::Broken(e.into(), engine.bytes_read()),
+        Some(Ok(frame)) => {
+            let frame = to_bytes(frame);
+            let checked = match frame.data_ref() {
+                Some(data) => engine.feed(data),
+                // Trailers end the body: the document must be complete before they pass.
+                None => engine.finish(),
+            };
+            match checked {
+                Ok(()) => Stepped::Frame(frame),
+                Err(r) => Stepped::Refused(r),
+            }
+        }
+    };
+    match stepped {
+        Stepped::Frame(f) => {
+            if !f.is_data() {
+                state.report(None);
+            }
+            Some(Ok(f))
+        }
+        Stepped::End => {
+            state.done = true;
+            state.report(None);
+            None
+        }
+        Stepped::Refused(r) => {
+            state.done = true;
+            state.report(Some(&r));
+            Some(Err(BodyError::Refused(r)))
+        }
+        Stepped::Broken(e, at) => {
+            state.done = true;
+            state.report(Some(&Refusal::of("body_error").at(at)));
+            Some(Err(BodyError::Inner(e)))
+        }
+    }
+}
+
+fn to_bytes<D: Buf>(frame: Frame<D>) -> Frame<Bytes> {
+    frame.map_data(|mut d| d.copy_to_bytes(d.remaining()))
+}

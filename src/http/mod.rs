@@ -1,0 +1,23 @@
+//! HTTP bodies through the jsongate engine: a `tower` layer for hyper 1.x / `http-body` 1.0
+//! stacks (axum, tonic-free hyper services, gateways), and the reverse proxy behind
+//! `jsongate serve` (feature `serve`).
+//!
+//! [`JsonGateLayer`] wraps a service; each data frame of a checked body is fed to the scanner
+//! (and validator, or gate) as it arrives, never buffered before the engine sees it. In
+//! [`Mode::Hold`] a body is withheld until its verdict (bounded by `max_bytes`) and a refused
+//! one is replaced; in [`Mode::Stream`] frames pass as they are scanned and a violation ends
+//! the body with [`BodyError`], so the peer sees an aborted message, never a clean end. The
+//! layer owns no sockets, no runtime and no clock other than the gate's.
+
+mod body;
+mod engine;
+mod layer;
+#[cfg(feature = "serve")]
+pub mod serve;
+
+pub use body::{BodyError, GatedBody};
+pub use engine::{Check, Refusal};
+pub use layer::{
+    envelope_response, failure_status, is_json_content_type, Direction, JsonGate, JsonGateLayer,
+    Mode, Report, ResponseFuture,
+};

@@ -1,0 +1,756 @@
+//! The reverse proxy behind `jsongate serve`: routes (method + path prefix → upstream base
+//! URL + gate contract), the configuration file and its published schema, the HTTP/1.1
+//! server with its limits and timeouts, the upstream client, graceful shutdown and the audit
+//! lines.
+//!
+//! The agent-facing side only ever receives a gate envelope (or a fixed plain-text refusal for
+//! a request that matches no route or is itself refused); the upstream's status, headers and
+//! bytes never pass. Audit lines carry the gate's record plus the method, path (without the
+//! query) and statuses, never a header value: `Authorization` and cookies are forwarded to the
+//! upstream and written nowhere.
+
+use std::convert::Infallible;
+use std::fmt::{self, Write as _};
+use std::future::Future;
+use std::io::Write as IoWrite;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue, HOST};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
+
+use super::body::GatedBody;
+use super::engine::{Check, Pool, Refusal};
+use super::layer::{early_refusal, envelope_response, gate_decision, hold, issue_id};
+use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
+use crate::select::Value;
+use crate::{Limits, Rejection, Schema, Validator};
+
+/// The schema every `serve` configuration file must satisfy (`jsongate serve schema`).
+pub const SERVE_SCHEMA: &str = include_str!("serve.schema.json");
+
+/// Default address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// Default bound on connections served at once (more wait in the listen backlog).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// Default limit on the request head (start line and headers), bytes.
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 * 1024;
+/// Default limit on the number of request headers.
+pub const DEFAULT_MAX_HEADERS: usize = 64;
+/// Default limit on a request body forwarded to an upstream: 1 MiB.
+pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 1024 * 1024;
+/// Default time a client has to send a request head, also the idle time allowed between
+/// requests on a kept-alive connection.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default time a client has to send its whole request body.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time to connect to an upstream.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// Default time for the whole upstream exchange (connect, request, response read).
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default time in-flight requests get to finish after SIGTERM.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// A configuration the proxy cannot use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn err(s: impl Into<String>) -> ConfigError {
+    ConfigError(s.into())
+}
+
+/// The server's limits and timeouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// Connections served at once.
+    pub max_connections: usize,
+    /// Bytes of one request head.
+    pub max_header_bytes: usize,
+    /// Headers of one request.
+    pub max_headers: usize,
+    /// Bytes of one request body.
+    pub max_request_bytes: u64,
+    /// Time to send a request head (and idle time between requests).
+    pub header_timeout: Duration,
+    /// Time to send a request body.
+    pub request_timeout: Duration,
+    /// Time to connect to an upstream.
+    pub connect_timeout: Duration,
+    /// Time for the whole upstream exchange.
+    pub upstream_timeout: Duration,
+    /// Time in-flight requests get after a shutdown signal.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        ServerLimits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+            max_headers: DEFAULT_MAX_HEADERS,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+        }
+    }
+}
+
+/// Where a context value of the gate's request comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Source {
+    Query(String),
+    Header(HeaderName),
+}
+
+/// One route.
+struct Route {
+    method: Option<Method>,
+    prefix: String,
+    /// `host:port` of the upstream.
+    authority: String,
+    /// The upstream base path (no trailing `/`).
+    base_path: String,
+    gate: Arc<Gate>,
+    context: Vec<(String, Source)>,
+}
+
+/// A checked `serve` configuration.
+pub struct ServeConfig {
+    /// The address to listen on.
+    pub listen: SocketAddr,
+    /// Limits and timeouts.
+    pub limits: ServerLimits,
+    /// The audit file (default: standard error).
+    pub audit: Option<PathBuf>,
+    request_id_header: Option<HeaderName>,
+    routes: Vec<Route>,
+}
+
+impl fmt::Debug for ServeConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServeConfig")
+            .field("listen", &self.listen)
+            .field("limits", &self.limits)
+            .field("routes", &self.routes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn serve_schema() -> &'static Schema {
+    static S: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
+    // The shipped schema is a constant tested by `shipped_schema_compiles`.
+    S.get_or_init(|| Schema::compile(SERVE_SCHEMA.as_bytes()).expect("shipped schema"))
+}
+
+impl ServeConfig {
+    /// Reads a configuration file; `contract_file` and `audit` are relative to its directory.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not JSON, does not satisfy [`SERVE_SCHEMA`] (unknown
+    /// members included), or names a contract that cannot be read or compiled.
+    pub fn from_file(path: &Path) -> Result<ServeConfig, ConfigError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| err(format!("cannot read '{}': {e}", path.display())))?;
+        ServeConfig::from_slice(&bytes, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Reads a configuration from bytes; files it names are relative to `dir`.
+    ///
+    /// # Errors
+    /// As [`from_file`](Self::from_file).
+    pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<ServeConfig, ConfigError> {
+        let limits = Limits::new().max_bytes(1 << 20);
+        match Validator::new(serve_schema()).validate_slice(bytes, limits) {
+            Ok(()) => {}
+            Err(Rejection::Error(e)) => return Err(err(format!("config is not valid JSON: {e}"))),
+            Err(Rejection::Violation(v)) => {
+                return Err(err(format!(
+                    "config does not satisfy the serve schema: {} at '{}'",
+                    v.message(),
+                    v.instance_pointer()
+                )))
+            }
+        }
+        let doc = Value::parse(bytes, limits).map_err(|e| err(e.to_string()))?;
+        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let listen = s(&doc, "listen").unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+        let listen: SocketAddr = listen
+            .parse()
+            .map_err(|_| err(format!("listen: '{listen}' is not IP:PORT")))?;
+        let mut lim = ServerLimits::default();
+        for (k, v) in doc.get("limits").and_then(Value::as_object).unwrap_or(&[]) {
+            let n = v
+                .as_u64()
+                .ok_or_else(|| err(format!("limits.{k}: too large")))?;
+            let ms = Duration::from_millis(n);
+            let size = usize::try_from(n).unwrap_or(usize::MAX);
+            match k.as_str() {
+                "max_connections" => lim.max_connections = size,
+                "max_header_bytes" => lim.max_header_bytes = size,
+                "max_headers" => lim.max_headers = size,
+                "max_request_bytes" => lim.max_request_bytes = n,
+                "header_timeout_ms" => lim.header_timeout = ms,
+                "request_timeout_ms" => lim.request_timeout = ms,
+                "connect_timeout_ms" => lim.connect_timeout = ms,
+                "upstream_timeout_ms" => lim.upstream_timeout = ms,
+                // The schema admits no other name.
+                _ => lim.shutdown_grace = ms,
+            }
+        }
+        let request_id_header = match s(&doc, "request_id_header") {
+            Some(h) => Some(
+                HeaderName::try_from(h.to_ascii_lowercase())
+                    .map_err(|_| err("request_id_header: not a header name"))?,
+            ),
+            None => None,
+        };
+        let mut routes = Vec::new();
+        for (i, r) in doc
+            .get("routes")
+            .and_then(Value::as_array)
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+        {
+            routes.push(route(i, r, dir)?);
+        }
+        Ok(ServeConfig {
+            listen,
+            limits: lim,
+            audit: s(&doc, "audit").map(|a| dir.join(a)),
+            request_id_header,
+            routes,
+        })
+    }
+}
+
+fn route(i: usize, r: &Value, dir: &Path) -> Result<Route, ConfigError> {
+    let s = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_owned);
+    let upstream = s("upstream").unwrap_or_default();
+    let rest = upstream.strip_prefix("http://").unwrap_or_default();
+    let (authority, base) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    if authority.is_empty() {
+        return Err(err(format!("routes/{i}/upstream: no host")));
+    }
+    let file = dir.join(s("contract_file").unwrap_or_default());
+    let contract =
+        Contract::from_file(&file).map_err(|e| err(format!("routes/{i}/contract_file: {e}")))?;
+    let gate = Gate::new(&contract).map_err(|e| err(format!("routes/{i}/contract_file: {e}")))?;
+    let mut context = Vec::new();
+    for (k, src) in r.get("context").and_then(Value::as_object).unwrap_or(&[]) {
+        let src = if let Some(q) = src.get("query").and_then(Value::as_str) {
+            Source::Query(q.to_owned())
+        } else {
+            let h = src
+                .get("header")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            Source::Header(
+                HeaderName::try_from(h.to_ascii_lowercase())
+                    .map_err(|_| err(format!("routes/{i}/context/{k}: not a header name")))?,
+            )
+        };
+        context.push((k.clone(), src));
+    }
+    Ok(Route {
+        method: s("method").and_then(|m| Method::from_bytes(m.as_bytes()).ok()),
+        prefix: s("path_prefix").unwrap_or_default(),
+        authority: authority.to_owned(),
+        base_path: base.trim_end_matches('/').to_owned(),
+        gate: Arc::new(gate),
+        context,
+    })
+}
+
+struct Shared {
+    config: ServeConfig,
+    /// Idle kept-alive upstream connections, by upstream.
+    idle: Mutex<std::collections::HashMap<String, Vec<Sender>>>,
+    audit: Mutex<Box<dyn IoWrite + Send>>,
+    ids: AtomicU64,
+}
+
+type Reply = Response<GatedBody<Incoming>>;
+
+impl Shared {
+    fn audit(&self, line: &str) {
+        let mut w = self.audit.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = w.write_all(line.as_bytes());
+        let _ = w.write_all(b"\n");
+        let _ = w.flush();
+    }
+
+    fn find(&self, method: &Method, path: &str) -> Option<&Route> {
+        // The longest matching prefix wins.
+        self.config
+            .routes
+            .iter()
+            .filter(|r| r.method.as_ref().map_or(true, |m| m == method))
+            .filter(|r| {
+                path.strip_prefix(r.prefix.as_str()).is_some_and(|rest| {
+                    r.prefix.ends_with('/') || rest.is_empty() || rest.starts_with('/')
+                })
+            })
+            .max_by_key(|r| r.prefix.len())
+    }
+}
+
+/// The audit line: the gate's record with the HTTP facts added.
+fn audit_line(
+    record: &str,
+    method: &Method,
+    path: &str,
+    status: StatusCode,
+    up: Option<u16>,
+) -> String {
+    let mut http = String::from("{\"method\":");
+    crate::select::write_json_string(&mut http, method.as_str());
+    http.push_str(",\"path\":");
+    crate::select::write_json_string(&mut http, path);
+    let _ = write!(http, ",\"status\":{}", status.as_u16());
+    if let Some(u) = up {
+        let _ = write!(http, ",\"upstream_status\":{u}");
+    }
+    http.push('}');
+    match record.strip_suffix('}') {
+        Some(head) => format!("{head},\"http\":{http}}}"),
+        None => record.to_owned(),
+    }
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Reply {
+    let mut res = Response::new(GatedBody::full(Bytes::from_static(text.as_bytes())));
+    *res.status_mut() = status;
+    res.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    res
+}
+
+fn query_value(query: Option<&str>, key: &str) -> Option<String> {
+    query?.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        (k == key).then(|| v.to_owned())
+    })
+}
+
+/// Hop-by-hop headers, never forwarded (RFC 9110 §7.6.1), and `Host`, set to the upstream.
+fn hop_by_hop(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "host"
+            | "content-length"
+    )
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let Some(route) = shared.find(&method, &path) else {
+        shared.audit(&format!(
+            "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"verdict\":\"no_route\",\"http\":{{\"method\":{},\"path\":{},\"status\":404}}}}",
+            Timestamp::now(),
+            env!("CARGO_PKG_VERSION"),
+            json_str(method.as_str()),
+            json_str(&path),
+        ));
+        return Ok(plain(StatusCode::NOT_FOUND, "jsongate: no route\n"));
+    };
+    // The gate's request: the caller's id (or one issued here), the context from the request.
+    let id = shared
+        .config
+        .request_id_header
+        .as_ref()
+        .and_then(|h| req.headers().get(h))
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128)
+        .map_or_else(|| issue_id(&shared.ids), str::to_owned);
+    let mut ctx = gate::Context::new().now(Timestamp::now());
+    for (k, src) in &route.context {
+        let v = match src {
+            Source::Query(q) => query_value(req.uri().query(), q),
+            Source::Header(h) => req
+                .headers()
+                .get(h)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+        };
+        if let Some(v) = v {
+            ctx = ctx.value(k, &v);
+        }
+    }
+    let greq = gate::Request::new(&id, ctx);
+    let (status, decision, up) = exchange(&shared, route, &greq, req).await;
+    let reply = match (&decision, status) {
+        (Some(d), _) => {
+            let mut r = envelope_response(d);
+            if d.audit.error.as_ref().is_some_and(|e| e.kind == "timeout") {
+                *r.status_mut() = StatusCode::GATEWAY_TIMEOUT;
+            }
+            r
+        }
+        (None, s) => plain(s, refusal_text(s)),
+    };
+    let record = match &decision {
+        Some(d) => d.audit.to_json(),
+        None => format!(
+            "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"tool\":{},\"request_id\":{},\"verdict\":\"request_refused\"}}",
+            Timestamp::now(),
+            env!("CARGO_PKG_VERSION"),
+            json_str(route.gate.contract().tool()),
+            json_str(&id),
+        ),
+    };
+    shared.audit(&audit_line(&record, &method, &path, reply.status(), up));
+    Ok(reply)
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::new();
+    crate::select::write_json_string(&mut out, s);
+    out
+}
+
+fn refusal_text(s: StatusCode) -> &'static str {
+    match s {
+        StatusCode::PAYLOAD_TOO_LARGE => "jsongate: the request body is too large\n",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "jsongate: the request body must be JSON\n",
+        StatusCode::REQUEST_TIMEOUT => "jsongate: the request body did not arrive in time\n",
+        _ => "jsongate: the request was refused\n",
+    }
+}
+
+/// Reads the client's body (bounded), calls the upstream and gates its answer. Returns the
+/// status of a refusal of the request itself, or the gate's decision, and the upstream's
+/// status when it answered.
+async fn exchange(
+    shared: &Arc<Shared>,
+    route: &Route,
+    greq: &gate::Request,
+    req: Request<Incoming>,
+) -> (StatusCode, Option<gate::Decision>, Option<u16>) {
+    let lim = shared.config.limits;
+    if route.gate.check_request(greq).is_err() {
+        return (StatusCode::BAD_REQUEST, None, None);
+    }
+    let (parts, body) = req.into_parts();
+    // A request body, when there is one, is strict JSON within the limit, read before the
+    // upstream is called (a slow client runs into the request timeout, not the upstream).
+    let has_body = !http_body::Body::is_end_stream(&body)
+        || parts
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .is_some_and(|v| v != "0");
+    let forwarded: Bytes = if has_body {
+        let check = Check::Limits(Limits::new().max_bytes(lim.max_request_bytes));
+        let read = async {
+            if let Some(r) = early_refusal(&parts.headers, lim.max_request_bytes) {
+                return Err(r);
+            }
+            hold(body, &check, &Pool::default()).await
+        };
+        match tokio::time::timeout(lim.request_timeout, read).await {
+            Err(_) => return (StatusCode::REQUEST_TIMEOUT, None, None),
+            Ok(Err(r)) => return (request_status(&r), None, None),
+            Ok(Ok(b)) => b,
+        }
+    } else {
+        Bytes::new()
+    };
+    let rest = &parts.uri.path()[route.prefix.len()..];
+    let sep = if rest.is_empty() || rest.starts_with('/') || route.base_path.ends_with('/') {
+        ""
+    } else {
+        "/"
+    };
+    let mut target = format!("{}{sep}{rest}", route.base_path);
+    if target.is_empty() {
+        target.push('/');
+    }
+    if let Some(q) = parts.uri.query() {
+        target.push('?');
+        target.push_str(q);
+    }
+    let mut up = Request::builder().method(parts.method.clone()).uri(&target);
+    for (k, v) in &parts.headers {
+        if !hop_by_hop(k) {
+            up = up.header(k, v);
+        }
+    }
+    up = up.header(HOST, &route.authority);
+    let Ok(up) = up.body(Full::new(forwarded)) else {
+        return (StatusCode::BAD_REQUEST, None, None);
+    };
+    let gate = &route.gate;
+    let call = async {
+        // A kept-alive connection when one is idle; a pooled one the upstream closed in the
+        // meantime fails at once, and the request goes on a fresh connection.
+        let mut reused = shared.take_idle(&route.authority);
+        loop {
+            let fresh = reused.is_none();
+            let mut sender = match reused.take() {
+                Some(s) => s,
+                None => match connect(&route.authority, lim.connect_timeout).await {
+                    Ok(s) => s,
+                    Err(kind) => {
+                        return (
+                            gate.refused(FailureCode::UpstreamUnavailable, kind, greq),
+                            None,
+                        )
+                    }
+                },
+            };
+            let res = match sender.send_request(clone_request(&up)).await {
+                Ok(r) => r,
+                Err(_) if !fresh => continue,
+                Err(_) => {
+                    return (
+                        gate.refused(FailureCode::UpstreamUnavailable, "upstream_reset", greq),
+                        None,
+                    )
+                }
+            };
+            let status = res.status().as_u16();
+            let d = gate_decision(gate, greq, res).await;
+            shared.give_idle(&route.authority, sender);
+            return (d, Some(status));
+        }
+    };
+    match tokio::time::timeout(lim.upstream_timeout, call).await {
+        Ok((d, up)) => (StatusCode::OK, Some(d), up),
+        Err(_) => (
+            StatusCode::OK,
+            Some(gate.refused(FailureCode::UpstreamUnavailable, "timeout", greq)),
+            None,
+        ),
+    }
+}
+
+/// Resolves once the shutdown flag is set (or its sender is gone).
+async fn stopped(rx: &mut watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await.map(|_| ());
+}
+
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Most idle upstream connections kept per upstream.
+const MAX_IDLE: usize = 64;
+
+/// Opens a connection to an upstream (the audit kind on failure).
+async fn connect(authority: &str, timeout: Duration) -> Result<Sender, &'static str> {
+    let stream = match tokio::time::timeout(timeout, TcpStream::connect(authority)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(_)) => return Err("connect"),
+        Err(_) => return Err("connect_timeout"),
+    };
+    let _ = stream.set_nodelay(true);
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|_| "handshake")?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
+
+fn clone_request(r: &Request<Full<Bytes>>) -> Request<Full<Bytes>> {
+    let mut b = Request::builder()
+        .method(r.method().clone())
+        .uri(r.uri().clone());
+    if let Some(h) = b.headers_mut() {
+        h.clone_from(r.headers());
+    }
+    // The body is a `Full` of shared bytes: cloning it copies nothing.
+    b.body(r.body().clone())
+        .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())))
+}
+
+impl Shared {
+    fn take_idle(&self, authority: &str) -> Option<Sender> {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let list = idle.get_mut(authority)?;
+        while let Some(s) = list.pop() {
+            if s.is_ready() {
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    /// Keeps `sender` for the next request once its connection is ready again (the answer
+    /// was read to its end); a connection whose answer was left unread closes instead.
+    fn give_idle(self: &Arc<Self>, authority: &str, mut sender: Sender) {
+        let me = Arc::clone(self);
+        let authority = authority.to_owned();
+        tokio::spawn(async move {
+            let ready = tokio::time::timeout(Duration::from_millis(100), sender.ready()).await;
+            if matches!(ready, Ok(Ok(()))) {
+                let mut idle = me.idle.lock().unwrap_or_else(PoisonError::into_inner);
+                let list = idle.entry(authority).or_default();
+                if list.len() < MAX_IDLE {
+                    list.push(sender);
+                }
+            }
+        });
+    }
+}
+
+fn request_status(r: &Refusal) -> StatusCode {
+    match r.kind.as_str() {
+        "too_large" => StatusCode::PAYLOAD_TOO_LARGE,
+        "content_type" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        _ => StatusCode::BAD_REQUEST,
+    }
+}
+
+/// Serves `config` on `listener` until `shutdown` resolves; then stops accepting, lets
+/// in-flight requests finish (closing idle kept-alive connections) for at most the grace
+/// period, and returns.
+///
+/// # Errors
+/// The audit file cannot be opened.
+pub async fn run(
+    config: ServeConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let audit: Box<dyn IoWrite + Send> = match &config.audit {
+        Some(p) => Box::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)?,
+        ),
+        None => Box::new(std::io::stderr()),
+    };
+    let lim = config.limits;
+    let shared = Arc::new(Shared {
+        config,
+        idle: Mutex::new(std::collections::HashMap::new()),
+        audit: Mutex::new(audit),
+        ids: AtomicU64::new(0),
+    });
+    let permits = Arc::new(Semaphore::new(lim.max_connections));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(lim.header_timeout)
+        .max_headers(lim.max_headers)
+        .max_header_size(lim.max_header_bytes)
+        .max_buf_size(lim.max_header_bytes.max(8192) + 8192);
+    let builder = Arc::new(builder);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            () = &mut shutdown => break,
+            p = Arc::clone(&permits).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let (stream, _) = tokio::select! {
+            () = &mut shutdown => break,
+            a = listener.accept() => match a {
+                Ok(a) => a,
+                // Out of descriptors or a connection reset before accept: keep serving.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = Arc::clone(&shared);
+        let builder = Arc::clone(&builder);
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |req| handle(Arc::clone(&shared), req));
+            let conn = builder.serve_connection(TokioIo::new(stream), svc);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                () = stopped(&mut stop) => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    // Every permit back means every connection ended.
+    let all = u32::try_from(lim.max_connections).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(lim.shutdown_grace, permits.acquire_many(all)).await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_schema_compiles() {
+        let _ = serve_schema();
+    }
+
+    #[test]
+    fn unknown_members_are_errors() {
+        let e = ServeConfig::from_slice(
+            br#"{"serve":1,"routes":[{"path_prefix":"/a","upstream":"http://127.0.0.1:1","contract_file":"x.json","retries":3}]}"#,
+            Path::new("."),
+        )
+        .unwrap_err();
+        assert!(e.0.contains("serve schema"), "{e}");
+        let e = ServeConfig::from_slice(br#"{"serve":1,"routes":[],"lmits":{}}"#, Path::new("."))
+            .unwrap_err();
+        assert!(e.0.contains("serve schema"), "{e}");
+    }
+
+    #[test]
+    fn audit_line_adds_http_facts() {
+        let l = audit_line(r#"{"a":1}"#, &Method::GET, "/x", StatusCode::OK, Some(500));
+        assert_eq!(
+            l,
+            r#"{"a":1,"http":{"method":"GET","path":"/x","status":200,"upstream_status":500}}"#
+        );
+    }
+
+    #[test]
+    fn query_values() {
+        assert_eq!(query_value(Some("a=1&b=2"), "b").as_deref(), Some("2"));
+        assert_eq!(query_value(Some("a=1"), "b"), None);
+        assert_eq!(query_value(None, "b"), None);
+    }
+}

@@ -1,0 +1,33 @@
+// Streamable HTTP client on the TypeScript MCP SDK (@modelcontextprotocol/sdk 1.32.2), for
+// http_e2e.py: connects to URL with StreamableHTTPClientTransport, lists the tools, calls
+// get_invoice and get_note, and prints one JSON line with what it got.
+//
+//   node http_ts_client.mjs URL NODE_MODULES_ROOT
+
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const [url, root] = process.argv.slice(2);
+const require = createRequire(join(root, 'package.json'));
+const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
+const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
+
+const out = {};
+const client = new Client({ name: 'jsongate-e2e-ts-http', version: '1.0.0' });
+await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+out.tools = (await client.listTools()).tools.map((t) => t.name).sort();
+for (const name of ['get_invoice', 'get_note']) {
+    try {
+        const r = await client.callTool({ name, arguments: { id: 'inv-1' } });
+        out[name] = {
+            isError: Boolean(r.isError),
+            structured: r.structuredContent ?? null,
+            texts: (r.content ?? []).map((b) => b.text ?? ''),
+        };
+    } catch (error) {
+        out[name] = { exception: String(error?.message ?? error).slice(0, 300) };
+    }
+}
+await client.close();
+process.stdout.write(JSON.stringify(out) + '\n');
+process.exit(0);

@@ -1,0 +1,138 @@
+"""A small MCP server on the Streamable HTTP transport (stdlib only), for the
+`mcp-proxy --upstream` tests: answers in JSON or in SSE events, and misbehaves on request.
+
+Prints its port on the first line of output and serves until it is killed. Each tools/call
+is appended to the file named by the first argument, so tests can tell what reached it.
+"""
+
+import json
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+CALLS = sys.argv[1]
+SESSION = "sess-7f3a"
+
+TOOL = {
+    "name": "get_invoice",
+    "description": "Reads one invoice.",
+    "inputSchema": {"type": "object", "additionalProperties": False, "required": ["id"],
+                    "properties": {"id": {"type": "string", "maxLength": 16}}},
+    "outputSchema": {"type": "object", "additionalProperties": False, "required": ["id", "total"],
+                     "properties": {"id": {"type": "string"}, "total": {"type": "number"}}},
+}
+
+
+def result(rid, structured):
+    return {"jsonrpc": "2.0", "id": rid, "result": {
+        "content": [{"type": "text", "text": json.dumps(structured)}],
+        "structuredContent": structured, "isError": False}}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def body(self, status, data, ctype="application/json", headers=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def events(self, events):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for eid, raw in events:
+            text = (b"id: " + eid.encode() + b"\n" if eid else b"") + b"event: message\n"
+            # The data in two lines (joined by a line end, whitespace in JSON), split after the
+            # first member, to exercise multi-line data.
+            half = raw.index(b",") + 1
+            text += b"data: " + raw[:half] + b"\ndata: " + raw[half:] + b"\n\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(text), text))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+
+    def do_GET(self):
+        self.body(405, b"")
+
+    def do_DELETE(self):
+        self.body(200, b"")
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        msg = json.loads(self.rfile.read(n))
+        method, rid = msg.get("method"), msg.get("id")
+        if method != "initialize" and self.headers.get("Mcp-Session-Id") != SESSION:
+            return self.body(400, b'{"error":"missing session"}')
+        if method == "initialize":
+            res = {"jsonrpc": "2.0", "id": rid, "result": {
+                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake-http", "version": "1"}}}
+            return self.body(200, json.dumps(res).encode(), headers=[("Mcp-Session-Id", SESSION)])
+        if rid is None or "method" not in msg:
+            return self.body(202, b"")
+        if method == "tools/list":
+            res = {"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}}
+            return self.events([("ev-list", json.dumps(res).encode())])
+        if method == "tools/call":
+            with open(CALLS, "a") as f:
+                f.write(json.dumps(msg["params"]) + "\n")
+            which = msg["params"].get("arguments", {}).get("id")
+            if which == "ok":
+                return self.body(200, json.dumps(result(rid, {"id": "ok", "total": 12.5})).encode())
+            if which == "inj":
+                note = {"jsonrpc": "2.0", "method": "notifications/message",
+                        "params": {"level": "info", "data": "working"}}
+                bad = result(rid, {"id": "inj", "total": 1, "admin_override": True})
+                return self.events([(None, json.dumps(note).encode()),
+                                    ("ev-9", json.dumps(bad).encode())])
+            if which == "dup":
+                raw = b'{"jsonrpc":"2.0","id":%d,"result":{"structuredContent":{"id":"a","total":1,' \
+                      b'"total":2},"content":[]}}' % rid
+                return self.events([("ev-dup", raw)])
+            if which == "big":
+                res = result(rid, {"id": "x" * 10000, "total": 1})
+                return self.events([("ev-big", json.dumps(res).encode())])
+            if which == "stall":
+                # A stream that starts and never ends an event.
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.write(b"7\r\ndata: {\r\n")
+                self.wfile.flush()
+                time.sleep(30)
+                return
+            if which == "cut":
+                # The stream ends before the answer.
+                return self.events([])
+            if which == "500":
+                return self.body(500, b"oops")
+        return self.body(200, json.dumps({"jsonrpc": "2.0", "id": rid, "result": {}}).encode())
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # Many clients connect at once in the load test.
+    request_queue_size = 1024
+
+    def handle_error(self, request, client_address):
+        pass
+
+
+def main():
+    server = Server(("127.0.0.1", 0), Handler)
+    print(server.server_address[1], flush=True)
+    sys.stdout.close()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

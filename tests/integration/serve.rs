@@ -1,0 +1,470 @@
+//! `jsongate serve` end to end on loopback: the real binary between a real upstream (a Python
+//! `http.server` tool API, `serve_upstream.py`) and real clients (curl, Python `urllib`, raw
+//! sockets for what no well-behaved client sends).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ENVELOPE_OK: &str = r#"{"tool":"review_status","request_id":"req-1","outcome":"success","data":{"change_id":"c-42","approved":true}}"#;
+
+fn envelope_failure(id: &str, code: &str, retryable: bool) -> String {
+    format!(
+        r#"{{"tool":"review_status","request_id":"{id}","outcome":"failure","error":{{"code":"{code}","retryable":{retryable}}}}}"#
+    )
+}
+
+struct Upstream {
+    child: Child,
+    port: u16,
+}
+
+impl Upstream {
+    fn start() -> Upstream {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/serve_upstream.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .stdout(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("python3 runs the test upstream");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the upstream prints its port");
+        Upstream { child, port }
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Proxy {
+    child: Child,
+    addr: SocketAddr,
+    dir: tempfile::TempDir,
+    _upstream: Upstream,
+}
+
+fn contract() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/gate/review-status/contract.json")
+}
+
+impl Proxy {
+    /// Starts the proxy with `limits` (a JSON object's members) in front of a fresh upstream.
+    fn start(limits: &str) -> Proxy {
+        let upstream = Upstream::start();
+        let dir = tempfile::tempdir().unwrap();
+        let config = format!(
+            r#"{{"serve":1,"listen":"127.0.0.1:0","audit":"audit.jsonl",
+            "request_id_header":"X-Request-Id",
+            "limits":{{{limits}}},
+            "routes":[
+              {{"method":"GET","path_prefix":"/reviews","upstream":"http://127.0.0.1:{p}/api/changes",
+               "contract_file":{c},"context":{{"change_id":{{"query":"change_id"}}}}}},
+              {{"method":"POST","path_prefix":"/reviews","upstream":"http://127.0.0.1:{p}/api/changes",
+               "contract_file":{c},"context":{{"change_id":{{"header":"X-Change-Id"}}}}}},
+              {{"path_prefix":"/down","upstream":"http://127.0.0.1:1/",
+               "contract_file":{c},"context":{{"change_id":{{"query":"change_id"}}}}}}
+            ]}}"#,
+            p = upstream.port,
+            c = serde_json::to_string(&contract()).unwrap(),
+        );
+        let path = dir.path().join("serve.json");
+        std::fs::write(&path, config).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+            .args(["serve", "--config"])
+            .arg(&path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+            .parse()
+            .unwrap();
+        // Keep draining stderr so the proxy never blocks on it.
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        Proxy {
+            child,
+            addr,
+            dir,
+            _upstream: upstream,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn audit(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.dir.path().join("audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap());
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `curl` with `args`; returns the status and body.
+fn curl(args: &[&str]) -> (u16, String) {
+    let out = Command::new("curl")
+        .args(["-s", "--max-time", "20", "-w", "\n%{http_code}"])
+        .args(args)
+        .output()
+        .expect("curl runs");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (body, code) = text.rsplit_once('\n').unwrap();
+    (code.parse().unwrap_or(0), body.to_owned())
+}
+
+/// Python's `urllib` as a client: status and body (error statuses included).
+fn urllib(url: &str, headers: &[(&str, &str)], body: Option<&str>) -> (u16, String) {
+    let script = r"
+import json, sys, urllib.request, urllib.error
+url, headers, body = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+data = body.encode() if body != '-' else None
+req = urllib.request.Request(url, data=data, headers=headers)
+try:
+    r = urllib.request.urlopen(req, timeout=20)
+    status, text = r.status, r.read()
+except urllib.error.HTTPError as e:
+    status, text = e.code, e.read()
+sys.stdout.write('%d\n' % status)
+sys.stdout.write(text.decode())
+";
+    let h: serde_json::Map<String, serde_json::Value> = headers
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), serde_json::Value::from(*v)))
+        .collect();
+    let out = Command::new("python3")
+        .args(["-c", script, url, &serde_json::Value::Object(h).to_string()])
+        .arg(body.unwrap_or("-"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (code, body) = text.split_once('\n').unwrap_or((&text, ""));
+    (code.parse().unwrap_or(0), body.to_owned())
+}
+
+/// Sends raw bytes and reads what comes back until the proxy closes or `wait` passes.
+fn raw(addr: SocketAddr, bytes: &[u8], wait: Duration) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
+    let _ = s.write_all(bytes);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn get(p: &Proxy, path: &str) -> (u16, String) {
+    curl(&["-H", "X-Request-Id: req-1", &p.url(path)])
+}
+
+#[test]
+fn responses_through_serve_get_the_envelope_and_the_audit_says_why() {
+    let p = Proxy::start("");
+    assert_eq!(
+        get(&p, "/reviews/c-42?change_id=c-42"),
+        (200, ENVELOPE_OK.to_owned())
+    );
+    assert_eq!(
+        get(&p, "/reviews/chunked?change_id=c-42"),
+        (200, ENVELOPE_OK.to_owned())
+    );
+    let invalid = envelope_failure("req-1", "INVALID_RESPONSE", false);
+    for (path, kind) in [
+        ("injected", "schema"),
+        ("dup", "duplicate_name"),
+        ("deep", "too_deep"),
+        ("big", "too_large"),
+        ("big-chunked", "too_large"),
+        ("html", "content_type"),
+        ("truncated", "body_error"),
+    ] {
+        let (status, body) = get(&p, &format!("/reviews/{path}?change_id=c-42"));
+        let want = if path == "truncated" {
+            envelope_failure("req-1", "UPSTREAM_UNAVAILABLE", true)
+        } else {
+            invalid.clone()
+        };
+        assert_eq!(body, want, "{path}");
+        assert_eq!(status, 502, "{path}");
+        let audit = p.audit();
+        let last = audit.last().unwrap();
+        assert_eq!(last["verdict"], "rejected", "{path}");
+        assert_eq!(last["error"]["kind"], kind, "{path}");
+        assert_eq!(last["http"]["path"], format!("/reviews/{path}"), "{path}");
+    }
+    // The upstream's 404 error object maps to NOT_FOUND; its message never passes.
+    assert_eq!(
+        get(&p, "/reviews/notfound?change_id=c-42"),
+        (404, envelope_failure("req-1", "NOT_FOUND", false))
+    );
+    // A change other than the one asked for.
+    assert_eq!(
+        get(&p, "/reviews/c-42?change_id=c-41"),
+        (502, envelope_failure("req-1", "MISMATCH", false))
+    );
+    // A redirect is not followed.
+    let (status, body) = get(&p, "/reviews/redirect?change_id=c-42");
+    assert_eq!((status, body), (502, invalid.clone()));
+}
+
+#[test]
+fn upstream_timeouts_resets_and_refused_connections_are_upstream_unavailable() {
+    let p = Proxy::start(r#""upstream_timeout_ms":1500"#);
+    let unavailable = envelope_failure("req-1", "UPSTREAM_UNAVAILABLE", true);
+    let t = Instant::now();
+    assert_eq!(
+        get(&p, "/reviews/hang?change_id=c-42"),
+        (504, unavailable.clone())
+    );
+    assert!(t.elapsed() < Duration::from_secs(4));
+    // One byte per 100 ms: the 53-byte answer cannot arrive within 1.5 s.
+    assert_eq!(
+        get(&p, "/reviews/slow?change_id=c-42&gap=0.1"),
+        (504, unavailable.clone())
+    );
+    // A slow upstream within the timeout is fine.
+    assert_eq!(
+        get(&p, "/reviews/slow?change_id=c-42&gap=0.005"),
+        (200, ENVELOPE_OK.to_owned())
+    );
+    assert_eq!(
+        get(&p, "/reviews/reset?change_id=c-42"),
+        (502, unavailable.clone())
+    );
+    assert_eq!(get(&p, "/down/x?change_id=c-42"), (502, unavailable));
+    let kinds: Vec<String> = p
+        .audit()
+        .iter()
+        .filter_map(|a| a["error"]["kind"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(kinds, ["timeout", "timeout", "upstream_reset", "connect"]);
+}
+
+#[test]
+fn request_ids_context_and_secrets() {
+    let p = Proxy::start("");
+    // Without the caller's header the proxy issues the id.
+    let (status, body) = curl(&[&p.url("/reviews/c-42?change_id=c-42")]);
+    assert_eq!(status, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        v["request_id"].as_str().unwrap().starts_with("jg-"),
+        "{body}"
+    );
+    // A missing context value is the caller's error: the upstream is not called.
+    let (status, _) = get(&p, "/reviews/c-42");
+    assert_eq!(status, 400);
+    // Authorization and cookies reach the upstream and are written nowhere.
+    let (status, body) = urllib(
+        &p.url("/reviews/auth?change_id=c-42"),
+        &[
+            ("Authorization", "Bearer sekret-token"),
+            ("Cookie", "session=cookie-value"),
+            ("X-Request-Id", "req-1"),
+        ],
+        None,
+    );
+    assert_eq!((status, body), (200, ENVELOPE_OK.to_owned()));
+    let audit = std::fs::read_to_string(p.dir.path().join("audit.jsonl")).unwrap();
+    assert!(!audit.contains("sekret") && !audit.contains("cookie-value"));
+    assert!(!audit.contains("change_id=c-42"), "queries are not audited");
+    // No route.
+    assert_eq!(curl(&[&p.url("/nothing")]).0, 404);
+    assert_eq!(p.audit().last().unwrap()["verdict"], "no_route");
+}
+
+#[test]
+fn request_bodies_are_strict_json_within_the_limit() {
+    let p = Proxy::start(r#""max_request_bytes":64"#);
+    let post = |body: &str, ct: &str| {
+        urllib(
+            &p.url("/reviews/call"),
+            &[
+                ("Content-Type", ct),
+                ("X-Change-Id", "c-42"),
+                ("X-Request-Id", "req-1"),
+            ],
+            Some(body),
+        )
+    };
+    assert_eq!(
+        post(r#"{"change_id":"c-42"}"#, "application/json"),
+        (200, ENVELOPE_OK.to_owned())
+    );
+    assert_eq!(
+        post(
+            r#"{"change_id":"c-42","change_id":"c-1"}"#,
+            "application/json"
+        )
+        .0,
+        400
+    );
+    assert_eq!(post(r#"{"change_id":"c-42""#, "application/json").0, 400);
+    assert_eq!(post(r#"{"change_id":"c-42"}"#, "text/plain").0, 415);
+    assert_eq!(post(&" ".repeat(65), "application/json").0, 413);
+    // Chunked, over the limit (curl sends it without a length).
+    let big = format!(r#"{{"change_id":"{}"}}"#, "1".repeat(80));
+    let (status, _) = curl(&[
+        "-H",
+        "Transfer-Encoding: chunked",
+        "-H",
+        "Content-Type: application/json",
+        "-H",
+        "X-Change-Id: c-42",
+        "--data-binary",
+        &big,
+        &p.url("/reviews/call"),
+    ]);
+    assert_eq!(status, 413);
+}
+
+#[test]
+fn garbage_big_headers_and_slow_clients_do_not_stop_the_proxy() {
+    let p = Proxy::start(r#""header_timeout_ms":400,"max_headers":20,"max_header_bytes":4096"#);
+    let bad = raw(
+        p.addr,
+        b"\x16\x03\x01garbage\r\n\r\n",
+        Duration::from_secs(3),
+    );
+    assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+    let mut many = String::from("GET /reviews/c-42?change_id=c-42 HTTP/1.1\r\nHost: x\r\n");
+    for i in 0..30 {
+        many.push_str("X-H");
+        many.push_str(&i.to_string());
+        many.push_str(": v\r\n");
+    }
+    many.push_str("\r\n");
+    let r = raw(p.addr, many.as_bytes(), Duration::from_secs(3));
+    assert!(r.starts_with("HTTP/1.1 431"), "{r}");
+    let long = format!(
+        "GET /reviews/c-42 HTTP/1.1\r\nHost: x\r\nX-Long: {}\r\n\r\n",
+        "a".repeat(5000)
+    );
+    let r = raw(p.addr, long.as_bytes(), Duration::from_secs(3));
+    assert!(r.starts_with("HTTP/1.1 431"), "{r}");
+    // A client that sends its head one byte at a time is cut off at the header timeout.
+    let t = Instant::now();
+    let mut s = TcpStream::connect(p.addr).unwrap();
+    let mut closed = false;
+    for b in b"GET /reviews/c-42?change_id=c-42 HTTP/1.1\r\nHost: x\r\n\r\n" {
+        if s.write_all(&[*b]).is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        s.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 64];
+        if matches!(s.read(&mut buf), Ok(0)) {
+            closed = true;
+            break;
+        }
+        s.set_nonblocking(false).unwrap();
+    }
+    assert!(closed, "a byte-per-100-ms client must be cut off");
+    assert!(t.elapsed() < Duration::from_secs(3));
+    // Everyone else is still served.
+    assert_eq!(
+        get(&p, "/reviews/c-42?change_id=c-42"),
+        (200, ENVELOPE_OK.to_owned())
+    );
+}
+
+#[test]
+fn connections_are_bounded() {
+    let p = Proxy::start(r#""max_connections":1,"header_timeout_ms":600"#);
+    // An idle connection holds the only slot until the header timeout frees it.
+    let _idle = TcpStream::connect(p.addr).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    assert_eq!(
+        get(&p, "/reviews/c-42?change_id=c-42"),
+        (200, ENVELOPE_OK.to_owned())
+    );
+    assert!(
+        t.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn sigterm_finishes_in_flight_requests() {
+    let mut p = Proxy::start("");
+    let url = p.url("/reviews/slow?change_id=c-42&gap=0.02");
+    let client = std::thread::spawn(move || curl(&["-H", "X-Request-Id: req-1", &url]));
+    std::thread::sleep(Duration::from_millis(300));
+    let status = p.terminate();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(client.join().unwrap(), (200, ENVELOPE_OK.to_owned()));
+    // No longer listening.
+    assert!(TcpStream::connect(p.addr).is_err());
+}
+
+#[test]
+fn the_config_schema_is_published_and_unknown_members_are_errors() {
+    let out = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+        .args(["serve", "schema"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(schema["additionalProperties"], false);
+    let dir = tempfile::tempdir().unwrap();
+    for (config, says) in [
+        (
+            r#"{"serve":1,"routes":[],"listen":"127.0.0.1:0","timeout":5}"#,
+            "serve schema",
+        ),
+        (
+            r#"{"serve":1,"routes":[{"path_prefix":"/a","upstream":"https://x","contract_file":"c.json"}]}"#,
+            "serve schema",
+        ),
+        (
+            r#"{"serve":1,"routes":[{"path_prefix":"/a","upstream":"http://x","contract_file":"missing.json"}]}"#,
+            "contract_file",
+        ),
+        (r#"{,"serve":1}"#, "not valid JSON"),
+    ] {
+        let path = dir.path().join("c.json");
+        std::fs::write(&path, config).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+            .args(["serve", "--config"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{config}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(says), "{config}: {err}");
+    }
+}
