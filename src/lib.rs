@@ -8,8 +8,9 @@
 //!
 //! On top of it: [`Schema`] and [`Validator`] (JSON Schema 2020-12, 2019-09 and draft-07,
 //! validated from the scanner's events), [`select`] (only the fields a contract exposes),
-//! [`gate`] (tool contracts, agent-facing envelopes, audit records), [`action`] (tool-call
-//! decisions and screening) and [`mcp`] (a validating relay between MCP clients and
+//! [`screen`] (instruction-like text in
+//! untrusted strings), [`gate`] (tool contracts, agent-facing envelopes, audit records),
+//! [`action`] (tool-call decisions) and [`mcp`] (a validating relay between MCP clients and
 //! servers over stdio).
 //!
 //! # Example
@@ -47,6 +48,8 @@ pub mod mcp;
 pub mod pointer;
 mod scan;
 mod schema;
+#[cfg(any(feature = "gate", feature = "action"))]
+pub mod screen;
 pub mod select;
 mod validate;
 

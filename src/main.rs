@@ -617,7 +617,13 @@ fn contract_test(dir: &std::path::Path) -> Result<ExitCode, String> {
         let got = Value::parse(d.output.as_bytes(), Limits::new()).map_err(|e| e.to_string())?;
         let mut line = String::from("{\"case\":");
         write_json_string(&mut line, &name);
-        if &got == expect {
+        let audit_miss = case.get("audit").and_then(|a| audit_mismatch(a, &d.audit));
+        if let (true, Some(why)) = (&got == expect, &audit_miss) {
+            failed += 1;
+            line.push_str(",\"pass\":false,\"audit\":");
+            write_json_string(&mut line, why);
+            line.push('}');
+        } else if &got == expect {
             line.push_str(",\"pass\":true}");
         } else {
             failed += 1;
@@ -635,6 +641,46 @@ fn contract_test(dir: &std::path::Path) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// What a case's `audit` expectation (`{"kind": K|null, "screen": [{pointer, pattern,
+/// class, action}...]}`, every member optional) says that the audit record does not.
+fn audit_mismatch(
+    want: &jsongate::select::Value,
+    got: &jsongate::gate::AuditRecord,
+) -> Option<String> {
+    use jsongate::select::Value;
+    if let Some(k) = want.get("kind") {
+        let have = got.error.as_ref().map(|e| e.kind.as_str());
+        if k.as_str() != have {
+            return Some(format!("error kind {have:?}, expected {k}"));
+        }
+    }
+    if let Some(list) = want.get("screen").and_then(Value::as_array) {
+        if list.len() != got.screen.len() {
+            return Some(format!(
+                "{} screening findings, expected {}",
+                got.screen.len(),
+                list.len()
+            ));
+        }
+        for (i, (w, (f, a))) in list.iter().zip(&got.screen).enumerate() {
+            let have = [
+                ("pointer", f.pointer.as_str()),
+                ("pattern", f.pattern),
+                ("class", f.class.as_str()),
+                ("action", a.as_str()),
+            ];
+            for (k, v) in have {
+                if let Some(x) = w.get(k).and_then(Value::as_str) {
+                    if x != v {
+                        return Some(format!("finding {i}: {k} is '{v}', expected '{x}'"));
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 /// `jsongate decide`: one tool call (or, with `--recheck`, one received decision record).
@@ -1009,7 +1055,8 @@ fn read_input(file: Option<&str>, max: u64) -> Result<Vec<u8>, String> {
 
 /// `jsongate screen`: findings as JSON lines, then a summary line.
 fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
-    use jsongate::action::{ScreenContract, Screener};
+    use jsongate::screen::{ScreenContract, Screener};
+    use jsongate::select::Value;
     let mut contract: Option<String> = None;
     let mut file: Option<String> = None;
     let mut it = args.iter();
@@ -1024,7 +1071,8 @@ fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
             f => set_file(&mut file, f)?,
         }
     }
-    let contract = match &contract {
+    let contract_path = contract;
+    let contract = match &contract_path {
         None => ScreenContract::default(),
         Some(path) => {
             let bytes =
@@ -1032,19 +1080,13 @@ fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
             ScreenContract::from_slice(&bytes).map_err(|e| format!("contract '{path}': {e}"))?
         }
     };
-    let reader: Box<dyn io::Read> = match file.as_deref() {
-        None | Some("-") => Box::new(io::stdin().lock()),
-        Some(path) => {
-            Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open '{path}': {e}"))?)
-        }
-    };
+    // One byte past the limit is read, so that the scanner reports too_large itself.
+    let input = read_input(
+        file.as_deref(),
+        Limits::new().get_max_bytes().saturating_add(1),
+    )?;
     let mut screener = Screener::new();
-    let scanned = Scanner::new(Limits::new()).scan_read(reader, &mut screener);
-    if let Err(e) = &scanned {
-        if let ErrorKind::Io(kind) = e.kind() {
-            return Err(format!("read failed: {kind}"));
-        }
-    }
+    let scanned = Scanner::new(Limits::new()).scan_slice(&input, &mut screener);
     let screening = contract.apply(std::mem::take(&mut screener.findings));
     let rejected = screening.rejected || scanned.is_err();
     let mut out = String::new();
@@ -1071,6 +1113,16 @@ fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
     out.push(']');
     if let Err(e) = &scanned {
         let _ = write!(out, ",\"error\":\"{}\"", e.kind().code());
+    }
+    // With a contract, the admitted document itself: dropped fields removed, nothing else
+    // rewritten.
+    if let (Some(_), false) = (&contract_path, rejected) {
+        let mut doc = Value::parse(&input, Limits::new()).map_err(|e| e.to_string())?;
+        for d in &screening.dropped {
+            doc.remove_pointer(d);
+        }
+        out.push_str(",\"document\":");
+        doc.write_json(&mut out);
     }
     out.push('}');
     let mut stdout = io::stdout().lock();

@@ -30,6 +30,7 @@
 mod audit;
 mod command;
 mod contract;
+mod economy;
 mod envelope;
 mod retry;
 mod semantic;
@@ -41,6 +42,7 @@ use std::time::Instant;
 pub use audit::{AuditError, AuditRecord};
 pub use command::{LineError, LineFormat, LineType};
 pub use contract::{Contract, ContractError, CONTRACT_SCHEMA};
+pub use economy::{approx_tokens, TRUNCATION_MARKER};
 pub use envelope::{envelope_schema, Envelope, FailureCode};
 pub use retry::{decide_retry, RetryDecision, RetryPolicy, StopReason};
 pub use semantic::{
@@ -48,17 +50,35 @@ pub use semantic::{
 };
 
 use crate::scan::{Event, Flow, Position, Sink};
+use crate::screen::{screen_value, Action, Finding, ScreenContract};
 use crate::select::{Projection, Selector, Value};
 use crate::{Error, ErrorKind, Limits, Scanner, Schema, Validator};
 use audit::{RawTap, TapReader};
+use economy::Fit;
 
 /// A request as the gate's caller issued it: its id (bound into the envelope) and context.
 #[derive(Clone, Debug)]
 pub struct Request {
     /// The caller-issued request id; the upstream can never replace it.
     pub request_id: String,
-    /// Request values and clock for semantic checks.
+    /// Request values and clock for semantic checks. `session_id` and `agent_id`, when
+    /// set, are copied into the audit record.
     pub context: Context,
+    /// Which attempt this is (1-based) and the time since the first one started: the
+    /// failure envelope's `retryable` then follows the contract's retry policy with the
+    /// remaining attempts and budget ([`decide_retry`]), and the audit records both.
+    pub attempt: Option<(u32, std::time::Duration)>,
+    /// The upstream endpoint or command, and its status if one was seen, for the audit.
+    pub upstream: Option<Upstream>,
+}
+
+/// Where a response came from, as the caller knows it (for the audit record only).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Upstream {
+    /// The endpoint URL or the command line.
+    pub endpoint: String,
+    /// The transport status (an HTTP status code, an exit status), if any.
+    pub status: Option<i64>,
 }
 
 impl Request {
@@ -67,7 +87,26 @@ impl Request {
         Request {
             request_id: request_id.to_owned(),
             context,
+            attempt: None,
+            upstream: None,
         }
+    }
+
+    /// This is attempt `n` (1-based), `elapsed` after the first attempt started.
+    #[must_use]
+    pub fn attempt(mut self, n: u32, elapsed: std::time::Duration) -> Request {
+        self.attempt = Some((n.max(1), elapsed));
+        self
+    }
+
+    /// The upstream endpoint or command and its status, for the audit record.
+    #[must_use]
+    pub fn upstream(mut self, endpoint: &str, status: Option<i64>) -> Request {
+        self.upstream = Some(Upstream {
+            endpoint: endpoint.to_owned(),
+            status,
+        });
+        self
     }
 }
 
@@ -161,7 +200,7 @@ impl Gate {
             .fields
             .iter()
             .filter(|f| f.expose)
-            .map(|f| (f.name.as_str(), f.required))
+            .map(|f| (f.name.as_str(), f.required && !contract.droppable(&f.name)))
             .collect();
         let envelope_text = envelope_schema(&contract.tool, &exposed);
         let envelope_schema = Schema::compile(envelope_text.as_bytes())
@@ -518,33 +557,67 @@ impl Session<'_> {
     ) -> Decision {
         let gate = self.gate;
         let tool = &gate.contract.tool;
-        let (mut envelope, mut error) = match verdict {
+        let mut screened = Vec::new();
+        let verdict = match verdict {
             Verdict::Accept(i) => {
                 let sel = &self.selectors[i];
-                let data = gate
-                    .contract
-                    .fields
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, f)| f.expose)
-                    .filter_map(|(j, f)| Some((f.name.clone(), sel.value(j)?.clone())))
-                    .collect();
-                (
-                    Envelope::Success {
-                        data: Value::Object(data),
-                    },
-                    None,
-                )
+                let data = Value::Object(
+                    gate.contract
+                        .fields
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, f)| f.expose)
+                        .filter_map(|(j, f)| Some((f.name.clone(), sel.value(j)?.clone())))
+                        .collect(),
+                );
+                match &gate.contract.screen {
+                    None => Ok(data),
+                    Some(sc) => screen_data(sc, data, &mut screened),
+                }
             }
-            Verdict::Fail(code, e) => (
-                Envelope::Failure {
-                    code,
-                    retryable: gate.contract.retry.retryable(code),
-                },
-                Some(*e),
-            ),
+            Verdict::Fail(code, e) => Err((code, e)),
+        };
+        let retry = |code| match req.attempt {
+            None => (gate.contract.retry.retryable(code), None),
+            Some((n, elapsed)) => {
+                let d = decide_retry(&gate.contract.retry, code, n, elapsed);
+                (matches!(d, RetryDecision::Retry { .. }), Some(d))
+            }
+        };
+        let mut retry_decision = None;
+        let (mut envelope, mut error) = match verdict {
+            Ok(data) => (Envelope::Success { data }, None),
+            Err((code, e)) => {
+                let (retryable, d) = retry(code);
+                retry_decision = d;
+                (Envelope::Failure { code, retryable }, Some(*e))
+            }
         };
         let mut output = envelope.render(tool, &req.request_id);
+        let mut truncated = None;
+        if let Envelope::Success { data } = &mut envelope {
+            let rid = &req.request_id;
+            match gate.contract.budget.fit(data, &mut output, |d| {
+                Envelope::Success { data: d.clone() }.render(tool, rid)
+            }) {
+                Fit::Fits => {}
+                Fit::Cut(n) => truncated = Some(n),
+                Fit::Over => {
+                    let (retryable, d) = retry(FailureCode::InvalidResponse);
+                    retry_decision = d;
+                    envelope = Envelope::Failure {
+                        code: FailureCode::InvalidResponse,
+                        retryable,
+                    };
+                    error = Some(AuditError {
+                        kind: "over_budget".into(),
+                        offset: Some(output.len() as u64),
+                        ..AuditError::default()
+                    });
+                    output = envelope.render(tool, &req.request_id);
+                }
+            }
+        }
         if self
             .envelope
             .validate_slice(output.as_bytes(), Limits::unlimited())
@@ -576,6 +649,15 @@ impl Session<'_> {
             sha256,
             duration_us: u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
             raw_copy: None,
+            screen: screened,
+            output_bytes: output.len() as u64,
+            output_tokens: approx_tokens(&output),
+            truncated_bytes: truncated,
+            attempt: req.attempt.map(|a| a.0),
+            retry: retry_decision,
+            session_id: req.context.get("session_id").map(str::to_owned),
+            agent_id: req.context.get("agent_id").map(str::to_owned),
+            upstream: req.upstream.clone(),
         };
         Decision {
             envelope,
@@ -584,6 +666,40 @@ impl Session<'_> {
             raw,
         }
     }
+}
+
+/// Screens the agent-facing `data` under the contract's `screen` rules: dropped fields are
+/// removed, a `reject` fails the response. Findings go to `found` (the audit record), never
+/// to the agent.
+fn screen_data(
+    sc: &ScreenContract,
+    mut data: Value,
+    found: &mut Vec<(Finding, Action)>,
+) -> Result<Value, (FailureCode, Box<AuditError>)> {
+    let mut findings = Vec::new();
+    screen_value(&data, &mut findings);
+    let screening = sc.apply_top_level(findings);
+    *found = screening.findings;
+    if screening.rejected {
+        let first = found
+            .iter()
+            .find(|(_, a)| *a == Action::Reject)
+            .map(|x| &x.0);
+        return Err((
+            FailureCode::InvalidResponse,
+            Box::new(AuditError {
+                kind: "screen".into(),
+                keyword: first.map(|f| f.pattern.to_owned()),
+                pointer: first.map(|f| f.pointer.clone()),
+                reason: first.map(|f| f.class.as_str().to_owned()),
+                ..AuditError::default()
+            }),
+        ));
+    }
+    for p in &screening.dropped {
+        data.remove_pointer(p);
+    }
+    Ok(data)
 }
 
 /// Reads command output (bounded by `max_bytes`) and feeds its lines as events.

@@ -1598,7 +1598,8 @@ fn poisoned_definitions_are_removed_under_screen_reject_and_their_calls_refused(
     assert_eq!(
         got,
         [
-            ("lookup", "ignore_instructions", "/description"),
+            // The <IMPORTANT> tag is markup mimicry, found before the phrase inside it.
+            ("lookup", "mimicry_tag", "/description"),
             ("titled", "ignore_instructions", "/title"),
             ("annotated", "hidden_zero_width", "/annotations/title"),
             (
