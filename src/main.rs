@@ -204,10 +204,11 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         Some("contract") => contract_cmd(&args[1..]),
         Some("decide") => decide_cmd(&args[1..]),
         Some("screen") => screen_cmd(&args[1..]),
+        Some("render") => render_cmd(&args[1..]),
         Some("mcp-proxy") => mcp_proxy_cmd(&args[1..]),
         Some("mcp-pin") => mcp_pin_cmd(&args[1..]),
         Some("pin") => pin_cmd(&args[1..]),
-        Some("policy" | "decision") => schema_print_cmd(args),
+        Some("policy" | "decision" | "alerts") => schema_print_cmd(args),
         Some(other) => Err(format!("unknown command '{other}'")),
     }
 }
@@ -446,6 +447,12 @@ fn gate_cmd(args: &[String]) -> Result<ExitCode, String> {
     let mut raw_bytes: usize = 64 * 1024;
     let mut transport: Option<FailureCode> = None;
     let mut file: Option<String> = None;
+    let mut attempt: Option<u32> = None;
+    let mut elapsed_ms: Option<u64> = None;
+    let mut upstream: Option<String> = None;
+    let mut upstream_status: Option<i64> = None;
+    let mut render_out: Option<String> = None;
+    let mut alerts: Option<String> = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or(format!("{flag} needs a value"));
@@ -478,6 +485,32 @@ fn gate_cmd(args: &[String]) -> Result<ExitCode, String> {
                     .parse()
                     .map_err(|_| format!("--raw-copy-bytes: '{n}' is not a number"))?;
             }
+            "--attempt" => {
+                let n = value(arg)?;
+                attempt = Some(
+                    n.parse()
+                        .ok()
+                        .filter(|&n: &u32| n >= 1)
+                        .ok_or_else(|| format!("--attempt: '{n}' is not a positive integer"))?,
+                );
+            }
+            "--elapsed-ms" => {
+                let n = value(arg)?;
+                elapsed_ms = Some(
+                    n.parse()
+                        .map_err(|_| format!("--elapsed-ms: '{n}' is not a number"))?,
+                );
+            }
+            "--upstream" => upstream = Some(value(arg)?),
+            "--upstream-status" => {
+                let n = value(arg)?;
+                upstream_status = Some(
+                    n.parse()
+                        .map_err(|_| format!("--upstream-status: '{n}' is not an integer"))?,
+                );
+            }
+            "--render" => render_out = Some(value(arg)?),
+            "--alerts" => alerts = Some(value(arg)?),
             "--transport-error" => {
                 let c = value(arg)?;
                 transport = Some(
@@ -493,11 +526,29 @@ fn gate_cmd(args: &[String]) -> Result<ExitCode, String> {
     let request_id = request_id.ok_or("gate needs --request-id ID")?;
     let contract = Contract::from_file(std::path::Path::new(&contract))
         .map_err(|e| format!("contract '{contract}': {e}"))?;
+    let contract_tool = contract.tool().to_owned();
     let mut gate = Gate::new(&contract).map_err(|e| e.to_string())?;
+    if let Some(path) = &alerts {
+        let a = jsongate::gate::Alerts::from_file(std::path::Path::new(path))
+            .map_err(|e| e.to_string())?;
+        gate = gate.with_alerts(std::sync::Arc::new(a));
+    }
     if raw_copy.is_some() {
         gate = gate.raw_copy(raw_bytes);
     }
-    let req = Request::new(&request_id, ctx.now(now.unwrap_or_else(Timestamp::now)));
+    let mut req = Request::new(&request_id, ctx.now(now.unwrap_or_else(Timestamp::now)));
+    match (attempt, elapsed_ms) {
+        (Some(n), e) => {
+            req = req.attempt(n, std::time::Duration::from_millis(e.unwrap_or(0)));
+        }
+        (None, Some(_)) => return Err("--elapsed-ms needs --attempt N".into()),
+        (None, None) => {}
+    }
+    match (&upstream, upstream_status) {
+        (Some(u), st) => req = req.upstream(u, st),
+        (None, Some(_)) => return Err("--upstream-status needs --upstream ENDPOINT".into()),
+        (None, None) => {}
+    }
     let mut decision = match transport {
         Some(code) => gate.transport_failure(code, &req),
         None => match file.as_deref() {
@@ -523,8 +574,26 @@ fn gate_cmd(args: &[String]) -> Result<ExitCode, String> {
         writeln!(f, "{}", decision.audit.to_json())
             .map_err(|e| format!("cannot write audit file '{path}': {e}"))?;
     }
+    for f in &decision.alerts.failures {
+        // Logged for the operator; the decision above stands whatever failed here.
+        eprintln!("jsongate: alert delivery failed: {f}");
+    }
     let mut stdout = io::stdout().lock();
     let _ = writeln!(stdout, "{}", decision.output);
+    match (&render_out, &decision.rendered) {
+        (Some(path), block) => {
+            // Without a contract that asks for it, the block is rendered on request.
+            let block = block.clone().unwrap_or_else(|| {
+                jsongate::gate::render_envelope(&contract_tool, &request_id, &decision.envelope)
+            });
+            std::fs::write(path, format!("{block}\n"))
+                .map_err(|e| format!("cannot write '{path}': {e}"))?;
+        }
+        (None, Some(block)) => {
+            let _ = writeln!(stdout, "{block}");
+        }
+        (None, None) => {}
+    }
     let _ = stdout.flush();
     Ok(if decision.audit.accepted {
         ExitCode::SUCCESS
@@ -568,8 +637,59 @@ fn contract_cmd(args: &[String]) -> Result<ExitCode, String> {
             [dir] => contract_test(std::path::Path::new(dir)),
             _ => Err("contract test needs DIR".into()),
         },
-        _ => Err("contract needs 'test DIR', 'schema' or 'envelope-schema --contract FILE'".into()),
+        Some("diff") => match &args[1..] {
+            [old, new] => contract_diff(old, new),
+            _ => Err("contract diff needs OLD NEW".into()),
+        },
+        _ => Err(
+            "contract needs 'test DIR', 'diff OLD NEW', 'schema' or 'envelope-schema --contract FILE'"
+                .into(),
+        ),
     }
+}
+
+/// `jsongate contract diff OLD NEW`: one line per change, a summary, exit 1 on a breaking
+/// change whose version was not bumped.
+fn contract_diff(old: &str, new: &str) -> Result<ExitCode, String> {
+    use jsongate::gate::{diff_contracts, Contract};
+    let load = |p: &str| {
+        Contract::from_file(std::path::Path::new(p)).map_err(|e| format!("contract '{p}': {e}"))
+    };
+    let (a, b) = (load(old)?, load(new)?);
+    let changes = diff_contracts(&a, &b).map_err(|e| e.to_string())?;
+    let breaking = changes.iter().filter(|c| c.breaking).count();
+    let bumped = a.version() != b.version();
+    let mut out = String::new();
+    for c in &changes {
+        out.push_str(&c.to_json());
+        out.push('\n');
+    }
+    let fail = breaking > 0 && !bumped;
+    let _ = write!(
+        out,
+        "{{\"changes\":{},\"breaking\":{breaking},\"version\":{{\"from\":",
+        changes.len()
+    );
+    write_json_string(&mut out, a.version());
+    out.push_str(",\"to\":");
+    write_json_string(&mut out, b.version());
+    let _ = writeln!(
+        out,
+        "}},\"bumped\":{bumped},\"verdict\":\"{}\"}}",
+        if fail {
+            "unbumped_breaking_change"
+        } else {
+            "ok"
+        }
+    );
+    let mut stdout = io::stdout().lock();
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+    Ok(if fail {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Runs `DIR/cases.json` against `DIR/contract.json`.
@@ -1135,6 +1255,38 @@ fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
     })
 }
 
+/// `jsongate render [FILE | -]...`: envelope lines to separate per-tool text blocks.
+fn render_cmd(args: &[String]) -> Result<ExitCode, String> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(f) = args.iter().find(|a| a.starts_with('-') && *a != "-") {
+        return Err(format!("unknown option '{f}'"));
+    }
+    let files: Vec<Option<&str>> = if args.is_empty() {
+        vec![None]
+    } else {
+        args.iter().map(|a| Some(a.as_str())).collect()
+    };
+    let mut lines = Vec::new();
+    for f in files {
+        let bytes = read_input(f, Limits::new().get_max_bytes())?;
+        lines.extend(
+            bytes
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+                .map(<[u8]>::to_vec),
+        );
+    }
+    let text =
+        jsongate::gate::render_all(lines.iter().map(Vec::as_slice)).map_err(|e| e.to_string())?;
+    let mut stdout = io::stdout().lock();
+    let _ = writeln!(stdout, "{text}");
+    let _ = stdout.flush();
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `jsongate policy schema` / `jsongate decision schema`.
 fn schema_print_cmd(args: &[String]) -> Result<ExitCode, String> {
     use jsongate::action::{DECISION_SCHEMA, POLICY_SCHEMA};
@@ -1145,6 +1297,7 @@ fn schema_print_cmd(args: &[String]) -> Result<ExitCode, String> {
     ) {
         ("policy", Some("schema"), 2) => print!("{POLICY_SCHEMA}"),
         ("decision", Some("schema"), 2) => print!("{DECISION_SCHEMA}"),
+        ("alerts", Some("schema"), 2) => print!("{}", jsongate::gate::ALERTS_SCHEMA),
         (cmd, ..) => return Err(format!("{cmd} needs 'schema'")),
     }
     Ok(ExitCode::SUCCESS)

@@ -86,6 +86,10 @@ pub struct Contract {
     pub(crate) retry: RetryPolicy,
     pub(crate) screen: Option<ScreenContract>,
     pub(crate) budget: Budget,
+    pub(crate) render: bool,
+    /// The `alerts` member (its own schema, checked when the gate is built) and the
+    /// directory its paths are relative to.
+    pub(crate) alerts: Option<(Vec<u8>, PathBuf)>,
 }
 
 /// A built-in check as the contract declares it.
@@ -348,6 +352,10 @@ impl Contract {
             retry,
             screen,
             budget,
+            render: doc.get("render").and_then(Value::as_str) == Some("untrusted_text"),
+            alerts: doc
+                .get("alerts")
+                .map(|a| (a.to_json().into_bytes(), dir.to_owned())),
         })
     }
 

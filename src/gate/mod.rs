@@ -27,11 +27,14 @@
 //! assert_eq!(d.output, r#"{"tool":"review","request_id":"req-7","outcome":"failure","error":{"code":"MISMATCH","retryable":false}}"#);
 //! ```
 
+mod alerts;
 mod audit;
 mod command;
 mod contract;
 mod economy;
 mod envelope;
+mod evolve;
+mod render;
 mod retry;
 mod semantic;
 
@@ -39,11 +42,16 @@ use std::fmt;
 use std::io::Read;
 use std::time::Instant;
 
+pub use alerts::{
+    Alerts, BreakerPolicy, BreakerState, FileBreaker, Hook, MemoryBreaker, Raised, ALERTS_SCHEMA,
+};
 pub use audit::{AuditError, AuditRecord};
 pub use command::{LineError, LineFormat, LineType};
 pub use contract::{Contract, ContractError, CONTRACT_SCHEMA};
 pub use economy::{approx_tokens, TRUNCATION_MARKER};
 pub use envelope::{envelope_schema, Envelope, FailureCode};
+pub use evolve::{diff_contracts, Change, Side};
+pub use render::{render, render_all, render_envelope, RenderError};
 pub use retry::{decide_retry, RetryDecision, RetryPolicy, StopReason};
 pub use semantic::{
     BelongsTo, CheckFailure, Context, Equals, Fields, Fresh, Ownership, SemanticCheck, Timestamp,
@@ -134,6 +142,11 @@ pub struct Decision {
     pub audit: AuditRecord,
     /// A bounded copy of the raw bytes, if the gate was asked for one.
     pub raw: Option<Vec<u8>>,
+    /// The agent-facing text block ([`render_envelope`]), when the contract asks for one
+    /// (`"render": "untrusted_text"`).
+    pub rendered: Option<String>,
+    /// What alerting did (empty without [`Gate::with_alerts`]).
+    pub alerts: Raised,
 }
 
 struct CompiledShape {
@@ -151,6 +164,7 @@ pub struct Gate {
     envelope_schema: Schema,
     envelope_text: String,
     raw_copy: Option<usize>,
+    alerts: Option<std::sync::Arc<Alerts>>,
 }
 
 impl fmt::Debug for Gate {
@@ -205,6 +219,10 @@ impl Gate {
         let envelope_text = envelope_schema(&contract.tool, &exposed);
         let envelope_schema = Schema::compile(envelope_text.as_bytes())
             .map_err(|e| contract::err(format!("envelope schema: {e}")))?;
+        let alerts = match &contract.alerts {
+            None => None,
+            Some((bytes, dir)) => Some(std::sync::Arc::new(Alerts::from_slice(bytes, dir)?)),
+        };
         Ok(Gate {
             checks: contract
                 .checks
@@ -217,6 +235,7 @@ impl Gate {
             envelope_schema,
             envelope_text,
             raw_copy: None,
+            alerts,
         })
     }
 
@@ -241,6 +260,14 @@ impl Gate {
     #[must_use]
     pub fn raw_copy(mut self, limit: usize) -> Gate {
         self.raw_copy = Some(limit);
+        self
+    }
+
+    /// Raises alerts and runs the circuit breaker (keyed by tool) on every decision of this
+    /// gate; while the breaker is open responses fail fast without being read.
+    #[must_use]
+    pub fn with_alerts(mut self, alerts: std::sync::Arc<Alerts>) -> Gate {
+        self.alerts = Some(alerts);
         self
     }
 
@@ -434,6 +461,28 @@ impl Session<'_> {
         self.check_request(req)?;
         let start = Instant::now();
         let mut tap = RawTap::new(self.gate.raw_copy);
+        if let Some(alerts) = &self.gate.alerts {
+            let key = &self.gate.contract.tool;
+            // An unreadable breaker state counts as open: it never lets a response through.
+            if alerts.is_open(key, now_ms(req)).unwrap_or(true) {
+                let verdict = Verdict::Fail(
+                    FailureCode::UpstreamUnavailable,
+                    Box::new(AuditError {
+                        kind: "breaker_open".into(),
+                        ..AuditError::default()
+                    }),
+                );
+                let mut d = self.decide(verdict, None, req, tap, start);
+                // Failing fast is not retryable: the breaker decides when to try again.
+                d.envelope = Envelope::Failure {
+                    code: FailureCode::UpstreamUnavailable,
+                    retryable: false,
+                };
+                d.output = d.envelope.render(key, &req.request_id);
+                d.alerts = alerts.on_decision(key, &d.audit, now_ms(req));
+                return Ok(d);
+            }
+        }
         let n = self.validators.len();
         self.validators.iter_mut().for_each(Validator::reset);
         self.selectors.iter_mut().for_each(Selector::reset);
@@ -470,7 +519,11 @@ impl Session<'_> {
             Verdict::Accept(i) => Some(i),
             Verdict::Fail(..) => None,
         };
-        Ok(self.decide(verdict, shape, req, tap, start))
+        let mut d = self.decide(verdict, shape, req, tap, start);
+        if let Some(alerts) = &self.gate.alerts {
+            d.alerts = alerts.on_decision(&self.gate.contract.tool, &d.audit, now_ms(req));
+        }
+        Ok(d)
     }
 
     /// After the scan: the first success shape that passed, else the first error shape,
@@ -659,13 +712,27 @@ impl Session<'_> {
             agent_id: req.context.get("agent_id").map(str::to_owned),
             upstream: req.upstream.clone(),
         };
+        let rendered = gate
+            .contract
+            .render
+            .then(|| render_envelope(tool, &req.request_id, &envelope));
         Decision {
             envelope,
             output,
             audit,
             raw,
+            rendered,
+            alerts: Raised::default(),
         }
     }
+}
+
+/// The request's clock in milliseconds since the Unix epoch (the breaker's time).
+fn now_ms(req: &Request) -> u64 {
+    let t = req.context.clock().unwrap_or_else(Timestamp::now);
+    u64::try_from(t.unix_secs())
+        .unwrap_or(0)
+        .saturating_mul(1000)
 }
 
 /// Screens the agent-facing `data` under the contract's `screen` rules: dropped fields are
