@@ -906,6 +906,14 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
             "--audit" => audit = Some(value()?),
             "--screen" => config.screen = Some(parse_screen(flag, &value()?)?),
             "--screen-tools" => config.screen_tools = Some(parse_screen(flag, &value()?)?),
+            "--max-result-bytes" => {
+                let v = value()?;
+                config.max_result_bytes =
+                    Some(v.parse().ok().filter(|&n: &u64| n > 0).ok_or_else(|| {
+                        format!("--max-result-bytes: '{v}' is not a positive integer")
+                    })?);
+            }
+            "--truncate-text" => config.truncate_text = true,
             "--on-tool-change" => {
                 config.on_tool_change = match value()?.as_str() {
                     "refuse" => jsongate::mcp::pin::OnChange::Refuse,
@@ -923,6 +931,9 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
         }
     }
     config.limits = limits;
+    if config.truncate_text && config.max_result_bytes.is_none() {
+        return Err("--truncate-text needs --max-result-bytes N".into());
+    }
     if let Some(path) = policy {
         let p = Policy::from_file(std::path::Path::new(&path))
             .map_err(|e| format!("policy '{path}': {e}"))?;

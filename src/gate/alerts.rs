@@ -360,7 +360,7 @@ impl Alerts {
         let Some(e) = audit.error.as_ref().filter(|_| !audit.accepted) else {
             return r;
         };
-        if self.on.iter().any(|k| *k == e.kind) {
+        if self.on.contains(&e.kind) {
             r.alerts.push(alert_line("block", key, audit, &e.kind));
         }
         if e.kind != "breaker_open" {

@@ -1377,6 +1377,25 @@ fn judge_result(
             _ => check_structured(schema, line, a, b, shared),
         }
     })();
+    // The result budget: structured content is never shortened; text may be cut.
+    let mut cut = None;
+    let verdict = match (verdict, shared.max_result_bytes) {
+        (Ok(()), Some(max)) if facts.size > max && !msg.has_error => {
+            let allowed = shared.truncate_text && msg.structured.is_none();
+            match allowed.then(|| super::budget::cut_text(line, max, shared.limits)) {
+                Some(Some(bytes)) => {
+                    cut = Some(bytes);
+                    Ok(())
+                }
+                _ => Err(Finding {
+                    class: "over_budget",
+                    offset: Some(max),
+                    ..Finding::default()
+                }),
+            }
+        }
+        (v, _) => v,
+    };
     // Screening (opt-in) reads every name and string of a result that passed.
     let (verdict, flagged) = match (verdict, shared.screen) {
         (Ok(()), Some(mode)) => {
@@ -1391,12 +1410,17 @@ fn judge_result(
     };
     match verdict {
         Ok(()) => {
-            outs.push(Out::ClientLine);
-            let how = if flagged.is_some() {
+            let how = if cut.is_some() {
+                "truncated"
+            } else if flagged.is_some() {
                 "flagged"
             } else {
                 "passed"
             };
+            match cut {
+                Some(bytes) => outs.push(Out::Client(bytes)),
+                None => outs.push(Out::ClientLine),
+            }
             audit(
                 shared,
                 outs,

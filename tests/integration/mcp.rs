@@ -1036,6 +1036,53 @@ fn screening_flags_or_rejects_instruction_like_text_in_valid_results() {
     h.passes(clean);
 }
 
+#[test]
+fn result_budget_refuses_structured_results_and_cuts_text_only_when_allowed() {
+    // Before: a 3.5 MB text result passed unchanged.
+    let big_text = "word ".repeat(2000);
+    let text_only = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{big_text}"}}]}}}}"#
+    );
+    let structured = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"result":{{"content":[{{"type":"text","text":"{big_text}"}}],"structuredContent":{{"approved":true}}}}}}"#
+    );
+    let config = |truncate_text| Config {
+        max_result_bytes: Some(1000),
+        truncate_text,
+        ..Config::default()
+    };
+    // Without --truncate-text both are refused (class over_budget), never shortened.
+    let mut h = Harness::new(config(false));
+    h.list(&tools());
+    h.call_forwarded(&call(1, "free", "{}"));
+    let text = h.replaced(text_only.as_bytes(), &json!(1));
+    assert!(text.contains("(over_budget at byte 1000"), "{text}");
+    // With it, text is cut at a character boundary with the marker; structured content is
+    // still refused.
+    let mut h = Harness::new(config(true));
+    h.list(&tools());
+    h.call_forwarded(&call(1, "free", "{}"));
+    h.server(&text_only);
+    let got = h.client_gets();
+    assert!(got.len() <= 1001, "{}", got.len());
+    let v: Value = serde_json::from_slice(&got).unwrap();
+    let t = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(t.ends_with(jsongate::mcp::TEXT_TRUNCATION_MARKER), "{t}");
+    assert!(big_text.starts_with(
+        t.strip_suffix(jsongate::mcp::TEXT_TRUNCATION_MARKER)
+            .unwrap()
+    ));
+    assert_eq!(audited(&h, "truncated").len(), 1);
+    h.call_forwarded(&call(2, "lookup", r#"{"n":1}"#));
+    let text = h.replaced(structured.as_bytes(), &json!(2));
+    assert!(text.contains("over_budget"), "{text}");
+    // Under the budget, byte for byte.
+    h.call_forwarded(&call(3, "lookup", r#"{"n":1}"#));
+    h.passes(
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[],"structuredContent":{"approved":true}}}"#,
+    );
+}
+
 // ---- one verdict path (issue 10) ----
 
 /// The client's next line is the proxy's well-formed replacement for `id` (never an empty or
