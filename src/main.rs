@@ -20,15 +20,19 @@ USAGE:
     jsongate check [OPTIONS] [--schema SCHEMA [SCHEMA OPTIONS]] [FILE | -]
     jsongate gate --contract FILE --request-id ID [--context KEY=VALUE]... [--now RFC3339]
                   [--audit FILE] [--raw-copy FILE [--raw-copy-bytes N]]
-                  [--transport-error CODE] [FILE | -]
-    jsongate contract test DIR | contract schema | contract envelope-schema --contract FILE
+                  [--attempt N [--elapsed-ms T]] [--upstream ENDPOINT [--upstream-status N]]
+                  [--render FILE] [--alerts FILE] [--transport-error CODE] [FILE | -]
+    jsongate contract test DIR | contract diff OLD NEW | contract schema
+                  | contract envelope-schema --contract FILE
+    jsongate render [FILE | -]...
     jsongate decide --policy FILE --grants A,B [--workspace DIR] [--recheck] [FILE | -]
     jsongate screen [--contract FILE] [FILE | -]
-    jsongate policy schema | decision schema
+    jsongate policy schema | decision schema | alerts schema
     jsongate mcp-proxy [OPTIONS] [--format-assertion] [--eval-budget N] [--policy FILE
                   --grants A,B [--workspace DIR]] [--screen flag|reject] [--audit FILE]
                   [--pin LOCKFILE] [--on-tool-change refuse|warn]
-                  [--screen-tools flag|reject] -- SERVER_COMMAND [ARGS]...
+                  [--screen-tools flag|reject] [--max-result-bytes N [--truncate-text]]
+                  -- SERVER_COMMAND [ARGS]...
     jsongate mcp-pin --out LOCKFILE [--timeout SECONDS] [OPTIONS] -- SERVER_COMMAND [ARGS]...
     jsongate pin diff OLD NEW | pin schema
     jsongate --help | --version
@@ -52,11 +56,29 @@ COMMANDS:
              MISMATCH. One audit JSON line per decision is appended to --audit FILE (never
              to stdout). --raw-copy writes at most N (default 65536) raw bytes of a rejected
              response to FILE (mode 0600). --transport-error CODE records a failed call
-             without reading input. Exit 0 success, 1 failure, 2 configuration error.
+             without reading input. --attempt N (1-based) and --elapsed-ms T (since the
+             first attempt) make 'retryable' follow the contract's retry policy for the
+             remaining attempts and budget; the audit records the attempt and the retry
+             decision. --context session_id=S / agent_id=A and --upstream ENDPOINT
+             [--upstream-status N] go to the audit line. A contract with
+             \"render\":\"untrusted_text\" prints the agent-facing text block after the
+             envelope line (--render FILE writes it to FILE instead, for any contract).
+             --alerts FILE (format: jsongate alerts schema; also the contract's 'alerts'
+             member) raises alerts on blocks of listed kinds and runs a circuit breaker
+             per tool: while open, responses fail fast with UPSTREAM_UNAVAILABLE, not
+             retryable, unread. Exit 0 success, 1 failure, 2 configuration error.
     contract test DIR
              Run DIR/cases.json (each case: name, input file, request_id, context, now,
              expected envelope) against DIR/contract.json; one line per case; exit 0 if all
              pass, 1 otherwise.
+    contract diff OLD NEW
+             Compare two versions of a contract: one line per change
+               {\"side\":\"agent|upstream\",\"change\":K,\"breaking\":B,\"subject\":S,...}
+             then {\"changes\":N,\"breaking\":M,\"version\":{...},\"bumped\":B,\"verdict\":V}.
+             Exit 1 when a change is breaking and 'version' was not changed, else 0.
+    render   Read envelope lines (files or standard input) and print one separate text
+             block per envelope: labelled untrusted data with its provenance, or one
+             failure line without upstream text.
     contract schema
              Print the JSON Schema of contract files.
     contract envelope-schema --contract FILE
@@ -110,17 +132,19 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
     screen   Screen every member name and string value of one JSON document for
              instruction-like text (English and Chinese phrases; case, whitespace,
              full-width and zero-width evasions normalised). One JSON line per finding:
-               {\"pointer\":P,\"in\":\"name|value\",\"pattern\":ID,\"offset\":N,
+               {\"pointer\":P,\"in\":\"name|value\",\"pattern\":ID,\"class\":C,\"offset\":N,
                 \"at\":M,\"action\":\"flag|drop|reject\"}
              (offset: byte offset of the match in the decoded string; at: byte offset of
              the string in the document), then one summary line:
                {\"findings\":N,\"verdict\":\"admitted|INVALID_RESPONSE\",\"dropped\":[P...]}
              plus \"error\":KIND when the document is not valid JSON. --contract FILE
              ({\"screen\":1,\"default\":A,\"fields\":{POINTER:A}}) chooses per field:
-             flag, drop (field not admitted) or reject. Content is never rewritten.
+             flag, drop (field not admitted) or reject, and optionally which pattern
+             classes count (\"classes\":[...]); the summary then carries the admitted
+             \"document\" with dropped fields removed. Content is never rewritten.
              Exit 0 admitted, 1 INVALID_RESPONSE, 2 configuration error.
-    policy schema | decision schema
-             Print the JSON Schema of policy files or of decision records.
+    policy schema | decision schema | alerts schema
+             Print the JSON Schema of policy files, decision records or alert files.
     mcp-proxy
              Run an MCP server over stdio behind a validating relay: use it in a client's
              configuration in place of the server command. Every line from the server is
@@ -136,6 +160,10 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              notification (sampling, elicitation, logging), for instruction-like text (as
              'screen'): flag forwards it and audits the finding, reject replaces a result,
              answers a server request with an error and drops a notification.
+             --max-result-bytes N refuses a tools/call result line over N bytes
+             (class over_budget) when it has structured content; a text-only result is
+             refused too unless --truncate-text, which cuts its text at a character
+             boundary and appends a marker (audit verdict truncated).
              --audit appends one JSON line per tool call (and per dropped line). Signals
              are forwarded to the server; the exit status is the server's.
              Tool definitions: every listed tool is hashed in canonical form and held to
