@@ -25,7 +25,8 @@ USAGE:
     jsongate contract test DIR | contract diff OLD NEW | contract schema
                   | contract envelope-schema --contract FILE
     jsongate render [FILE | -]...
-    jsongate decide --policy FILE --grants A,B [--workspace DIR] [--recheck] [FILE | -]
+    jsongate decide --policy FILE --grants A,B [--workspace DIR] [--recheck] [--audit FILE]
+                  [FILE | -]
     jsongate screen [--contract FILE] [FILE | -]
     jsongate policy schema | decision schema | alerts schema
     jsongate mcp-proxy [OPTIONS] [--format-assertion] [--eval-budget N] [--policy FILE
@@ -128,6 +129,9 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              earlier check's failure replaces it), never turned into allow. Rate limits
              count the calls of one process (the library's RateState is kept by the caller
              across calls).
+             --audit FILE appends {\"time\",\"jsongate\",\"arguments_sha256\",\"record\"}
+             per decision (the SHA-256 of the compact arguments; with --recheck, of the
+             received record), never the arguments themselves.
              Exit 0 allow, 1 deny, 3 ask, 2 configuration or input error.
     screen   Screen every member name and string value of one JSON document for
              instruction-like text (English and Chinese phrases; case, whitespace,
@@ -831,6 +835,54 @@ fn audit_mismatch(
     None
 }
 
+/// The audit line of a decision: the record, the time, and the SHA-256 of the arguments
+/// (in compact form, so that formatting does not change it) or, for `--recheck`, of the
+/// received record. The arguments themselves are never written.
+fn decide_audit(record: &str, input: &[u8], recheck: bool) -> String {
+    use jsongate::select::Value;
+    use sha2::{Digest, Sha256};
+    let digested = if recheck {
+        input.to_vec()
+    } else {
+        Value::parse(input, Limits::new())
+            .ok()
+            .and_then(|v| v.get("arguments").map(Value::to_json))
+            .unwrap_or_default()
+            .into_bytes()
+    };
+    let hex: String = Sha256::digest(&digested)
+        .iter()
+        .fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        });
+    let mut out = String::from("{\"time\":");
+    write_json_string(&mut out, &jsongate::gate::Timestamp::now().to_rfc3339());
+    let _ = write!(
+        out,
+        ",\"jsongate\":\"{}\",\"{}\":\"{hex}\",\"record\":{record}}}",
+        env!("CARGO_PKG_VERSION"),
+        if recheck {
+            "received_record_sha256"
+        } else {
+            "arguments_sha256"
+        }
+    );
+    out
+}
+
+/// Appends one line to `path` (created with mode 0600 on Unix).
+fn append_line(path: &str, line: &str) -> Result<(), String> {
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let mut f = o
+        .open(path)
+        .map_err(|e| format!("cannot open audit file '{path}': {e}"))?;
+    writeln!(f, "{line}").map_err(|e| format!("cannot write audit file '{path}': {e}"))
+}
+
 /// `jsongate decide`: one tool call (or, with `--recheck`, one received decision record).
 fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
     use jsongate::action::{validate_record, Call, Claim, Policy, RateState, Session, Verdict};
@@ -839,6 +891,7 @@ fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
     let mut workspace: Option<String> = None;
     let mut recheck = false;
     let mut file: Option<String> = None;
+    let mut audit: Option<String> = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or(format!("{flag} needs a value"));
@@ -847,6 +900,7 @@ fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
                 print!("{USAGE}");
                 return Ok(ExitCode::SUCCESS);
             }
+            "--audit" => audit = Some(value(arg)?),
             "--policy" => policy = Some(value(arg)?),
             "--grants" => grants = Some(value(arg)?),
             "--workspace" => workspace = Some(value(arg)?),
@@ -878,6 +932,9 @@ fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
     };
     let line = decision.to_json();
     validate_record(line.as_bytes()).map_err(|e| format!("internal: decision record {e}"))?;
+    if let Some(path) = &audit {
+        append_line(path, &decide_audit(&line, &input, recheck))?;
+    }
     let mut stdout = io::stdout().lock();
     let _ = writeln!(stdout, "{line}");
     let _ = stdout.flush();

@@ -765,3 +765,47 @@ fn an_unreadable_breaker_state_fails_closed() {
     assert_eq!(code, 1);
     assert!(out.contains("UPSTREAM_UNAVAILABLE"));
 }
+
+#[test]
+fn decide_audit_records_the_decision_and_an_argument_digest_only() {
+    use sha2::{Digest, Sha256};
+    let tmp = tempfile::tempdir().unwrap();
+    let audit = tmp.path().join("d.jsonl");
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/action");
+    let (out, _, code) = jsongate(&[
+        "decide",
+        "--policy",
+        path(&fx.join("policy.json")),
+        "--grants",
+        "read_inbox",
+        "--audit",
+        path(&audit),
+        path(&fx.join("calls/send_email.json")),
+    ]);
+    assert_eq!(code, 1);
+    let line = std::fs::read_to_string(&audit).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let record: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["record"], record);
+    let args = r#"{"to":"bob@example.com","subject":"Hi","body":"See you."}"#;
+    let hex: String = Sha256::digest(args.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(v["arguments_sha256"], hex);
+    assert!(
+        !line.contains("bob@example.com"),
+        "arguments never reach the audit"
+    );
+    let (_, _, code) = jsongate(&[
+        "decide",
+        "--policy",
+        path(&fx.join("policy.json")),
+        "--grants",
+        "",
+        "--audit",
+        "/nonexistent/dir/d.jsonl",
+        path(&fx.join("calls/send_email.json")),
+    ]);
+    assert_eq!(code, 2);
+}
