@@ -788,10 +788,13 @@ fn decide_audit_records_the_decision_and_an_argument_digest_only() {
     let record: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["record"], record);
     let args = r#"{"to":"bob@example.com","subject":"Hi","body":"See you."}"#;
-    let hex: String = Sha256::digest(args.as_bytes())
+    let hex = Sha256::digest(args.as_bytes())
         .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+        .fold(String::new(), |mut s, b| {
+            use std::fmt::Write as _;
+            let _ = write!(s, "{b:02x}");
+            s
+        });
     assert_eq!(v["arguments_sha256"], hex);
     assert!(
         !line.contains("bob@example.com"),
