@@ -33,6 +33,7 @@ USAGE:
                   --grants A,B [--workspace DIR]] [--screen flag|reject] [--audit FILE]
                   [--pin LOCKFILE] [--on-tool-change refuse|warn]
                   [--screen-tools flag|reject] [--max-result-bytes N [--truncate-text]]
+                  [--alerts FILE]
                   -- SERVER_COMMAND [ARGS]...
     jsongate mcp-pin --out LOCKFILE [--timeout SECONDS] [OPTIONS] -- SERVER_COMMAND [ARGS]...
     jsongate pin diff OLD NEW | pin schema
@@ -167,7 +168,10 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              --max-result-bytes N refuses a tools/call result line over N bytes
              (class over_budget) when it has structured content; a text-only result is
              refused too unless --truncate-text, which cuts its text at a character
-             boundary and appends a marker (audit verdict truncated).
+             boundary and appends a marker (audit verdict truncated). --alerts FILE
+             (as for gate) alerts on blocks of listed classes (tool_poisoned, screen, ...)
+             and counts replaced results and removed tools toward each tool's breaker;
+             while it is open, calls to the tool are refused (breaker_open).
              --audit appends one JSON line per tool call (and per dropped line). Signals
              are forwarded to the server; the exit status is the server's.
              Tool definitions: every listed tool is hashed in canonical form and held to
@@ -999,6 +1003,12 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
                     })?);
             }
             "--truncate-text" => config.truncate_text = true,
+            "--alerts" => {
+                let path = value()?;
+                let a = jsongate::gate::Alerts::from_file(std::path::Path::new(&path))
+                    .map_err(|e| e.to_string())?;
+                config.alerts = Some(std::sync::Arc::new(a));
+            }
             "--on-tool-change" => {
                 config.on_tool_change = match value()?.as_str() {
                     "refuse" => jsongate::mcp::pin::OnChange::Refuse,

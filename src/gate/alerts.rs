@@ -354,32 +354,57 @@ impl Alerts {
     }
 
     /// Reacts to one decision: a block counts toward `key`'s breaker, a block of a listed
-    /// kind raises an alert, a breaker that opens raises one too (`breaker_opened`).
+    /// kind raises an alert, a breaker that opens raises one too (`breaker_opened`). Alerts
+    /// are delivered before it returns.
     pub fn on_decision(&self, key: &str, audit: &AuditRecord, now_ms: u64) -> Raised {
-        let mut r = Raised::default();
         let Some(e) = audit.error.as_ref().filter(|_| !audit.accepted) else {
-            return r;
+            return Raised::default();
         };
-        if self.on.contains(&e.kind) {
-            r.alerts.push(alert_line("block", key, audit, &e.kind));
+        let block = Block {
+            key,
+            kind: &e.kind,
+            tool: &audit.tool,
+            request_id: &audit.request_id,
+            code: audit.code.map(super::envelope::FailureCode::as_str),
+            sha256: &audit.sha256,
+            time: audit.time.to_rfc3339(),
+        };
+        let mut r = self.on_block(&block, now_ms, e.kind != "breaker_open");
+        let lines = r.alerts.clone();
+        r.failures.extend(self.deliver_all(&lines));
+        r
+    }
+
+    /// Counts one block (when `counts`) and returns the alert lines it raises, without
+    /// delivering them ([`deliver_all`](Self::deliver_all) does; a relay delivers off its
+    /// hot path).
+    pub fn on_block(&self, b: &Block<'_>, now_ms: u64, counts: bool) -> Raised {
+        let mut r = Raised::default();
+        if self.on.iter().any(|k| k == b.kind) {
+            r.alerts.push(alert_line("block", b));
         }
-        if e.kind != "breaker_open" {
+        if counts {
             if let Some((policy, state)) = &self.breaker {
-                match state.record_block(key, now_ms, policy) {
+                match state.record_block(b.key, now_ms, policy) {
                     Ok(true) => {
                         r.opened = true;
-                        r.alerts
-                            .push(alert_line("breaker_opened", key, audit, &e.kind));
+                        r.alerts.push(alert_line("breaker_opened", b));
                     }
                     Ok(false) => {}
                     Err(msg) => r.failures.push(msg),
                 }
             }
         }
-        for line in &r.alerts {
-            self.deliver(line, &mut r.failures);
-        }
         r
+    }
+
+    /// Delivers alert lines to the file and the hook; returns what failed.
+    pub fn deliver_all(&self, lines: &[String]) -> Vec<String> {
+        let mut failures = Vec::new();
+        for line in lines {
+            self.deliver(line, &mut failures);
+        }
+        failures
     }
 
     fn deliver(&self, line: &str, failures: &mut Vec<String>) {
@@ -397,26 +422,45 @@ impl Alerts {
     }
 }
 
-fn alert_line(alert: &str, key: &str, audit: &AuditRecord, kind: &str) -> String {
+/// One block, as alerting sees it.
+#[derive(Clone, Debug)]
+pub struct Block<'a> {
+    /// The breaker key (the tool).
+    pub key: &'a str,
+    /// The audit kind or class (`duplicate_name`, `screen`, `tool_poisoned`, …).
+    pub kind: &'a str,
+    /// The tool name.
+    pub tool: &'a str,
+    /// The request id (JSON-RPC id for the relay).
+    pub request_id: &'a str,
+    /// The failure code, if there is one.
+    pub code: Option<&'a str>,
+    /// SHA-256 of the blocked bytes.
+    pub sha256: &'a str,
+    /// When (RFC 3339).
+    pub time: String,
+}
+
+fn alert_line(alert: &str, b: &Block<'_>) -> String {
     let mut out = String::from("{\"time\":");
-    write_json_string(&mut out, &audit.time.to_rfc3339());
+    write_json_string(&mut out, &b.time);
     out.push_str(",\"alert\":");
     write_json_string(&mut out, alert);
     out.push_str(",\"key\":");
-    write_json_string(&mut out, key);
+    write_json_string(&mut out, b.key);
     out.push_str(",\"tool\":");
-    write_json_string(&mut out, &audit.tool);
+    write_json_string(&mut out, b.tool);
     out.push_str(",\"request_id\":");
-    write_json_string(&mut out, &audit.request_id);
+    write_json_string(&mut out, b.request_id);
     out.push_str(",\"kind\":");
-    write_json_string(&mut out, kind);
+    write_json_string(&mut out, b.kind);
     out.push_str(",\"code\":");
-    match audit.code {
-        Some(c) => write_json_string(&mut out, c.as_str()),
+    match b.code {
+        Some(c) => write_json_string(&mut out, c),
         None => out.push_str("null"),
     }
     out.push_str(",\"sha256\":");
-    write_json_string(&mut out, &audit.sha256);
+    write_json_string(&mut out, b.sha256);
     out.push('}');
     out
 }

@@ -43,7 +43,8 @@ use std::io::Read;
 use std::time::Instant;
 
 pub use alerts::{
-    Alerts, BreakerPolicy, BreakerState, FileBreaker, Hook, MemoryBreaker, Raised, ALERTS_SCHEMA,
+    Alerts, Block, BreakerPolicy, BreakerState, FileBreaker, Hook, MemoryBreaker, Raised,
+    ALERTS_SCHEMA,
 };
 pub use audit::{AuditError, AuditRecord};
 pub use command::{LineError, LineFormat, LineType};

@@ -116,6 +116,11 @@ pub struct Config {
     pub max_result_bytes: Option<u64>,
     /// Whether text-only results over [`Config::max_result_bytes`] may be cut.
     pub truncate_text: bool,
+    /// Alerts and the circuit breaker ([`gate::Alerts`](crate::gate::Alerts)): a block of
+    /// a listed class raises an alert (delivered off the relay's path), results and tools
+    /// refused for a tool count toward its breaker, and while it is open calls to the tool
+    /// are answered by the proxy (`breaker_open`) and never forwarded.
+    pub alerts: Option<Arc<crate::gate::Alerts>>,
 }
 
 /// What screening does with a message in which it finds instruction-like text.
@@ -145,6 +150,7 @@ impl Default for Config {
             screen_tools: None,
             max_result_bytes: None,
             truncate_text: false,
+            alerts: None,
         }
     }
 }
@@ -197,6 +203,7 @@ struct Shared {
     screen_tools: Screen,
     max_result_bytes: Option<u64>,
     truncate_text: bool,
+    alerts: Option<Arc<crate::gate::Alerts>>,
     started: Instant,
     state: Mutex<State>,
     /// Buffered so that a line and its newline leave in one write.
@@ -274,6 +281,7 @@ impl Proxy {
             }),
             max_result_bytes: c.max_result_bytes,
             truncate_text: c.truncate_text,
+            alerts: c.alerts,
             started: Instant::now(),
             state: Mutex::new(State {
                 pins: pin::Pins::new(c.pin, c.on_tool_change),

@@ -262,6 +262,19 @@ fn on_call(
         let f = Finding::of("invalid_call");
         return refuse(outs, f, "params.arguments is not an object");
     }
+    if let Some(alerts) = &shared.alerts {
+        let now = crate::gate::Timestamp::now().unix_secs();
+        let ms = u64::try_from(now).unwrap_or(0).saturating_mul(1000);
+        // An unreadable breaker state counts as open.
+        if alerts.is_open(&name, ms).unwrap_or(true) {
+            let f = Finding::of("breaker_open");
+            return refuse(
+                outs,
+                f,
+                "too many of this tool's results were blocked recently; the circuit breaker is open",
+            );
+        }
+    }
     let tool = match st.tools.get(&name) {
         Some(Known::Usable(t)) => Arc::clone(t),
         Some(Known::Unusable(class)) => {
