@@ -9,6 +9,9 @@
 //! [`BreakerState`]: in memory ([`MemoryBreaker`]) or in a state file ([`FileBreaker`], for
 //! one process per response) until a shared-state backend exists.
 //!
+//! While any breaker is open, a relay with a tool-call policy falls back to read-only: only
+//! tools the policy marks `read_only` are forwarded.
+//!
 //! Delivery failures (a file that stops being writable, a hook that fails or hangs) are
 //! reported to the caller and never change a decision: a block stays a block.
 
@@ -52,6 +55,11 @@ pub trait BreakerState: Send + Sync {
     /// The state could not be read. Callers treat an unreadable state as open (fail
     /// closed).
     fn is_open(&self, key: &str, now_ms: u64) -> Result<bool, String>;
+    /// Whether any breaker is open at `now_ms` (the action boundary's read-only fallback).
+    ///
+    /// # Errors
+    /// As [`is_open`](Self::is_open).
+    fn any_open(&self, now_ms: u64) -> Result<bool, String>;
 }
 
 #[derive(Clone, Debug, Default)]
@@ -105,6 +113,11 @@ impl BreakerState for MemoryBreaker {
     fn is_open(&self, key: &str, now: u64) -> Result<bool, String> {
         let m = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         Ok(m.get(key).is_some_and(|e| now < e.open_until))
+    }
+
+    fn any_open(&self, now: u64) -> Result<bool, String> {
+        let m = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(m.values().any(|e| now < e.open_until))
     }
 }
 
@@ -193,6 +206,11 @@ impl BreakerState for FileBreaker {
     fn is_open(&self, key: &str, now: u64) -> Result<bool, String> {
         let _g = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
         Ok(self.load()?.get(key).is_some_and(|e| now < e.open_until))
+    }
+
+    fn any_open(&self, now: u64) -> Result<bool, String> {
+        let _g = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(self.load()?.values().any(|e| now < e.open_until))
     }
 }
 
@@ -350,6 +368,14 @@ impl Alerts {
         match &self.breaker {
             None => Ok(false),
             Some((_, s)) => s.is_open(key, now_ms),
+        }
+    }
+
+    /// Whether any breaker is open at `now_ms`; an unreadable state counts as open.
+    pub fn any_open(&self, now_ms: u64) -> Result<bool, String> {
+        match &self.breaker {
+            None => Ok(false),
+            Some((_, s)) => s.any_open(now_ms),
         }
     }
 

@@ -274,6 +274,19 @@ fn on_call(
                 "too many of this tool's results were blocked recently; the circuit breaker is open",
             );
         }
+        // Read-only fallback: while any breaker is open, only tools the policy marks
+        // read_only are forwarded.
+        if let Some(policy) = &shared.policy {
+            let read_only = policy.tool(&name).is_some_and(|t| t.read_only);
+            if !read_only && alerts.any_open(ms).unwrap_or(true) {
+                let f = Finding::of("breaker_read_only");
+                return refuse(
+                    outs,
+                    f,
+                    "a circuit breaker is open: only read-only tools are allowed until it closes",
+                );
+            }
+        }
     }
     let tool = match st.tools.get(&name) {
         Some(Known::Usable(t)) => Arc::clone(t),

@@ -1151,6 +1151,43 @@ fn alerts_fire_on_listed_classes_and_the_breaker_refuses_calls_while_open() {
     assert_eq!(got, want);
 }
 
+#[test]
+fn while_a_breaker_is_open_the_policy_falls_back_to_read_only_tools() {
+    let tmp = tempfile::tempdir().unwrap();
+    let alerts = jsongate::gate::Alerts::from_slice(
+        br#"{"alerts":1,"breaker":{"max_blocks":1,"window_seconds":3600,"cooldown_seconds":3600}}"#,
+        tmp.path(),
+    )
+    .unwrap();
+    let policy = Policy::from_slice(
+        br#"{"policy":1,"tools":{
+            "lookup":{"arguments":{"type":"object"},"requires":[],"read_only":true},
+            "free":{"arguments":{"type":"object"},"requires":[]}}}"#,
+    )
+    .unwrap();
+    let mut h = Harness::new(Config {
+        policy: Some(policy),
+        alerts: Some(std::sync::Arc::new(alerts)),
+        ..Config::default()
+    });
+    h.list(&tools());
+    // Both are allowed while every breaker is closed.
+    h.call_forwarded(&call(1, "free", "{}"));
+    h.passes(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#);
+    h.call_forwarded(&call(2, "lookup", r#"{"n":1}"#));
+    h.replaced(
+        br#"{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":{"approved":1}}}"#,
+        &json!(2),
+    );
+    // lookup's breaker is open: lookup itself fails fast, and free (not read-only) is
+    // refused until it closes.
+    h.client(&call(3, "lookup", r#"{"n":1}"#));
+    assert!(replacement(&h.client_gets_json(), &json!(3)).contains("breaker_open"));
+    h.client(&call(4, "free", "{}"));
+    assert!(replacement(&h.client_gets_json(), &json!(4)).contains("breaker_read_only"));
+    h.server_gets_nothing();
+}
+
 // ---- one verdict path (issue 10) ----
 
 /// The client's next line is the proxy's well-formed replacement for `id` (never an empty or
