@@ -188,7 +188,9 @@ fn screen_into(
         });
     }
     for (re, (id, class, _)) in rules::compiled().iter().zip(RULES) {
-        let Some(m) = re.find(norm) else { continue };
+        let Some(m) = re.find(norm.as_bytes()) else {
+            continue;
+        };
         if spans
             .iter()
             .any(|&(a, b, c)| c == *class && a < m.end().max(m.start() + 1) && m.start() < b)
