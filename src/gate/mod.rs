@@ -1,10 +1,16 @@
 //! The gate: one tool contract applied to one upstream response, in the safe order.
 //!
-//! limits → scan with duplicate rejection → schema (streaming; every accepted upstream shape
-//! side by side) → semantic checks (only after a shape passed) → the agent's object, built
-//! fresh from the selected values → the envelope, itself checked against the envelope schema
-//! → the audit record. The first failure stops reading and yields a fixed failure envelope;
-//! no upstream text reaches the agent, and the caller's `request_id` is the only one used.
+//! breaker (fail fast while open) → limits → scan with duplicate rejection → schema
+//! (streaming; every accepted upstream shape side by side) → semantic checks (only after a
+//! shape passed) → the agent's object, built fresh from the selected values → screening of
+//! that object (drop, reject) → the output budget → the envelope, itself checked against the
+//! envelope schema → the audit record, alerts and the optional text block. The first failure
+//! stops reading and yields a fixed failure envelope; no upstream text reaches the agent, and
+//! the caller's `request_id` is the only one used.
+//!
+//! Around the pipeline: [`diff_contracts`] (contract evolution), [`render_all`] (several
+//! envelopes as separate text blocks) and [`decide_retry`] (the retry policy, also applied
+//! per attempt through [`Request::attempt`]).
 //!
 //! A [`Gate`] is compiled once from a [`Contract`] (immutable, `Send + Sync`); a [`Session`]
 //! holds the per-response state and is reused.
