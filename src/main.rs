@@ -1052,6 +1052,7 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
         let f = o.open(&path).map_err(|e| format!("audit '{path}': {e}"))?;
         config.audit = Some(Box::new(io::LineWriter::new(f)));
     }
+    config.upstream = Some(command.join(" "));
     let command: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
     let status = child::run_command(config, &command)
         .map_err(|e| format!("server '{}': {e}", command[0].to_string_lossy()))?;

@@ -121,6 +121,8 @@ pub struct Config {
     /// refused for a tool count toward its breaker, and while it is open calls to the tool
     /// are answered by the proxy (`breaker_open`) and never forwarded.
     pub alerts: Option<Arc<crate::gate::Alerts>>,
+    /// The server command (or endpoint) as audit lines name it (`"upstream"`), if set.
+    pub upstream: Option<String>,
 }
 
 /// What screening does with a message in which it finds instruction-like text.
@@ -151,6 +153,7 @@ impl Default for Config {
             max_result_bytes: None,
             truncate_text: false,
             alerts: None,
+            upstream: None,
         }
     }
 }
@@ -204,6 +207,7 @@ struct Shared {
     max_result_bytes: Option<u64>,
     truncate_text: bool,
     alerts: Option<Arc<crate::gate::Alerts>>,
+    upstream: Option<String>,
     started: Instant,
     state: Mutex<State>,
     /// Buffered so that a line and its newline leave in one write.
@@ -282,6 +286,7 @@ impl Proxy {
             max_result_bytes: c.max_result_bytes,
             truncate_text: c.truncate_text,
             alerts: c.alerts,
+            upstream: c.upstream,
             started: Instant::now(),
             state: Mutex::new(State {
                 pins: pin::Pins::new(c.pin, c.on_tool_change),

@@ -358,11 +358,12 @@ pub(super) fn audit(
     }
     s.push_str(",\"bytes\":");
     s.push_str(&facts.size.to_string());
+    // Passed lines are hashed too: the record identifies what the client received.
     s.push_str(",\"sha256\":");
-    if finding.is_some() {
-        write_json_string(&mut s, &facts.sha());
-    } else {
-        s.push_str("null");
+    write_json_string(&mut s, &facts.sha());
+    if let Some(u) = &shared.upstream {
+        s.push_str(",\"upstream\":");
+        write_json_string(&mut s, u);
     }
     if let Some(x) = finding.and_then(|f| f.extra.as_deref()) {
         s.push(',');

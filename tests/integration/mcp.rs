@@ -319,7 +319,9 @@ fn a_valid_result_passes_unchanged_and_is_audited() {
     assert_eq!(a[0]["id"], 1);
     assert_eq!(a[0]["direction"], "to_client");
     assert_eq!(a[0]["bytes"], ok.len());
-    assert_eq!(a[0]["sha256"], Value::Null);
+    // Passed results are hashed too.
+    assert_eq!(a[0]["sha256"], sha2_hex(ok.as_bytes()));
+    assert_eq!(a[0].get("upstream"), None);
 }
 
 #[test]
