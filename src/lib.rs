@@ -8,10 +8,11 @@
 //!
 //! On top of it: [`Schema`] and [`Validator`] (JSON Schema 2020-12, 2019-09 and draft-07,
 //! validated from the scanner's events), [`select`] (only the fields a contract exposes),
-//! [`gate`] (tool contracts, agent-facing envelopes, audit records), [`action`] (tool-call
-//! decisions and screening), [`mcp`] (a validating relay between MCP clients and
-//! servers over stdio) and `http` (a `tower` layer gating HTTP bodies while they stream, and
-//! the `serve` reverse proxy; features `http` and `serve`).
+//! [`screen`] (instruction-like text in untrusted strings), [`gate`] (tool contracts,
+//! agent-facing envelopes, audit records), [`action`] (tool-call decisions), [`mcp`] (a
+//! validating relay between MCP clients and servers over stdio and Streamable HTTP) and
+//! `http` (a `tower` layer gating HTTP bodies while they stream, and the `serve` reverse
+//! proxy; features `http` and `serve`).
 //!
 //! # Example
 //! ```
@@ -50,6 +51,8 @@ pub mod mcp;
 pub mod pointer;
 mod scan;
 mod schema;
+#[cfg(any(feature = "gate", feature = "action"))]
+pub mod screen;
 pub mod select;
 mod validate;
 

@@ -20,15 +20,20 @@ USAGE:
     jsongate check [OPTIONS] [--schema SCHEMA [SCHEMA OPTIONS]] [FILE | -]
     jsongate gate --contract FILE --request-id ID [--context KEY=VALUE]... [--now RFC3339]
                   [--audit FILE] [--raw-copy FILE [--raw-copy-bytes N]]
-                  [--transport-error CODE] [FILE | -]
-    jsongate contract test DIR | contract schema | contract envelope-schema --contract FILE
-    jsongate decide --policy FILE --grants A,B [--workspace DIR] [--recheck] [FILE | -]
+                  [--attempt N [--elapsed-ms T]] [--upstream ENDPOINT [--upstream-status N]]
+                  [--render FILE] [--alerts FILE] [--transport-error CODE] [FILE | -]
+    jsongate contract test DIR | contract diff OLD NEW | contract schema
+                  | contract envelope-schema --contract FILE
+    jsongate render [FILE | -]...
+    jsongate decide --policy FILE --grants A,B [--workspace DIR] [--recheck] [--audit FILE]
+                  [FILE | -]
     jsongate screen [--contract FILE] [FILE | -]
-    jsongate policy schema | decision schema
+    jsongate policy schema | decision schema | alerts schema
     jsongate mcp-proxy [OPTIONS] [--format-assertion] [--eval-budget N] [--policy FILE
                   --grants A,B [--workspace DIR]] [--screen flag|reject] [--audit FILE]
                   [--pin LOCKFILE] [--on-tool-change refuse|warn]
-                  [--screen-tools flag|reject] -- SERVER_COMMAND [ARGS]...
+                  [--screen-tools flag|reject] [--max-result-bytes N [--truncate-text]]
+                  [--alerts FILE] -- SERVER_COMMAND [ARGS]...
     jsongate mcp-proxy --upstream http://HOST:PORT/PATH [--listen IP:PORT]
                   [--allow-origin ORIGIN]... [--answer-timeout SECONDS] [the same OPTIONS]
     jsongate mcp-pin --out LOCKFILE [--timeout SECONDS] [OPTIONS] -- SERVER_COMMAND [ARGS]...
@@ -55,11 +60,29 @@ COMMANDS:
              MISMATCH. One audit JSON line per decision is appended to --audit FILE (never
              to stdout). --raw-copy writes at most N (default 65536) raw bytes of a rejected
              response to FILE (mode 0600). --transport-error CODE records a failed call
-             without reading input. Exit 0 success, 1 failure, 2 configuration error.
+             without reading input. --attempt N (1-based) and --elapsed-ms T (since the
+             first attempt) make 'retryable' follow the contract's retry policy for the
+             remaining attempts and budget; the audit records the attempt and the retry
+             decision. --context session_id=S / agent_id=A and --upstream ENDPOINT
+             [--upstream-status N] go to the audit line. A contract with
+             \"render\":\"untrusted_text\" prints the agent-facing text block after the
+             envelope line (--render FILE writes it to FILE instead, for any contract).
+             --alerts FILE (format: jsongate alerts schema; also the contract's 'alerts'
+             member) raises alerts on blocks of listed kinds and runs a circuit breaker
+             per tool: while open, responses fail fast with UPSTREAM_UNAVAILABLE, not
+             retryable, unread. Exit 0 success, 1 failure, 2 configuration error.
     contract test DIR
              Run DIR/cases.json (each case: name, input file, request_id, context, now,
              expected envelope) against DIR/contract.json; one line per case; exit 0 if all
              pass, 1 otherwise.
+    contract diff OLD NEW
+             Compare two versions of a contract: one line per change
+               {\"side\":\"agent|upstream\",\"change\":K,\"breaking\":B,\"subject\":S,...}
+             then {\"changes\":N,\"breaking\":M,\"version\":{...},\"bumped\":B,\"verdict\":V}.
+             Exit 1 when a change is breaking and 'version' was not changed, else 0.
+    render   Read envelope lines (files or standard input) and print one separate text
+             block per envelope: labelled untrusted data with its provenance, or one
+             failure line without upstream text.
     contract schema
              Print the JSON Schema of contract files.
     serve --config FILE
@@ -117,21 +140,26 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              earlier check's failure replaces it), never turned into allow. Rate limits
              count the calls of one process (the library's RateState is kept by the caller
              across calls).
+             --audit FILE appends {\"time\",\"jsongate\",\"arguments_sha256\",\"record\"}
+             per decision (the SHA-256 of the compact arguments; with --recheck, of the
+             received record), never the arguments themselves.
              Exit 0 allow, 1 deny, 3 ask, 2 configuration or input error.
     screen   Screen every member name and string value of one JSON document for
              instruction-like text (English and Chinese phrases; case, whitespace,
              full-width and zero-width evasions normalised). One JSON line per finding:
-               {\"pointer\":P,\"in\":\"name|value\",\"pattern\":ID,\"offset\":N,
+               {\"pointer\":P,\"in\":\"name|value\",\"pattern\":ID,\"class\":C,\"offset\":N,
                 \"at\":M,\"action\":\"flag|drop|reject\"}
              (offset: byte offset of the match in the decoded string; at: byte offset of
              the string in the document), then one summary line:
                {\"findings\":N,\"verdict\":\"admitted|INVALID_RESPONSE\",\"dropped\":[P...]}
              plus \"error\":KIND when the document is not valid JSON. --contract FILE
              ({\"screen\":1,\"default\":A,\"fields\":{POINTER:A}}) chooses per field:
-             flag, drop (field not admitted) or reject. Content is never rewritten.
+             flag, drop (field not admitted) or reject, and optionally which pattern
+             classes count (\"classes\":[...]); the summary then carries the admitted
+             \"document\" with dropped fields removed. Content is never rewritten.
              Exit 0 admitted, 1 INVALID_RESPONSE, 2 configuration error.
-    policy schema | decision schema
-             Print the JSON Schema of policy files or of decision records.
+    policy schema | decision schema | alerts schema
+             Print the JSON Schema of policy files, decision records or alert files.
     mcp-proxy
              Run an MCP server over stdio behind a validating relay: use it in a client's
              configuration in place of the server command. Every line from the server is
@@ -147,6 +175,13 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              notification (sampling, elicitation, logging), for instruction-like text (as
              'screen'): flag forwards it and audits the finding, reject replaces a result,
              answers a server request with an error and drops a notification.
+             --max-result-bytes N refuses a tools/call result line over N bytes
+             (class over_budget) when it has structured content; a text-only result is
+             refused too unless --truncate-text, which cuts its text at a character
+             boundary and appends a marker (audit verdict truncated). --alerts FILE
+             (as for gate) alerts on blocks of listed classes (tool_poisoned, screen, ...)
+             and counts replaced results and removed tools toward each tool's breaker;
+             while it is open, calls to the tool are refused (breaker_open).
              --audit appends one JSON line per tool call (and per dropped line). Signals
              are forwarded to the server; the exit status is the server's.
              Tool definitions: every listed tool is hashed in canonical form and held to
@@ -215,11 +250,12 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         Some("contract") => contract_cmd(&args[1..]),
         Some("decide") => decide_cmd(&args[1..]),
         Some("screen") => screen_cmd(&args[1..]),
+        Some("render") => render_cmd(&args[1..]),
         Some("mcp-proxy") => mcp_proxy_cmd(&args[1..]),
         Some("mcp-pin") => mcp_pin_cmd(&args[1..]),
         Some("pin") => pin_cmd(&args[1..]),
         Some("serve") => serve_cmd(&args[1..]),
-        Some("policy" | "decision") => schema_print_cmd(args),
+        Some("policy" | "decision" | "alerts") => schema_print_cmd(args),
         Some(other) => Err(format!("unknown command '{other}'")),
     }
 }
@@ -458,6 +494,12 @@ fn gate_cmd(args: &[String]) -> Result<ExitCode, String> {
     let mut raw_bytes: usize = 64 * 1024;
     let mut transport: Option<FailureCode> = None;
     let mut file: Option<String> = None;
+    let mut attempt: Option<u32> = None;
+    let mut elapsed_ms: Option<u64> = None;
+    let mut upstream: Option<String> = None;
+    let mut upstream_status: Option<i64> = None;
+    let mut render_out: Option<String> = None;
+    let mut alerts: Option<String> = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or(format!("{flag} needs a value"));
@@ -490,6 +532,32 @@ fn gate_cmd(args: &[String]) -> Result<ExitCode, String> {
                     .parse()
                     .map_err(|_| format!("--raw-copy-bytes: '{n}' is not a number"))?;
             }
+            "--attempt" => {
+                let n = value(arg)?;
+                attempt = Some(
+                    n.parse()
+                        .ok()
+                        .filter(|&n: &u32| n >= 1)
+                        .ok_or_else(|| format!("--attempt: '{n}' is not a positive integer"))?,
+                );
+            }
+            "--elapsed-ms" => {
+                let n = value(arg)?;
+                elapsed_ms = Some(
+                    n.parse()
+                        .map_err(|_| format!("--elapsed-ms: '{n}' is not a number"))?,
+                );
+            }
+            "--upstream" => upstream = Some(value(arg)?),
+            "--upstream-status" => {
+                let n = value(arg)?;
+                upstream_status = Some(
+                    n.parse()
+                        .map_err(|_| format!("--upstream-status: '{n}' is not an integer"))?,
+                );
+            }
+            "--render" => render_out = Some(value(arg)?),
+            "--alerts" => alerts = Some(value(arg)?),
             "--transport-error" => {
                 let c = value(arg)?;
                 transport = Some(
@@ -505,11 +573,29 @@ fn gate_cmd(args: &[String]) -> Result<ExitCode, String> {
     let request_id = request_id.ok_or("gate needs --request-id ID")?;
     let contract = Contract::from_file(std::path::Path::new(&contract))
         .map_err(|e| format!("contract '{contract}': {e}"))?;
+    let contract_tool = contract.tool().to_owned();
     let mut gate = Gate::new(&contract).map_err(|e| e.to_string())?;
+    if let Some(path) = &alerts {
+        let a = jsongate::gate::Alerts::from_file(std::path::Path::new(path))
+            .map_err(|e| e.to_string())?;
+        gate = gate.with_alerts(std::sync::Arc::new(a));
+    }
     if raw_copy.is_some() {
         gate = gate.raw_copy(raw_bytes);
     }
-    let req = Request::new(&request_id, ctx.now(now.unwrap_or_else(Timestamp::now)));
+    let mut req = Request::new(&request_id, ctx.now(now.unwrap_or_else(Timestamp::now)));
+    match (attempt, elapsed_ms) {
+        (Some(n), e) => {
+            req = req.attempt(n, std::time::Duration::from_millis(e.unwrap_or(0)));
+        }
+        (None, Some(_)) => return Err("--elapsed-ms needs --attempt N".into()),
+        (None, None) => {}
+    }
+    match (&upstream, upstream_status) {
+        (Some(u), st) => req = req.upstream(u, st),
+        (None, Some(_)) => return Err("--upstream-status needs --upstream ENDPOINT".into()),
+        (None, None) => {}
+    }
     let mut decision = match transport {
         Some(code) => gate.transport_failure(code, &req),
         None => match file.as_deref() {
@@ -535,8 +621,26 @@ fn gate_cmd(args: &[String]) -> Result<ExitCode, String> {
         writeln!(f, "{}", decision.audit.to_json())
             .map_err(|e| format!("cannot write audit file '{path}': {e}"))?;
     }
+    for f in &decision.alerts.failures {
+        // Logged for the operator; the decision above stands whatever failed here.
+        eprintln!("jsongate: alert delivery failed: {f}");
+    }
     let mut stdout = io::stdout().lock();
     let _ = writeln!(stdout, "{}", decision.output);
+    match (&render_out, &decision.rendered) {
+        (Some(path), block) => {
+            // Without a contract that asks for it, the block is rendered on request.
+            let block = block.clone().unwrap_or_else(|| {
+                jsongate::gate::render_envelope(&contract_tool, &request_id, &decision.envelope)
+            });
+            std::fs::write(path, format!("{block}\n"))
+                .map_err(|e| format!("cannot write '{path}': {e}"))?;
+        }
+        (None, Some(block)) => {
+            let _ = writeln!(stdout, "{block}");
+        }
+        (None, None) => {}
+    }
     let _ = stdout.flush();
     Ok(if decision.audit.accepted {
         ExitCode::SUCCESS
@@ -580,8 +684,59 @@ fn contract_cmd(args: &[String]) -> Result<ExitCode, String> {
             [dir] => contract_test(std::path::Path::new(dir)),
             _ => Err("contract test needs DIR".into()),
         },
-        _ => Err("contract needs 'test DIR', 'schema' or 'envelope-schema --contract FILE'".into()),
+        Some("diff") => match &args[1..] {
+            [old, new] => contract_diff(old, new),
+            _ => Err("contract diff needs OLD NEW".into()),
+        },
+        _ => Err(
+            "contract needs 'test DIR', 'diff OLD NEW', 'schema' or 'envelope-schema --contract FILE'"
+                .into(),
+        ),
     }
+}
+
+/// `jsongate contract diff OLD NEW`: one line per change, a summary, exit 1 on a breaking
+/// change whose version was not bumped.
+fn contract_diff(old: &str, new: &str) -> Result<ExitCode, String> {
+    use jsongate::gate::{diff_contracts, Contract};
+    let load = |p: &str| {
+        Contract::from_file(std::path::Path::new(p)).map_err(|e| format!("contract '{p}': {e}"))
+    };
+    let (a, b) = (load(old)?, load(new)?);
+    let changes = diff_contracts(&a, &b).map_err(|e| e.to_string())?;
+    let breaking = changes.iter().filter(|c| c.breaking).count();
+    let bumped = a.version() != b.version();
+    let mut out = String::new();
+    for c in &changes {
+        out.push_str(&c.to_json());
+        out.push('\n');
+    }
+    let fail = breaking > 0 && !bumped;
+    let _ = write!(
+        out,
+        "{{\"changes\":{},\"breaking\":{breaking},\"version\":{{\"from\":",
+        changes.len()
+    );
+    write_json_string(&mut out, a.version());
+    out.push_str(",\"to\":");
+    write_json_string(&mut out, b.version());
+    let _ = writeln!(
+        out,
+        "}},\"bumped\":{bumped},\"verdict\":\"{}\"}}",
+        if fail {
+            "unbumped_breaking_change"
+        } else {
+            "ok"
+        }
+    );
+    let mut stdout = io::stdout().lock();
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+    Ok(if fail {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Runs `DIR/cases.json` against `DIR/contract.json`.
@@ -629,7 +784,13 @@ fn contract_test(dir: &std::path::Path) -> Result<ExitCode, String> {
         let got = Value::parse(d.output.as_bytes(), Limits::new()).map_err(|e| e.to_string())?;
         let mut line = String::from("{\"case\":");
         write_json_string(&mut line, &name);
-        if &got == expect {
+        let audit_miss = case.get("audit").and_then(|a| audit_mismatch(a, &d.audit));
+        if let (true, Some(why)) = (&got == expect, &audit_miss) {
+            failed += 1;
+            line.push_str(",\"pass\":false,\"audit\":");
+            write_json_string(&mut line, why);
+            line.push('}');
+        } else if &got == expect {
             line.push_str(",\"pass\":true}");
         } else {
             failed += 1;
@@ -649,6 +810,94 @@ fn contract_test(dir: &std::path::Path) -> Result<ExitCode, String> {
     })
 }
 
+/// What a case's `audit` expectation (`{"kind": K|null, "screen": [{pointer, pattern,
+/// class, action}...]}`, every member optional) says that the audit record does not.
+fn audit_mismatch(
+    want: &jsongate::select::Value,
+    got: &jsongate::gate::AuditRecord,
+) -> Option<String> {
+    use jsongate::select::Value;
+    if let Some(k) = want.get("kind") {
+        let have = got.error.as_ref().map(|e| e.kind.as_str());
+        if k.as_str() != have {
+            return Some(format!("error kind {have:?}, expected {k}"));
+        }
+    }
+    if let Some(list) = want.get("screen").and_then(Value::as_array) {
+        if list.len() != got.screen.len() {
+            return Some(format!(
+                "{} screening findings, expected {}",
+                got.screen.len(),
+                list.len()
+            ));
+        }
+        for (i, (w, (f, a))) in list.iter().zip(&got.screen).enumerate() {
+            let have = [
+                ("pointer", f.pointer.as_str()),
+                ("pattern", f.pattern),
+                ("class", f.class.as_str()),
+                ("action", a.as_str()),
+            ];
+            for (k, v) in have {
+                if let Some(x) = w.get(k).and_then(Value::as_str) {
+                    if x != v {
+                        return Some(format!("finding {i}: {k} is '{v}', expected '{x}'"));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The audit line of a decision: the record, the time, and the SHA-256 of the arguments
+/// (in compact form, so that formatting does not change it) or, for `--recheck`, of the
+/// received record. The arguments themselves are never written.
+fn decide_audit(record: &str, input: &[u8], recheck: bool) -> String {
+    use jsongate::select::Value;
+    use sha2::{Digest, Sha256};
+    let digested = if recheck {
+        input.to_vec()
+    } else {
+        Value::parse(input, Limits::new())
+            .ok()
+            .and_then(|v| v.get("arguments").map(Value::to_json))
+            .unwrap_or_default()
+            .into_bytes()
+    };
+    let hex: String = Sha256::digest(&digested)
+        .iter()
+        .fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        });
+    let mut out = String::from("{\"time\":");
+    write_json_string(&mut out, &jsongate::gate::Timestamp::now().to_rfc3339());
+    let _ = write!(
+        out,
+        ",\"jsongate\":\"{}\",\"{}\":\"{hex}\",\"record\":{record}}}",
+        env!("CARGO_PKG_VERSION"),
+        if recheck {
+            "received_record_sha256"
+        } else {
+            "arguments_sha256"
+        }
+    );
+    out
+}
+
+/// Appends one line to `path` (created with mode 0600 on Unix).
+fn append_line(path: &str, line: &str) -> Result<(), String> {
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let mut f = o
+        .open(path)
+        .map_err(|e| format!("cannot open audit file '{path}': {e}"))?;
+    writeln!(f, "{line}").map_err(|e| format!("cannot write audit file '{path}': {e}"))
+}
+
 /// `jsongate decide`: one tool call (or, with `--recheck`, one received decision record).
 fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
     use jsongate::action::{validate_record, Call, Claim, Policy, RateState, Session, Verdict};
@@ -657,6 +906,7 @@ fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
     let mut workspace: Option<String> = None;
     let mut recheck = false;
     let mut file: Option<String> = None;
+    let mut audit: Option<String> = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or(format!("{flag} needs a value"));
@@ -665,6 +915,7 @@ fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
                 print!("{USAGE}");
                 return Ok(ExitCode::SUCCESS);
             }
+            "--audit" => audit = Some(value(arg)?),
             "--policy" => policy = Some(value(arg)?),
             "--grants" => grants = Some(value(arg)?),
             "--workspace" => workspace = Some(value(arg)?),
@@ -696,6 +947,9 @@ fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
     };
     let line = decision.to_json();
     validate_record(line.as_bytes()).map_err(|e| format!("internal: decision record {e}"))?;
+    if let Some(path) = &audit {
+        append_line(path, &decide_audit(&line, &input, recheck))?;
+    }
     let mut stdout = io::stdout().lock();
     let _ = writeln!(stdout, "{line}");
     let _ = stdout.flush();
@@ -722,10 +976,11 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
     if command.is_empty() {
         return Err("mcp-proxy needs a server command after --".into());
     }
-    let Some(config) = mcp_config(opts)? else {
+    let Some(mut config) = mcp_config(opts)? else {
         print!("{USAGE}");
         return Ok(ExitCode::SUCCESS);
     };
+    config.upstream = Some(command.join(" "));
     let command: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
     let status = child::run_command(config, &command)
         .map_err(|e| format!("server '{}': {e}", command[0].to_string_lossy()))?;
@@ -739,7 +994,6 @@ fn mcp_proxy_cmd(args: &[String]) -> Result<ExitCode, String> {
     Ok(ExitCode::from(1))
 }
 
-/// `--screen` / `--screen-tools`: `flag` or `reject`.
 /// The relay configuration from `mcp-proxy`'s options (`None` for `--help`).
 fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> {
     use jsongate::action::{Policy, Session};
@@ -776,6 +1030,20 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
             "--audit" => audit = Some(value()?),
             "--screen" => config.screen = Some(parse_screen(flag, &value()?)?),
             "--screen-tools" => config.screen_tools = Some(parse_screen(flag, &value()?)?),
+            "--max-result-bytes" => {
+                let v = value()?;
+                config.max_result_bytes =
+                    Some(v.parse().ok().filter(|&n: &u64| n > 0).ok_or_else(|| {
+                        format!("--max-result-bytes: '{v}' is not a positive integer")
+                    })?);
+            }
+            "--truncate-text" => config.truncate_text = true,
+            "--alerts" => {
+                let path = value()?;
+                let a = jsongate::gate::Alerts::from_file(std::path::Path::new(&path))
+                    .map_err(|e| e.to_string())?;
+                config.alerts = Some(std::sync::Arc::new(a));
+            }
             "--on-tool-change" => {
                 config.on_tool_change = match value()?.as_str() {
                     "refuse" => jsongate::mcp::pin::OnChange::Refuse,
@@ -793,6 +1061,9 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
         }
     }
     config.limits = limits;
+    if config.truncate_text && config.max_result_bytes.is_none() {
+        return Err("--truncate-text needs --max-result-bytes N".into());
+    }
     if let Some(path) = policy {
         let p = Policy::from_file(std::path::Path::new(&path))
             .map_err(|e| format!("policy '{path}': {e}"))?;
@@ -891,6 +1162,7 @@ fn mcp_http_cmd(args: &[String]) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--screen` / `--screen-tools`: `flag` or `reject`.
 fn parse_screen(flag: &str, v: &str) -> Result<jsongate::mcp::Screen, String> {
     match v {
         "flag" => Ok(jsongate::mcp::Screen::Flag),
@@ -1106,7 +1378,8 @@ fn read_input(file: Option<&str>, max: u64) -> Result<Vec<u8>, String> {
 
 /// `jsongate screen`: findings as JSON lines, then a summary line.
 fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
-    use jsongate::action::{ScreenContract, Screener};
+    use jsongate::screen::{ScreenContract, Screener};
+    use jsongate::select::Value;
     let mut contract: Option<String> = None;
     let mut file: Option<String> = None;
     let mut it = args.iter();
@@ -1121,7 +1394,8 @@ fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
             f => set_file(&mut file, f)?,
         }
     }
-    let contract = match &contract {
+    let contract_path = contract;
+    let contract = match &contract_path {
         None => ScreenContract::default(),
         Some(path) => {
             let bytes =
@@ -1129,19 +1403,13 @@ fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
             ScreenContract::from_slice(&bytes).map_err(|e| format!("contract '{path}': {e}"))?
         }
     };
-    let reader: Box<dyn io::Read> = match file.as_deref() {
-        None | Some("-") => Box::new(io::stdin().lock()),
-        Some(path) => {
-            Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open '{path}': {e}"))?)
-        }
-    };
+    // One byte past the limit is read, so that the scanner reports too_large itself.
+    let input = read_input(
+        file.as_deref(),
+        Limits::new().get_max_bytes().saturating_add(1),
+    )?;
     let mut screener = Screener::new();
-    let scanned = Scanner::new(Limits::new()).scan_read(reader, &mut screener);
-    if let Err(e) = &scanned {
-        if let ErrorKind::Io(kind) = e.kind() {
-            return Err(format!("read failed: {kind}"));
-        }
-    }
+    let scanned = Scanner::new(Limits::new()).scan_slice(&input, &mut screener);
     let screening = contract.apply(std::mem::take(&mut screener.findings));
     let rejected = screening.rejected || scanned.is_err();
     let mut out = String::new();
@@ -1169,6 +1437,16 @@ fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
     if let Err(e) = &scanned {
         let _ = write!(out, ",\"error\":\"{}\"", e.kind().code());
     }
+    // With a contract, the admitted document itself: dropped fields removed, nothing else
+    // rewritten.
+    if let (Some(_), false) = (&contract_path, rejected) {
+        let mut doc = Value::parse(&input, Limits::new()).map_err(|e| e.to_string())?;
+        for d in &screening.dropped {
+            doc.remove_pointer(d);
+        }
+        out.push_str(",\"document\":");
+        doc.write_json(&mut out);
+    }
     out.push('}');
     let mut stdout = io::stdout().lock();
     let _ = writeln!(stdout, "{out}");
@@ -1178,6 +1456,38 @@ fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `jsongate render [FILE | -]...`: envelope lines to separate per-tool text blocks.
+fn render_cmd(args: &[String]) -> Result<ExitCode, String> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(f) = args.iter().find(|a| a.starts_with('-') && *a != "-") {
+        return Err(format!("unknown option '{f}'"));
+    }
+    let files: Vec<Option<&str>> = if args.is_empty() {
+        vec![None]
+    } else {
+        args.iter().map(|a| Some(a.as_str())).collect()
+    };
+    let mut lines = Vec::new();
+    for f in files {
+        let bytes = read_input(f, Limits::new().get_max_bytes())?;
+        lines.extend(
+            bytes
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+                .map(<[u8]>::to_vec),
+        );
+    }
+    let text =
+        jsongate::gate::render_all(lines.iter().map(Vec::as_slice)).map_err(|e| e.to_string())?;
+    let mut stdout = io::stdout().lock();
+    let _ = writeln!(stdout, "{text}");
+    let _ = stdout.flush();
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `jsongate policy schema` / `jsongate decision schema`.
@@ -1190,6 +1500,7 @@ fn schema_print_cmd(args: &[String]) -> Result<ExitCode, String> {
     ) {
         ("policy", Some("schema"), 2) => print!("{POLICY_SCHEMA}"),
         ("decision", Some("schema"), 2) => print!("{DECISION_SCHEMA}"),
+        ("alerts", Some("schema"), 2) => print!("{}", jsongate::gate::ALERTS_SCHEMA),
         (cmd, ..) => return Err(format!("{cmd} needs 'schema'")),
     }
     Ok(ExitCode::SUCCESS)

@@ -11,7 +11,7 @@
 //! that holds; [`Policy::recheck`] of a received record never turns its failure into
 //! `allow`.
 //!
-//! This module depends on the scanner, schema, validator and select layers only; nothing
+//! This module depends on the scanner, schema, validator, select and screen layers only; nothing
 //! below it depends on it.
 //!
 //! # Example
@@ -32,7 +32,6 @@
 mod decision;
 mod policy;
 mod rules;
-mod screen;
 
 pub use decision::{
     validate_record, Claim, ClaimError, Decision, Facts, Reason, Verdict, DECISION_SCHEMA,
@@ -41,7 +40,9 @@ pub use policy::{
     Call, PastLimit, Policy, PolicyError, RateLimit, RateState, Session, ToolPolicy, POLICY_SCHEMA,
 };
 pub use rules::{path_contained, url_allowed, Rule, RuleFailure};
-pub use screen::{
-    hidden_text, render_untrusted, screen, screen_str, Action, Finding, ScreenContract, Screener,
-    Screening, HIDDEN_PATTERNS, PATTERNS, SCREEN_CONTRACT_SCHEMA,
+// Screening lives in its own layer (`crate::screen`), shared with the gate; the action
+// boundary re-exports it under its historical names.
+pub use crate::screen::{
+    hidden_text, render_untrusted, screen, screen_str, Action, Class, Finding, ScreenContract,
+    Screener, Screening, HIDDEN_PATTERNS, PATTERNS, RULES, SCREEN_CONTRACT_SCHEMA,
 };

@@ -7,18 +7,22 @@
 use sha2::{Digest, Sha256};
 
 use super::envelope::FailureCode;
+use super::retry::RetryDecision;
 use super::semantic::Timestamp;
+use super::Upstream;
+use crate::screen::{Action, Finding};
 use crate::select::Value;
 
 /// What went wrong, for operators. Which fields are set depends on the kind: `schema` sets
 /// keyword, schema path, pointer and offset; scanner kinds (`syntax`, `duplicate_name`,
 /// `too_large`, …) set pointer and offset; `check` sets check, field and reason; `line_format`
 /// sets line and reason; `missing_field` sets field and pointer; `upstream_error` sets the
-/// upstream error shape's index as `keyword`.
+/// upstream error shape's index as `keyword`; `screen` (a screening `reject`) sets the
+/// pattern id as `keyword`, the data pointer as `pointer` and the class as `reason`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AuditError {
     /// `schema`, a scanner error code, `check`, `line_format`, `missing_field`,
-    /// `upstream_error`, `transport` or `envelope`.
+    /// `upstream_error`, `screen`, `over_budget`, `breaker_open`, `transport` or `envelope`.
     pub kind: String,
     /// The failing schema keyword.
     pub keyword: Option<String>,
@@ -65,6 +69,24 @@ pub struct AuditRecord {
     pub duration_us: u64,
     /// Where a bounded copy of the raw bytes was written, if one was.
     pub raw_copy: Option<String>,
+    /// Screening findings in the agent-facing data, with the action each one chose.
+    pub screen: Vec<(Finding, Action)>,
+    /// Bytes of the agent-facing output line.
+    pub output_bytes: u64,
+    /// Its approximate token count ([`approx_tokens`](super::approx_tokens)).
+    pub output_tokens: u64,
+    /// Bytes of text the output budget cut from the contract's `truncate_field`.
+    pub truncated_bytes: Option<u64>,
+    /// The attempt number the caller gave (1-based).
+    pub attempt: Option<u32>,
+    /// The retry policy's decision for a failure of that attempt.
+    pub retry: Option<RetryDecision>,
+    /// The caller's session id (context value `session_id`).
+    pub session_id: Option<String>,
+    /// The caller's agent id (context value `agent_id`).
+    pub agent_id: Option<String>,
+    /// The upstream endpoint or command and its status, as the caller gave them.
+    pub upstream: Option<Upstream>,
 }
 
 impl AuditRecord {
@@ -90,6 +112,40 @@ impl AuditRecord {
             ("code", self.code.map_or(Value::Null, |c| s(c.as_str()))),
             ("upstream_version", opt_s(&self.upstream_version)),
         ];
+        for (k, v) in [
+            ("session_id", &self.session_id),
+            ("agent_id", &self.agent_id),
+        ] {
+            if let Some(v) = v {
+                m.push((k, s(v)));
+            }
+        }
+        if let Some(u) = &self.upstream {
+            let mut um = vec![("endpoint".to_owned(), s(&u.endpoint))];
+            if let Some(st) = u.status {
+                um.push(("status".to_owned(), Value::Number(st.to_string())));
+            }
+            m.push(("upstream", Value::Object(um)));
+        }
+        if let Some(a) = self.attempt {
+            m.push(("attempt", n(u64::from(a))));
+        }
+        if let Some(r) = self.retry {
+            let o = match r {
+                RetryDecision::Retry { after } => vec![
+                    ("decision".to_owned(), s("retry")),
+                    (
+                        "after_ms".to_owned(),
+                        n(u64::try_from(after.as_millis()).unwrap_or(u64::MAX)),
+                    ),
+                ],
+                RetryDecision::Stop(why) => vec![
+                    ("decision".to_owned(), s("stop")),
+                    ("reason".to_owned(), s(why.as_str())),
+                ],
+            };
+            m.push(("retry", Value::Object(o)));
+        }
         if let Some(e) = &self.error {
             let mut em = vec![("kind", s(&e.kind))];
             let strs = [
@@ -111,8 +167,30 @@ impl AuditRecord {
                 Value::Object(em.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()),
             ));
         }
+        if !self.screen.is_empty() {
+            let found = self
+                .screen
+                .iter()
+                .map(|(f, a)| {
+                    Value::Object(vec![
+                        ("pointer".to_owned(), s(&f.pointer)),
+                        ("in".to_owned(), s(if f.in_name { "name" } else { "value" })),
+                        ("pattern".to_owned(), s(f.pattern)),
+                        ("class".to_owned(), s(f.class.as_str())),
+                        ("offset".to_owned(), n(f.offset as u64)),
+                        ("action".to_owned(), s(a.as_str())),
+                    ])
+                })
+                .collect();
+            m.push(("screen", Value::Array(found)));
+        }
         m.push(("bytes", n(self.bytes)));
         m.push(("sha256", s(&self.sha256)));
+        m.push(("output_bytes", n(self.output_bytes)));
+        m.push(("output_tokens", n(self.output_tokens)));
+        if let Some(t) = self.truncated_bytes {
+            m.push(("truncated_bytes", n(t)));
+        }
         m.push(("duration_us", n(self.duration_us)));
         if let Some(p) = &self.raw_copy {
             m.push(("raw_copy", s(p)));

@@ -10,9 +10,11 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::command::{LineFormat, LineType};
+use super::economy::Budget;
 use super::envelope::FailureCode;
 use super::retry::RetryPolicy;
 use super::semantic::{BelongsTo, Equals, Fresh, Ownership, SemanticCheck};
+use crate::screen::{Action, ScreenContract};
 use crate::select::Value;
 use crate::{Limits, Rejection, Schema, Validator};
 
@@ -82,6 +84,12 @@ pub struct Contract {
     pub(crate) fields: Vec<Field>,
     pub(crate) checks: Vec<CheckSpec>,
     pub(crate) retry: RetryPolicy,
+    pub(crate) screen: Option<ScreenContract>,
+    pub(crate) budget: Budget,
+    pub(crate) render: bool,
+    /// The `alerts` member (its own schema, checked when the gate is built) and the
+    /// directory its paths are relative to.
+    pub(crate) alerts: Option<(Vec<u8>, PathBuf)>,
 }
 
 /// A built-in check as the contract declares it.
@@ -312,6 +320,27 @@ impl Contract {
             }
         };
 
+        let screen = match doc.get("screen") {
+            None => None,
+            Some(v) => Some(screen_rules(v, &fields)?),
+        };
+
+        let budget = Budget {
+            max_bytes: doc.get("max_output_bytes").and_then(Value::as_u64),
+            max_tokens: doc.get("max_output_tokens").and_then(Value::as_u64),
+            truncate_field: s(&doc, "truncate_field"),
+        };
+        if let Some(t) = &budget.truncate_field {
+            if !fields.iter().any(|f| f.expose && &f.name == t) {
+                return Err(err(format!("truncate_field '{t}' is not an exposed field")));
+            }
+            if !budget.is_set() {
+                return Err(err(
+                    "truncate_field needs max_output_bytes or max_output_tokens",
+                ));
+            }
+        }
+
         Ok(Contract {
             tool,
             version,
@@ -326,8 +355,45 @@ impl Contract {
             fields,
             checks,
             retry,
+            screen,
+            budget,
+            render: doc.get("render").and_then(Value::as_str) == Some("untrusted_text"),
+            alerts: doc
+                .get("alerts")
+                .map(|a| (a.to_json().into_bytes(), dir.to_owned())),
         })
     }
+
+    /// Whether screening may drop the exposed field `name` from `data` (its rule, or the
+    /// default when it has none, is `drop`): the envelope schema then makes it optional.
+    pub(crate) fn droppable(&self, name: &str) -> bool {
+        let Some(sc) = &self.screen else { return false };
+        let mut own = String::new();
+        crate::pointer::push_name(&mut own, name);
+        match sc.fields().find(|(p, _)| *p == own) {
+            Some((_, a)) => a == Action::Drop,
+            None => sc.fallback() == Action::Drop,
+        }
+    }
+}
+
+/// The `screen` member: every rule's pointer must lie in an exposed field (the pointers are
+/// into the agent's `data`).
+fn screen_rules(v: &Value, fields: &[Field]) -> Result<ScreenContract, ContractError> {
+    let sc = ScreenContract::from_value(v);
+    for (p, _) in sc.fields() {
+        let tokens = crate::select::parse_pointer(p)
+            .map_err(|e| err(format!("screen.fields: '{p}': {e}")))?;
+        let exposed = tokens
+            .first()
+            .is_some_and(|t| fields.iter().any(|f| f.expose && &f.name == t));
+        if !exposed {
+            return Err(err(format!(
+                "screen.fields: '{p}' is not in an exposed field (pointers are into the agent's data)"
+            )));
+        }
+    }
+    Ok(sc)
 }
 
 #[cfg(test)]

@@ -1,10 +1,16 @@
 //! The gate: one tool contract applied to one upstream response, in the safe order.
 //!
-//! limits → scan with duplicate rejection → schema (streaming; every accepted upstream shape
-//! side by side) → semantic checks (only after a shape passed) → the agent's object, built
-//! fresh from the selected values → the envelope, itself checked against the envelope schema
-//! → the audit record. The first failure stops reading and yields a fixed failure envelope;
-//! no upstream text reaches the agent, and the caller's `request_id` is the only one used.
+//! breaker (fail fast while open) → limits → scan with duplicate rejection → schema
+//! (streaming; every accepted upstream shape side by side) → semantic checks (only after a
+//! shape passed) → the agent's object, built fresh from the selected values → screening of
+//! that object (drop, reject) → the output budget → the envelope, itself checked against the
+//! envelope schema → the audit record, alerts and the optional text block. The first failure
+//! stops reading and yields a fixed failure envelope; no upstream text reaches the agent, and
+//! the caller's `request_id` is the only one used.
+//!
+//! Around the pipeline: [`diff_contracts`] (contract evolution), [`render_all`] (several
+//! envelopes as separate text blocks) and [`decide_retry`] (the retry policy, also applied
+//! per attempt through [`Request::attempt`]).
 //!
 //! A [`Gate`] is compiled once from a [`Contract`] (immutable, `Send + Sync`); a [`Session`]
 //! holds the per-response state and is reused.
@@ -27,10 +33,14 @@
 //! assert_eq!(d.output, r#"{"tool":"review","request_id":"req-7","outcome":"failure","error":{"code":"MISMATCH","retryable":false}}"#);
 //! ```
 
+mod alerts;
 mod audit;
 mod command;
 mod contract;
+mod economy;
 mod envelope;
+mod evolve;
+mod render;
 mod retry;
 mod semantic;
 
@@ -38,27 +48,52 @@ use std::fmt;
 use std::io::Read;
 use std::time::Instant;
 
+pub use alerts::{
+    Alerts, Block, BreakerPolicy, BreakerState, FileBreaker, Hook, MemoryBreaker, Raised,
+    ALERTS_SCHEMA,
+};
 pub use audit::{AuditError, AuditRecord};
 pub use command::{LineError, LineFormat, LineType};
 pub use contract::{Contract, ContractError, CONTRACT_SCHEMA};
+pub use economy::{approx_tokens, TRUNCATION_MARKER};
 pub use envelope::{envelope_schema, Envelope, FailureCode};
+pub use evolve::{diff_contracts, Change, Side};
+pub use render::{render, render_all, render_envelope, RenderError};
 pub use retry::{decide_retry, RetryDecision, RetryPolicy, StopReason};
 pub use semantic::{
     BelongsTo, CheckFailure, Context, Equals, Fields, Fresh, Ownership, SemanticCheck, Timestamp,
 };
 
 use crate::scan::{Event, Flow, Position, Sink};
+use crate::screen::{screen_value, Action, Finding, ScreenContract};
 use crate::select::{Projection, Selector, Value};
 use crate::{Error, ErrorKind, Limits, Scanner, Schema, Validator};
 use audit::{RawTap, TapReader};
+use economy::Fit;
 
 /// A request as the gate's caller issued it: its id (bound into the envelope) and context.
 #[derive(Clone, Debug)]
 pub struct Request {
     /// The caller-issued request id; the upstream can never replace it.
     pub request_id: String,
-    /// Request values and clock for semantic checks.
+    /// Request values and clock for semantic checks. `session_id` and `agent_id`, when
+    /// set, are copied into the audit record.
     pub context: Context,
+    /// Which attempt this is (1-based) and the time since the first one started: the
+    /// failure envelope's `retryable` then follows the contract's retry policy with the
+    /// remaining attempts and budget ([`decide_retry`]), and the audit records both.
+    pub attempt: Option<(u32, std::time::Duration)>,
+    /// The upstream endpoint or command, and its status if one was seen, for the audit.
+    pub upstream: Option<Upstream>,
+}
+
+/// Where a response came from, as the caller knows it (for the audit record only).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Upstream {
+    /// The endpoint URL or the command line.
+    pub endpoint: String,
+    /// The transport status (an HTTP status code, an exit status), if any.
+    pub status: Option<i64>,
 }
 
 impl Request {
@@ -67,7 +102,26 @@ impl Request {
         Request {
             request_id: request_id.to_owned(),
             context,
+            attempt: None,
+            upstream: None,
         }
+    }
+
+    /// This is attempt `n` (1-based), `elapsed` after the first attempt started.
+    #[must_use]
+    pub fn attempt(mut self, n: u32, elapsed: std::time::Duration) -> Request {
+        self.attempt = Some((n.max(1), elapsed));
+        self
+    }
+
+    /// The upstream endpoint or command and its status, for the audit record.
+    #[must_use]
+    pub fn upstream(mut self, endpoint: &str, status: Option<i64>) -> Request {
+        self.upstream = Some(Upstream {
+            endpoint: endpoint.to_owned(),
+            status,
+        });
+        self
     }
 }
 
@@ -95,6 +149,11 @@ pub struct Decision {
     pub audit: AuditRecord,
     /// A bounded copy of the raw bytes, if the gate was asked for one.
     pub raw: Option<Vec<u8>>,
+    /// The agent-facing text block ([`render_envelope`]), when the contract asks for one
+    /// (`"render": "untrusted_text"`).
+    pub rendered: Option<String>,
+    /// What alerting did (empty without [`Gate::with_alerts`]).
+    pub alerts: Raised,
 }
 
 struct CompiledShape {
@@ -112,6 +171,7 @@ pub struct Gate {
     envelope_schema: Schema,
     envelope_text: String,
     raw_copy: Option<usize>,
+    alerts: Option<std::sync::Arc<Alerts>>,
 }
 
 impl fmt::Debug for Gate {
@@ -161,11 +221,15 @@ impl Gate {
             .fields
             .iter()
             .filter(|f| f.expose)
-            .map(|f| (f.name.as_str(), f.required))
+            .map(|f| (f.name.as_str(), f.required && !contract.droppable(&f.name)))
             .collect();
         let envelope_text = envelope_schema(&contract.tool, &exposed);
         let envelope_schema = Schema::compile(envelope_text.as_bytes())
             .map_err(|e| contract::err(format!("envelope schema: {e}")))?;
+        let alerts = match &contract.alerts {
+            None => None,
+            Some((bytes, dir)) => Some(std::sync::Arc::new(Alerts::from_slice(bytes, dir)?)),
+        };
         Ok(Gate {
             checks: contract
                 .checks
@@ -178,6 +242,7 @@ impl Gate {
             envelope_schema,
             envelope_text,
             raw_copy: None,
+            alerts,
         })
     }
 
@@ -202,6 +267,14 @@ impl Gate {
     #[must_use]
     pub fn raw_copy(mut self, limit: usize) -> Gate {
         self.raw_copy = Some(limit);
+        self
+    }
+
+    /// Raises alerts and runs the circuit breaker (keyed by tool) on every decision of this
+    /// gate; while the breaker is open responses fail fast without being read.
+    #[must_use]
+    pub fn with_alerts(mut self, alerts: std::sync::Arc<Alerts>) -> Gate {
+        self.alerts = Some(alerts);
         self
     }
 
@@ -426,6 +499,9 @@ impl<'g> Session<'g> {
         self.check_request(req)?;
         let start = Instant::now();
         let mut tap = RawTap::new(self.gate.raw_copy);
+        if let Some(d) = self.breaker_open(req, &tap, start) {
+            return Ok(d);
+        }
         let live = self.prepare();
         let limits = self.gate.contract.limits;
         let mut fan = Fan {
@@ -476,9 +552,11 @@ impl<'g> Session<'g> {
         self.check_request(req)?;
         let start = Instant::now();
         let tap = RawTap::new(self.gate.raw_copy);
+        let decided = self.breaker_open(req, &tap, start);
         let live = self.prepare();
         self.scanner.reset();
         let lines = self.gate.contract.format.is_some().then(Vec::new);
+        let stopped = decided.as_ref().map(|_| Ok(()));
         Ok(Feed {
             session: self,
             req,
@@ -486,8 +564,36 @@ impl<'g> Session<'g> {
             start,
             live,
             lines,
-            stopped: None,
+            stopped,
+            decided,
         })
+    }
+
+    /// With the contract's breaker open for this tool, the fail-fast decision (made without
+    /// reading the response); `None` otherwise.
+    fn breaker_open(&mut self, req: &Request, tap: &RawTap, start: Instant) -> Option<Decision> {
+        let alerts = self.gate.alerts.as_ref()?;
+        let key = &self.gate.contract.tool;
+        // An unreadable breaker state counts as open: it never lets a response through.
+        if !alerts.is_open(key, now_ms(req)).unwrap_or(true) {
+            return None;
+        }
+        let verdict = Verdict::Fail(
+            FailureCode::UpstreamUnavailable,
+            Box::new(AuditError {
+                kind: "breaker_open".into(),
+                ..AuditError::default()
+            }),
+        );
+        let mut d = self.decide(verdict, None, req, tap.clone(), start);
+        // Failing fast is not retryable: the breaker decides when to try again.
+        d.envelope = Envelope::Failure {
+            code: FailureCode::UpstreamUnavailable,
+            retryable: false,
+        };
+        d.output = d.envelope.render(key, &req.request_id);
+        d.alerts = alerts.on_decision(key, &d.audit, now_ms(req));
+        Some(d)
     }
 
     /// Resets the per-response state; returns how many validators run.
@@ -520,7 +626,11 @@ impl<'g> Session<'g> {
             Verdict::Accept(i) => Some(i),
             Verdict::Fail(..) => None,
         };
-        self.decide(verdict, shape, req, tap, start)
+        let mut d = self.decide(verdict, shape, req, tap, start);
+        if let Some(alerts) = &self.gate.alerts {
+            d.alerts = alerts.on_decision(&self.gate.contract.tool, &d.audit, now_ms(req));
+        }
+        d
     }
 
     /// After the scan: the first success shape that passed, else the first error shape,
@@ -607,33 +717,67 @@ impl<'g> Session<'g> {
     ) -> Decision {
         let gate = self.gate;
         let tool = &gate.contract.tool;
-        let (mut envelope, mut error) = match verdict {
+        let mut screened = Vec::new();
+        let verdict = match verdict {
             Verdict::Accept(i) => {
                 let sel = &self.selectors[i];
-                let data = gate
-                    .contract
-                    .fields
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, f)| f.expose)
-                    .filter_map(|(j, f)| Some((f.name.clone(), sel.value(j)?.clone())))
-                    .collect();
-                (
-                    Envelope::Success {
-                        data: Value::Object(data),
-                    },
-                    None,
-                )
+                let data = Value::Object(
+                    gate.contract
+                        .fields
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, f)| f.expose)
+                        .filter_map(|(j, f)| Some((f.name.clone(), sel.value(j)?.clone())))
+                        .collect(),
+                );
+                match &gate.contract.screen {
+                    None => Ok(data),
+                    Some(sc) => screen_data(sc, data, &mut screened),
+                }
             }
-            Verdict::Fail(code, e) => (
-                Envelope::Failure {
-                    code,
-                    retryable: gate.contract.retry.retryable(code),
-                },
-                Some(*e),
-            ),
+            Verdict::Fail(code, e) => Err((code, e)),
+        };
+        let retry = |code| match req.attempt {
+            None => (gate.contract.retry.retryable(code), None),
+            Some((n, elapsed)) => {
+                let d = decide_retry(&gate.contract.retry, code, n, elapsed);
+                (matches!(d, RetryDecision::Retry { .. }), Some(d))
+            }
+        };
+        let mut retry_decision = None;
+        let (mut envelope, mut error) = match verdict {
+            Ok(data) => (Envelope::Success { data }, None),
+            Err((code, e)) => {
+                let (retryable, d) = retry(code);
+                retry_decision = d;
+                (Envelope::Failure { code, retryable }, Some(*e))
+            }
         };
         let mut output = envelope.render(tool, &req.request_id);
+        let mut truncated = None;
+        if let Envelope::Success { data } = &mut envelope {
+            let rid = &req.request_id;
+            match gate.contract.budget.fit(data, &mut output, |d| {
+                Envelope::Success { data: d.clone() }.render(tool, rid)
+            }) {
+                Fit::Fits => {}
+                Fit::Cut(n) => truncated = Some(n),
+                Fit::Over => {
+                    let (retryable, d) = retry(FailureCode::InvalidResponse);
+                    retry_decision = d;
+                    envelope = Envelope::Failure {
+                        code: FailureCode::InvalidResponse,
+                        retryable,
+                    };
+                    error = Some(AuditError {
+                        kind: "over_budget".into(),
+                        offset: Some(output.len() as u64),
+                        ..AuditError::default()
+                    });
+                    output = envelope.render(tool, &req.request_id);
+                }
+            }
+        }
         if self
             .envelope
             .validate_slice(output.as_bytes(), Limits::unlimited())
@@ -665,12 +809,27 @@ impl<'g> Session<'g> {
             sha256,
             duration_us: u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
             raw_copy: None,
+            screen: screened,
+            output_bytes: output.len() as u64,
+            output_tokens: approx_tokens(&output),
+            truncated_bytes: truncated,
+            attempt: req.attempt.map(|a| a.0),
+            retry: retry_decision,
+            session_id: req.context.get("session_id").map(str::to_owned),
+            agent_id: req.context.get("agent_id").map(str::to_owned),
+            upstream: req.upstream.clone(),
         };
+        let rendered = gate
+            .contract
+            .render
+            .then(|| render_envelope(tool, &req.request_id, &envelope));
         Decision {
             envelope,
             output,
             audit,
             raw,
+            rendered,
+            alerts: Raised::default(),
         }
     }
 }
@@ -686,6 +845,8 @@ pub struct Feed<'s, 'g> {
     lines: Option<Vec<u8>>,
     /// Set once the verdict no longer depends on later bytes.
     stopped: Option<Result<(), Verdict>>,
+    /// A decision made before any byte (an open breaker): returned as it is.
+    decided: Option<Decision>,
 }
 
 impl fmt::Debug for Feed<'_, '_> {
@@ -769,6 +930,9 @@ impl Feed<'_, '_> {
     /// audit: a content type that is not JSON, a declared length over the limit), unless the
     /// bytes already read decided otherwise.
     pub fn refuse(mut self, code: FailureCode, kind: &str) -> Decision {
+        if let Some(d) = self.decided.take() {
+            return d;
+        }
         if self.stopped.is_none() {
             self.stopped = Some(Err(Verdict::Fail(
                 code,
@@ -790,6 +954,9 @@ impl Feed<'_, '_> {
 
     /// Marks the end of the response and returns the decision.
     pub fn finish(mut self) -> Decision {
+        if let Some(d) = self.decided.take() {
+            return d;
+        }
         let scanned = match self.stopped.take() {
             Some(r) => r,
             None => match self.lines.take() {
@@ -812,6 +979,48 @@ impl Feed<'_, '_> {
         self.session
             .conclude(scanned, self.req, self.tap, self.start)
     }
+}
+
+/// The request's clock in milliseconds since the Unix epoch (the breaker's time).
+fn now_ms(req: &Request) -> u64 {
+    let t = req.context.clock().unwrap_or_else(Timestamp::now);
+    u64::try_from(t.unix_secs())
+        .unwrap_or(0)
+        .saturating_mul(1000)
+}
+
+/// Screens the agent-facing `data` under the contract's `screen` rules: dropped fields are
+/// removed, a `reject` fails the response. Findings go to `found` (the audit record), never
+/// to the agent.
+fn screen_data(
+    sc: &ScreenContract,
+    mut data: Value,
+    found: &mut Vec<(Finding, Action)>,
+) -> Result<Value, (FailureCode, Box<AuditError>)> {
+    let mut findings = Vec::new();
+    screen_value(&data, &mut findings);
+    let screening = sc.apply_top_level(findings);
+    *found = screening.findings;
+    if screening.rejected {
+        let first = found
+            .iter()
+            .find(|(_, a)| *a == Action::Reject)
+            .map(|x| &x.0);
+        return Err((
+            FailureCode::InvalidResponse,
+            Box::new(AuditError {
+                kind: "screen".into(),
+                keyword: first.map(|f| f.pattern.to_owned()),
+                pointer: first.map(|f| f.pointer.clone()),
+                reason: first.map(|f| f.class.as_str().to_owned()),
+                ..AuditError::default()
+            }),
+        ));
+    }
+    for p in &screening.dropped {
+        data.remove_pointer(p);
+    }
+    Ok(data)
 }
 
 /// Reads command output (bounded by `max_bytes`) and feeds its lines as events.

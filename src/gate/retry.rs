@@ -67,6 +67,18 @@ pub enum StopReason {
     BudgetExhausted,
 }
 
+impl StopReason {
+    /// `"alert"`, `"not_retryable"`, `"attempts_exhausted"` or `"budget_exhausted"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Alert => "alert",
+            StopReason::NotRetryable => "not_retryable",
+            StopReason::AttemptsExhausted => "attempts_exhausted",
+            StopReason::BudgetExhausted => "budget_exhausted",
+        }
+    }
+}
+
 /// Decides whether to retry after attempt number `attempts` (1-based: 1 after the first
 /// call) failed with `code`, `elapsed` after the first call started.
 ///

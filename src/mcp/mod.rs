@@ -29,6 +29,7 @@
 //! [`Proxy::run`] relays over any pair of byte streams; [`child::run_command`] spawns the
 //! server and forwards signals (the `jsongate mcp-proxy` command).
 
+mod budget;
 pub mod child;
 mod expect;
 pub mod frame;
@@ -50,6 +51,7 @@ use sha2::{Digest, Sha256};
 
 use crate::action::{Policy, Session};
 use crate::{Limits, Rejection, Validator};
+pub use budget::TEXT_TRUNCATION_MARKER;
 use frame::{LineIn, Recovered};
 pub use message::Id;
 use message::{Finding, MessageSink, NoRoute, Route};
@@ -110,6 +112,20 @@ pub struct Config {
     /// default): reject when [`Config::screen`] is set, otherwise flag. Definitions are
     /// always screened.
     pub screen_tools: Option<Screen>,
+    /// Largest `tools/call` (and `tasks/result`) result line passed to the client. Over
+    /// it, a result with structured content is replaced (class `over_budget`); plain text
+    /// content is cut with [`TEXT_TRUNCATION_MARKER`] when [`Config::truncate_text`] allows,
+    /// else replaced too. Default: no budget beyond the line limit.
+    pub max_result_bytes: Option<u64>,
+    /// Whether text-only results over [`Config::max_result_bytes`] may be cut.
+    pub truncate_text: bool,
+    /// Alerts and the circuit breaker ([`gate::Alerts`](crate::gate::Alerts)): a block of
+    /// a listed class raises an alert (delivered off the relay's path), results and tools
+    /// refused for a tool count toward its breaker, and while it is open calls to the tool
+    /// are answered by the proxy (`breaker_open`) and never forwarded.
+    pub alerts: Option<Arc<crate::gate::Alerts>>,
+    /// The server command (or endpoint) as audit lines name it (`"upstream"`), if set.
+    pub upstream: Option<String>,
 }
 
 /// What screening does with a message in which it finds instruction-like text.
@@ -137,6 +153,10 @@ impl Default for Config {
             pin: None,
             on_tool_change: pin::OnChange::Refuse,
             screen_tools: None,
+            max_result_bytes: None,
+            truncate_text: false,
+            alerts: None,
+            upstream: None,
         }
     }
 }
@@ -187,6 +207,10 @@ struct Shared {
     screen: Option<Screen>,
     /// Screening of tool definitions (resolved from [`Config::screen_tools`]).
     screen_tools: Screen,
+    max_result_bytes: Option<u64>,
+    truncate_text: bool,
+    alerts: Option<Arc<crate::gate::Alerts>>,
+    upstream: Option<String>,
     started: Instant,
     state: Mutex<State>,
     /// Buffered so that a line and its newline leave in one write.
@@ -262,6 +286,10 @@ impl Proxy {
             } else {
                 Screen::Flag
             }),
+            max_result_bytes: c.max_result_bytes,
+            truncate_text: c.truncate_text,
+            alerts: c.alerts,
+            upstream: c.upstream,
             started: Instant::now(),
             state: Mutex::new(State {
                 pins: pin::Pins::new(c.pin, c.on_tool_change),

@@ -248,6 +248,54 @@ pub(super) fn instance_path_with(pointer: &str, known: &dyn Fn(&str) -> bool) ->
     capped(out)
 }
 
+/// Alerting for one audited block: a listed class raises an alert; what the server sent and
+/// the proxy did not pass (a replaced result, a removed tool, a dropped line) counts toward
+/// the tool's breaker. Delivery runs on its own thread (bounded by the hook's timeout), never
+/// under the relay's lock; its failures go to stderr and change nothing.
+fn raise(
+    alerts: &std::sync::Arc<crate::gate::Alerts>,
+    tool: Option<&str>,
+    id: Option<&Id>,
+    direction: &str,
+    verdict: &str,
+    f: &Finding,
+    facts: &LineFacts<'_>,
+) {
+    let blocked = matches!(verdict, "replaced" | "refused" | "removed" | "dropped");
+    if !blocked || f.class == "breaker_open" {
+        return;
+    }
+    let from_server = direction == "to_client" && verdict != "refused";
+    let key = tool.unwrap_or("(server)");
+    let id = id.map_or_else(|| "null".to_owned(), Id::to_json);
+    let sha = facts.sha();
+    let now = Timestamp::now();
+    let block = crate::gate::Block {
+        key,
+        kind: f.class,
+        tool: key,
+        request_id: &id,
+        code: None,
+        sha256: &sha,
+        time: now.to_rfc3339(),
+    };
+    let ms = u64::try_from(now.unix_secs())
+        .unwrap_or(0)
+        .saturating_mul(1000);
+    let r = alerts.on_block(&block, ms, from_server);
+    for e in &r.failures {
+        eprintln!("jsongate: alert state failed: {e}");
+    }
+    if !r.alerts.is_empty() {
+        let alerts = std::sync::Arc::clone(alerts);
+        std::thread::spawn(move || {
+            for e in alerts.deliver_all(&r.alerts) {
+                eprintln!("jsongate: alert delivery failed: {e}");
+            }
+        });
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn audit(
     shared: &Shared,
@@ -259,6 +307,9 @@ pub(super) fn audit(
     finding: Option<&Finding>,
     facts: &LineFacts<'_>,
 ) {
+    if let (Some(alerts), Some(f)) = (&shared.alerts, finding) {
+        raise(alerts, tool, id, direction, verdict, f, facts);
+    }
     if shared.audit.is_none() {
         return;
     }
@@ -307,11 +358,12 @@ pub(super) fn audit(
     }
     s.push_str(",\"bytes\":");
     s.push_str(&facts.size.to_string());
+    // Passed lines are hashed too: the record identifies what the client received.
     s.push_str(",\"sha256\":");
-    if finding.is_some() {
-        write_json_string(&mut s, &facts.sha());
-    } else {
-        s.push_str("null");
+    write_json_string(&mut s, &facts.sha());
+    if let Some(u) = &shared.upstream {
+        s.push_str(",\"upstream\":");
+        write_json_string(&mut s, u);
     }
     if let Some(x) = finding.and_then(|f| f.extra.as_deref()) {
         s.push(',');

@@ -262,6 +262,32 @@ fn on_call(
         let f = Finding::of("invalid_call");
         return refuse(outs, f, "params.arguments is not an object");
     }
+    if let Some(alerts) = &shared.alerts {
+        let now = crate::gate::Timestamp::now().unix_secs();
+        let ms = u64::try_from(now).unwrap_or(0).saturating_mul(1000);
+        // An unreadable breaker state counts as open.
+        if alerts.is_open(&name, ms).unwrap_or(true) {
+            let f = Finding::of("breaker_open");
+            return refuse(
+                outs,
+                f,
+                "too many of this tool's results were blocked recently; the circuit breaker is open",
+            );
+        }
+        // Read-only fallback: while any breaker is open, only tools the policy marks
+        // read_only are forwarded.
+        if let Some(policy) = &shared.policy {
+            let read_only = policy.tool(&name).is_some_and(|t| t.read_only);
+            if !read_only && alerts.any_open(ms).unwrap_or(true) {
+                let f = Finding::of("breaker_read_only");
+                return refuse(
+                    outs,
+                    f,
+                    "a circuit breaker is open: only read-only tools are allowed until it closes",
+                );
+            }
+        }
+    }
     let tool = match st.tools.get(&name) {
         Some(Known::Usable(t)) => Arc::clone(t),
         Some(Known::Unusable(class)) => {
@@ -1377,6 +1403,25 @@ fn judge_result(
             _ => check_structured(schema, line, a, b, shared),
         }
     })();
+    // The result budget: structured content is never shortened; text may be cut.
+    let mut cut = None;
+    let verdict = match (verdict, shared.max_result_bytes) {
+        (Ok(()), Some(max)) if facts.size > max && !msg.has_error => {
+            let allowed = shared.truncate_text && msg.structured.is_none();
+            match allowed.then(|| super::budget::cut_text(line, max, shared.limits)) {
+                Some(Some(bytes)) => {
+                    cut = Some(bytes);
+                    Ok(())
+                }
+                _ => Err(Finding {
+                    class: "over_budget",
+                    offset: Some(max),
+                    ..Finding::default()
+                }),
+            }
+        }
+        (v, _) => v,
+    };
     // Screening (opt-in) reads every name and string of a result that passed.
     let (verdict, flagged) = match (verdict, shared.screen) {
         (Ok(()), Some(mode)) => {
@@ -1391,12 +1436,17 @@ fn judge_result(
     };
     match verdict {
         Ok(()) => {
-            outs.push(Out::ClientLine);
-            let how = if flagged.is_some() {
+            let how = if cut.is_some() {
+                "truncated"
+            } else if flagged.is_some() {
                 "flagged"
             } else {
                 "passed"
             };
+            match cut {
+                Some(bytes) => outs.push(Out::Client(bytes)),
+                None => outs.push(Out::ClientLine),
+            }
             audit(
                 shared,
                 outs,

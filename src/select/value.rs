@@ -70,6 +70,60 @@ impl Value {
         Some(v)
     }
 
+    /// Removes the value at JSON Pointer `pointer` (a member from its object, an item from
+    /// its array); returns whether there was one. The root cannot be removed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{select::Value, Limits};
+    /// let mut v = Value::parse(br#"{"a":{"b":1,"c":[1,2]}}"#, Limits::new()).unwrap();
+    /// assert!(v.remove_pointer("/a/c/0"));
+    /// assert!(v.remove_pointer("/a/b"));
+    /// assert!(!v.remove_pointer("/x"));
+    /// assert_eq!(v.to_json(), r#"{"a":{"c":[2]}}"#);
+    /// ```
+    pub fn remove_pointer(&mut self, pointer: &str) -> bool {
+        let Ok(tokens) = super::parse_pointer(pointer) else {
+            return false;
+        };
+        let Some((last, parents)) = tokens.split_last() else {
+            return false;
+        };
+        let mut v = self;
+        for t in parents {
+            v = match v {
+                Value::Object(m) => match m.iter_mut().find(|(k, _)| k == t) {
+                    Some((_, x)) => x,
+                    None => return false,
+                },
+                Value::Array(a) => {
+                    match super::array_index(t).and_then(|i| a.get_mut(i as usize)) {
+                        Some(x) => x,
+                        None => return false,
+                    }
+                }
+                _ => return false,
+            };
+        }
+        match v {
+            Value::Object(m) => match m.iter().position(|(k, _)| k == last) {
+                Some(i) => {
+                    m.remove(i);
+                    true
+                }
+                None => false,
+            },
+            Value::Array(a) => match super::array_index(last).filter(|&i| (i as usize) < a.len()) {
+                Some(i) => {
+                    a.remove(i as usize);
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
     /// The string, if this is a string.
     pub fn as_str(&self) -> Option<&str> {
         match self {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use jsongate::gate::{Context, Contract, Gate, Request, Timestamp};
+use jsongate::gate::{approx_tokens, Context, Contract, Gate, Request, Timestamp};
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
 
@@ -87,7 +87,9 @@ fn scenario(tool: &str, file: &str, ctx: &[(&str, &str)], output: &str, audit: &
     let raw = std::fs::read(dir(tool).join("responses").join(file)).unwrap();
     let audit = audit
         .replace("SHA", &sha(&raw))
-        .replace("BYTES", &raw.len().to_string());
+        .replace("BYTES", &raw.len().to_string())
+        .replace("OUT", &output.len().to_string())
+        .replace("TOK", &approx_tokens(output).to_string());
     assert_eq!(a, audit);
     let (o, a, code) = run_cli(tool, file, "req-1", ctx);
     assert_eq!(o, format!("{output}\n"));
@@ -97,7 +99,8 @@ fn scenario(tool: &str, file: &str, ctx: &[(&str, &str)], output: &str, audit: &
 }
 
 const HEAD: &str = r#"{"time":"2024-06-01T12:00:00Z","jsongate":"0.1.0","tool":"review_status","contract_version":"2024-06-01","request_id":"req-1","#;
-const TAIL: &str = r#""bytes":BYTES,"sha256":"SHA","duration_us":0}"#;
+const TAIL: &str =
+    r#""bytes":BYTES,"sha256":"SHA","output_bytes":OUT,"output_tokens":TOK,"duration_us":0}"#;
 const INVALID: &str = r#"{"tool":"review_status","request_id":"req-1","outcome":"failure","error":{"code":"INVALID_RESPONSE","retryable":false}}"#;
 const CHANGE: &[(&str, &str)] = &[("change_id", "c-42")];
 
@@ -207,7 +210,13 @@ fn command_banner_line() {
 
 #[test]
 fn contract_examples_pass_through_the_cli() {
-    for name in ["review-status", "job-run", "deploy-health", "host-uptime"] {
+    for name in [
+        "review-status",
+        "job-run",
+        "deploy-health",
+        "host-uptime",
+        "ticket-summary",
+    ] {
         let out = Command::cargo_bin("jsongate")
             .unwrap()
             .args(["contract", "test"])

@@ -191,8 +191,8 @@ impl Definition {
     /// Screens every member name and string of the definition — the tool's name, title,
     /// description, annotation values, and every string inside its schemas (property names
     /// and descriptions, enum and const strings, defaults, examples) — for instruction-like
-    /// phrases ([`crate::action::screen`]'s automaton) and for hidden text
-    /// ([`crate::action::hidden_text`]). Findings are in document order of the canonical
+    /// phrases and rules ([`crate::screen`]) and for hidden text
+    /// ([`crate::screen::hidden_text`]). Findings are in document order of the canonical
     /// form, each with its pointer in the definition and the pattern id (never the text).
     ///
     /// # Example
@@ -203,7 +203,8 @@ impl Definition {
     ///     .as_bytes(), jsongate::Limits::new()).unwrap();
     /// let f = d.screen();
     /// assert_eq!((f[0].pointer.as_str(), f[0].pattern), ("/description", "hidden_zero_width"));
-    /// assert_eq!((f[1].pointer.as_str(), f[1].pattern), ("/inputSchema/properties/a/description", "ignore_instructions"));
+    /// assert_eq!((f[1].pointer.as_str(), f[1].pattern), ("/inputSchema/properties/a/description", "mimicry_tag"));
+    /// assert_eq!((f[2].pointer.as_str(), f[2].pattern), ("/inputSchema/properties/a/description", "ignore_instructions"));
     /// ```
     pub fn screen(&self) -> Vec<DefinitionFinding> {
         let mut out = Vec::new();
@@ -258,7 +259,7 @@ impl Definition {
 pub struct DefinitionFinding {
     /// JSON Pointer of the string in the definition (for a member name: of its member).
     pub pointer: String,
-    /// The pattern id ([`crate::action::PATTERNS`] or [`crate::action::HIDDEN_PATTERNS`]).
+    /// The pattern id ([`crate::screen::PATTERNS`], [`crate::screen::RULES`] or [`crate::screen::HIDDEN_PATTERNS`]).
     pub pattern: &'static str,
 }
 

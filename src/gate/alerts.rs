@@ -1,0 +1,575 @@
+//! Alerts and the circuit breaker: what happens around a block besides the failure envelope.
+//!
+//! An alert is raised for every block whose audit kind is listed in `on`: one JSON line
+//! appended to a file and/or a hook command run in argv form (no shell) with the alert line
+//! on its standard input and a bounded time. The breaker counts blocks per key (the tool)
+//! and opens after `max_blocks` within `window_seconds`; while it is open the gate fails fast
+//! (`UPSTREAM_UNAVAILABLE`, not retryable, audit kind `breaker_open`) without reading the
+//! upstream, until `cooldown_seconds` have passed. Breaker state sits behind
+//! [`BreakerState`]: in memory ([`MemoryBreaker`]) or in a state file ([`FileBreaker`], for
+//! one process per response) until a shared-state backend exists.
+//!
+//! While any breaker is open, a relay with a tool-call policy falls back to read-only: only
+//! tools the policy marks `read_only` are forwarded.
+//!
+//! Delivery failures (a file that stops being writable, a hook that fails or hangs) are
+//! reported to the caller and never change a decision: a block stays a block.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::audit::AuditRecord;
+use super::contract::{err, ContractError};
+use crate::select::{write_json_string, Value};
+use crate::{Limits, Rejection, Schema, Validator};
+
+/// The JSON Schema of alert files (`jsongate alerts schema`).
+pub const ALERTS_SCHEMA: &str = include_str!("alerts.schema.json");
+
+/// When the breaker opens and for how long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BreakerPolicy {
+    /// Blocks within the window that open the breaker.
+    pub max_blocks: u32,
+    /// The window, in milliseconds.
+    pub window_ms: u64,
+    /// How long the breaker stays open, in milliseconds.
+    pub cooldown_ms: u64,
+}
+
+/// Where breaker state lives. Implementations must be safe to share between threads.
+pub trait BreakerState: Send + Sync {
+    /// Records one block for `key` at `now_ms`; returns whether this block opened the
+    /// breaker.
+    ///
+    /// # Errors
+    /// The state could not be read or written (the caller reports it; the block stands).
+    fn record_block(&self, key: &str, now_ms: u64, policy: &BreakerPolicy) -> Result<bool, String>;
+    /// Whether the breaker for `key` is open at `now_ms`.
+    ///
+    /// # Errors
+    /// The state could not be read. Callers treat an unreadable state as open (fail
+    /// closed).
+    fn is_open(&self, key: &str, now_ms: u64) -> Result<bool, String>;
+    /// Whether any breaker is open at `now_ms` (the action boundary's read-only fallback).
+    ///
+    /// # Errors
+    /// As [`is_open`](Self::is_open).
+    fn any_open(&self, now_ms: u64) -> Result<bool, String>;
+}
+
+#[derive(Clone, Debug, Default)]
+struct Entry {
+    blocks: VecDeque<u64>,
+    open_until: u64,
+}
+
+impl Entry {
+    fn record(&mut self, now: u64, p: &BreakerPolicy) -> bool {
+        while self
+            .blocks
+            .front()
+            .is_some_and(|&t| now.saturating_sub(t) >= p.window_ms)
+        {
+            self.blocks.pop_front();
+        }
+        self.blocks.push_back(now);
+        // Never more than the blocks that can open it: memory is bounded by the policy.
+        while self.blocks.len() > p.max_blocks as usize {
+            self.blocks.pop_front();
+        }
+        if self.blocks.len() >= p.max_blocks as usize && now >= self.open_until {
+            self.open_until = now.saturating_add(p.cooldown_ms);
+            self.blocks.clear();
+            return true;
+        }
+        false
+    }
+}
+
+/// Breaker state in memory (one process, many responses).
+#[derive(Debug, Default)]
+pub struct MemoryBreaker {
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+impl MemoryBreaker {
+    /// Empty state: every breaker closed.
+    pub fn new() -> MemoryBreaker {
+        MemoryBreaker::default()
+    }
+}
+
+impl BreakerState for MemoryBreaker {
+    fn record_block(&self, key: &str, now: u64, p: &BreakerPolicy) -> Result<bool, String> {
+        let mut m = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(m.entry(key.to_owned()).or_default().record(now, p))
+    }
+
+    fn is_open(&self, key: &str, now: u64) -> Result<bool, String> {
+        let m = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(m.get(key).is_some_and(|e| now < e.open_until))
+    }
+
+    fn any_open(&self, now: u64) -> Result<bool, String> {
+        let m = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(m.values().any(|e| now < e.open_until))
+    }
+}
+
+/// Breaker state in a JSON file (`{"KEY":{"blocks":[ms…],"open_until":ms}}`), rewritten
+/// whole (write to a temporary file, then rename) on each block. For one writer at a time,
+/// such as successive `jsongate gate` runs; a missing file is an empty state.
+#[derive(Debug)]
+pub struct FileBreaker {
+    path: PathBuf,
+    lock: Mutex<()>,
+}
+
+impl FileBreaker {
+    /// State kept in `path`.
+    pub fn new(path: &Path) -> FileBreaker {
+        FileBreaker {
+            path: path.to_owned(),
+            lock: Mutex::new(()),
+        }
+    }
+
+    fn load(&self) -> Result<HashMap<String, Entry>, String> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+            Err(e) => return Err(format!("breaker state '{}': {e}", self.path.display())),
+        };
+        let v = Value::parse(&bytes, Limits::new())
+            .map_err(|e| format!("breaker state '{}': {e}", self.path.display()))?;
+        let mut m = HashMap::new();
+        for (k, e) in v.as_object().unwrap_or(&[]) {
+            let blocks = e
+                .get("blocks")
+                .and_then(Value::as_array)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(Value::as_u64)
+                .collect();
+            let open_until = e.get("open_until").and_then(Value::as_u64).unwrap_or(0);
+            m.insert(k.clone(), Entry { blocks, open_until });
+        }
+        Ok(m)
+    }
+
+    fn save(&self, m: &HashMap<String, Entry>) -> Result<(), String> {
+        let mut keys: Vec<&String> = m.keys().collect();
+        keys.sort();
+        let v = Value::Object(
+            keys.into_iter()
+                .map(|k| {
+                    let e = &m[k];
+                    (
+                        k.clone(),
+                        Value::Object(vec![
+                            (
+                                "blocks".into(),
+                                Value::Array(
+                                    e.blocks
+                                        .iter()
+                                        .map(|t| Value::Number(t.to_string()))
+                                        .collect(),
+                                ),
+                            ),
+                            ("open_until".into(), Value::Number(e.open_until.to_string())),
+                        ]),
+                    )
+                })
+                .collect(),
+        );
+        let tmp = self.path.with_extension("tmp");
+        std::fs::write(&tmp, v.to_json())
+            .and_then(|()| std::fs::rename(&tmp, &self.path))
+            .map_err(|e| format!("breaker state '{}': {e}", self.path.display()))
+    }
+}
+
+impl BreakerState for FileBreaker {
+    fn record_block(&self, key: &str, now: u64, p: &BreakerPolicy) -> Result<bool, String> {
+        let _g = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut m = self.load()?;
+        let opened = m.entry(key.to_owned()).or_default().record(now, p);
+        self.save(&m)?;
+        Ok(opened)
+    }
+
+    fn is_open(&self, key: &str, now: u64) -> Result<bool, String> {
+        let _g = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(self.load()?.get(key).is_some_and(|e| now < e.open_until))
+    }
+
+    fn any_open(&self, now: u64) -> Result<bool, String> {
+        let _g = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(self.load()?.values().any(|e| now < e.open_until))
+    }
+}
+
+/// A hook command: argv (no shell), bounded time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hook {
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+    /// How long it may run before it is killed.
+    pub timeout: Duration,
+}
+
+/// Alerting and breaking for one gate (or proxy).
+pub struct Alerts {
+    on: Vec<String>,
+    file: Option<Mutex<std::fs::File>>,
+    file_path: Option<PathBuf>,
+    hook: Option<Hook>,
+    breaker: Option<(BreakerPolicy, Box<dyn BreakerState>)>,
+}
+
+impl std::fmt::Debug for Alerts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Alerts")
+            .field("on", &self.on)
+            .field("file", &self.file_path)
+            .field("hook", &self.hook)
+            .finish_non_exhaustive()
+    }
+}
+
+fn alerts_schema() -> &'static Schema {
+    static S: OnceLock<Schema> = OnceLock::new();
+    // A shipped constant, compiled by the `alerts_schema_compiles` test.
+    S.get_or_init(|| Schema::compile(ALERTS_SCHEMA.as_bytes()).expect("shipped schema"))
+}
+
+/// What a decision made the alerting do.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Raised {
+    /// Alert lines delivered (or attempted).
+    pub alerts: Vec<String>,
+    /// Whether this block opened the breaker.
+    pub opened: bool,
+    /// Delivery or state failures, for the operator's log; the decision stands.
+    pub failures: Vec<String>,
+}
+
+impl Alerts {
+    /// Reads an alert file (checked against [`ALERTS_SCHEMA`]); `file` and `state_file`
+    /// paths are relative to `dir`. The alert file is opened (created) now and the hook's
+    /// program must exist, so that bad configuration fails at start.
+    ///
+    /// # Errors
+    /// Invalid JSON, a schema violation (an unknown alert class), an alert file that cannot
+    /// be opened, or a hook program that does not exist.
+    pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Alerts, ContractError> {
+        let limits = Limits::new().max_bytes(1 << 20);
+        match Validator::new(alerts_schema()).validate_slice(bytes, limits) {
+            Ok(()) => {}
+            Err(Rejection::Error(e)) => return Err(err(format!("alerts: not valid JSON: {e}"))),
+            Err(Rejection::Violation(v)) => {
+                return Err(err(format!(
+                    "alerts: does not satisfy the alerts schema: {} at '{}'",
+                    v.message(),
+                    v.instance_pointer()
+                )))
+            }
+        }
+        let doc = Value::parse(bytes, limits).map_err(|e| err(e.to_string()))?;
+        let strs = |v: Option<&Value>| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|x| Some(x.as_str()?.to_owned()))
+                .collect()
+        };
+        let file_path = doc.get("file").and_then(Value::as_str).map(|f| dir.join(f));
+        let file = match &file_path {
+            None => None,
+            Some(p) => Some(Mutex::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .map_err(|e| err(format!("alerts: cannot open '{}': {e}", p.display())))?,
+            )),
+        };
+        let hook = match doc.get("hook") {
+            None => None,
+            Some(h) => {
+                let argv = strs(h.get("argv"));
+                let program = Path::new(&argv[0]);
+                if program.components().count() > 1 && !program.exists() {
+                    return Err(err(format!("alerts: hook program '{}' not found", argv[0])));
+                }
+                if program.components().count() == 1 && find_in_path(&argv[0]).is_none() {
+                    return Err(err(format!(
+                        "alerts: hook program '{}' not in PATH",
+                        argv[0]
+                    )));
+                }
+                Some(Hook {
+                    argv,
+                    timeout: Duration::from_millis(
+                        h.get("timeout_ms").and_then(Value::as_u64).unwrap_or(2000),
+                    ),
+                })
+            }
+        };
+        let breaker = doc.get("breaker").map(|b| {
+            let n = |k| b.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let policy = BreakerPolicy {
+                max_blocks: u32::try_from(n("max_blocks")).unwrap_or(u32::MAX),
+                window_ms: n("window_seconds").saturating_mul(1000),
+                cooldown_ms: n("cooldown_seconds").saturating_mul(1000),
+            };
+            let state: Box<dyn BreakerState> = match b.get("state_file").and_then(Value::as_str) {
+                Some(f) => Box::new(FileBreaker::new(&dir.join(f))),
+                None => Box::new(MemoryBreaker::new()),
+            };
+            (policy, state)
+        });
+        Ok(Alerts {
+            on: strs(doc.get("on")),
+            file,
+            file_path,
+            hook,
+            breaker,
+        })
+    }
+
+    /// Reads an alert file from disk (paths in it relative to its directory).
+    ///
+    /// # Errors
+    /// As [`from_slice`](Self::from_slice), or the file cannot be read.
+    pub fn from_file(path: &Path) -> Result<Alerts, ContractError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| err(format!("cannot read alerts '{}': {e}", path.display())))?;
+        Alerts::from_slice(&bytes, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Replaces the breaker's state backend (the policy stays).
+    #[must_use]
+    pub fn with_state(mut self, state: Box<dyn BreakerState>) -> Alerts {
+        if let Some((_, s)) = &mut self.breaker {
+            *s = state;
+        }
+        self
+    }
+
+    /// Whether the breaker for `key` is open at `now_ms`. An unreadable state counts as
+    /// open: a broken state never lets a response through a breaker that may be open.
+    pub fn is_open(&self, key: &str, now_ms: u64) -> Result<bool, String> {
+        match &self.breaker {
+            None => Ok(false),
+            Some((_, s)) => s.is_open(key, now_ms),
+        }
+    }
+
+    /// Whether any breaker is open at `now_ms`; an unreadable state counts as open.
+    pub fn any_open(&self, now_ms: u64) -> Result<bool, String> {
+        match &self.breaker {
+            None => Ok(false),
+            Some((_, s)) => s.any_open(now_ms),
+        }
+    }
+
+    /// Reacts to one decision: a block counts toward `key`'s breaker, a block of a listed
+    /// kind raises an alert, a breaker that opens raises one too (`breaker_opened`). Alerts
+    /// are delivered before it returns.
+    pub fn on_decision(&self, key: &str, audit: &AuditRecord, now_ms: u64) -> Raised {
+        let Some(e) = audit.error.as_ref().filter(|_| !audit.accepted) else {
+            return Raised::default();
+        };
+        let block = Block {
+            key,
+            kind: &e.kind,
+            tool: &audit.tool,
+            request_id: &audit.request_id,
+            code: audit.code.map(super::envelope::FailureCode::as_str),
+            sha256: &audit.sha256,
+            time: audit.time.to_rfc3339(),
+        };
+        let mut r = self.on_block(&block, now_ms, e.kind != "breaker_open");
+        let lines = r.alerts.clone();
+        r.failures.extend(self.deliver_all(&lines));
+        r
+    }
+
+    /// Counts one block (when `counts`) and returns the alert lines it raises, without
+    /// delivering them ([`deliver_all`](Self::deliver_all) does; a relay delivers off its
+    /// hot path).
+    pub fn on_block(&self, b: &Block<'_>, now_ms: u64, counts: bool) -> Raised {
+        let mut r = Raised::default();
+        if self.on.iter().any(|k| k == b.kind) {
+            r.alerts.push(alert_line("block", b));
+        }
+        if counts {
+            if let Some((policy, state)) = &self.breaker {
+                match state.record_block(b.key, now_ms, policy) {
+                    Ok(true) => {
+                        r.opened = true;
+                        r.alerts.push(alert_line("breaker_opened", b));
+                    }
+                    Ok(false) => {}
+                    Err(msg) => r.failures.push(msg),
+                }
+            }
+        }
+        r
+    }
+
+    /// Delivers alert lines to the file and the hook; returns what failed.
+    pub fn deliver_all(&self, lines: &[String]) -> Vec<String> {
+        let mut failures = Vec::new();
+        for line in lines {
+            self.deliver(line, &mut failures);
+        }
+        failures
+    }
+
+    fn deliver(&self, line: &str, failures: &mut Vec<String>) {
+        if let (Some(f), Some(p)) = (&self.file, &self.file_path) {
+            let mut f = f.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Err(e) = writeln!(f, "{line}") {
+                failures.push(format!("alert file '{}': {e}", p.display()));
+            }
+        }
+        if let Some(h) = &self.hook {
+            if let Err(e) = run_hook(h, line) {
+                failures.push(format!("alert hook '{}': {e}", h.argv[0]));
+            }
+        }
+    }
+}
+
+/// One block, as alerting sees it.
+#[derive(Clone, Debug)]
+pub struct Block<'a> {
+    /// The breaker key (the tool).
+    pub key: &'a str,
+    /// The audit kind or class (`duplicate_name`, `screen`, `tool_poisoned`, …).
+    pub kind: &'a str,
+    /// The tool name.
+    pub tool: &'a str,
+    /// The request id (JSON-RPC id for the relay).
+    pub request_id: &'a str,
+    /// The failure code, if there is one.
+    pub code: Option<&'a str>,
+    /// SHA-256 of the blocked bytes.
+    pub sha256: &'a str,
+    /// When (RFC 3339).
+    pub time: String,
+}
+
+fn alert_line(alert: &str, b: &Block<'_>) -> String {
+    let mut out = String::from("{\"time\":");
+    write_json_string(&mut out, &b.time);
+    out.push_str(",\"alert\":");
+    write_json_string(&mut out, alert);
+    out.push_str(",\"key\":");
+    write_json_string(&mut out, b.key);
+    out.push_str(",\"tool\":");
+    write_json_string(&mut out, b.tool);
+    out.push_str(",\"request_id\":");
+    write_json_string(&mut out, b.request_id);
+    out.push_str(",\"kind\":");
+    write_json_string(&mut out, b.kind);
+    out.push_str(",\"code\":");
+    match b.code {
+        Some(c) => write_json_string(&mut out, c),
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"sha256\":");
+    write_json_string(&mut out, b.sha256);
+    out.push('}');
+    out
+}
+
+fn find_in_path(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// Runs the hook with `line` on its standard input; kills it past its timeout.
+fn run_hook(h: &Hook, line: &str) -> Result<(), String> {
+    let mut child = Command::new(&h.argv[0])
+        .args(&h.argv[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A hook that does not read its input is its own business; it still must exit.
+        let _ = writeln!(stdin, "{line}");
+    }
+    let until = Instant::now() + h.timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(format!("exited with {status}")),
+            Ok(None) if Instant::now() >= until => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("killed after {} ms", h.timeout.as_millis()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alerts_schema_compiles() {
+        let _ = alerts_schema();
+    }
+
+    #[test]
+    fn breaker_opens_after_n_blocks_in_the_window_and_closes_after_the_cooldown() {
+        let p = BreakerPolicy {
+            max_blocks: 3,
+            window_ms: 1000,
+            cooldown_ms: 5000,
+        };
+        let b = MemoryBreaker::new();
+        assert!(!b.record_block("t", 0, &p).unwrap());
+        assert!(!b.record_block("t", 100, &p).unwrap());
+        // The first block left the window: still two.
+        assert!(!b.record_block("t", 1050, &p).unwrap());
+        assert!(b.record_block("t", 1060, &p).unwrap());
+        assert!(b.is_open("t", 1061).unwrap());
+        assert!(!b.is_open("other", 1061).unwrap());
+        assert!(b.is_open("t", 6059).unwrap());
+        assert!(!b.is_open("t", 6060).unwrap());
+    }
+
+    #[test]
+    fn file_state_persists_between_instances() {
+        let dir = std::env::temp_dir().join(format!("jsongate-breaker-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("state.json");
+        let _ = std::fs::remove_file(&path);
+        let p = BreakerPolicy {
+            max_blocks: 2,
+            window_ms: 1000,
+            cooldown_ms: 1000,
+        };
+        assert!(!FileBreaker::new(&path).record_block("t", 0, &p).unwrap());
+        assert!(FileBreaker::new(&path).record_block("t", 10, &p).unwrap());
+        assert!(FileBreaker::new(&path).is_open("t", 20).unwrap());
+        std::fs::write(&path, b"not json").unwrap();
+        assert!(FileBreaker::new(&path).is_open("t", 20).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

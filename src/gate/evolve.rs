@@ -1,0 +1,466 @@
+//! Contract evolution: every difference between two versions of a tool contract, classified
+//! as breaking or not for the agent-facing side (what the agent reads) and the upstream side
+//! (what the upstream must send).
+//!
+//! Pure comparison of two loaded contracts; it compiles their envelope schemas to know which
+//! fields the agent is guaranteed, and reads inline upstream schemas for types and enums.
+
+use std::fmt::Write as _;
+
+use super::contract::{CheckSpec, Contract, ContractError};
+use super::envelope::FailureCode;
+use crate::select::{write_json_string, Value};
+use crate::Limits;
+
+/// Which side of the gate a change concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// What the agent reads (the envelope).
+    Agent,
+    /// What the upstream must send.
+    Upstream,
+}
+
+/// One difference between two contracts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The side it concerns.
+    pub side: Side,
+    /// What changed: `tool_renamed`, `field_added`, `field_removed`, `field_renamed`,
+    /// `field_now_optional`, `field_now_required`, `field_hidden`, `field_exposed`,
+    /// `pointer_changed`, `type_changed`, `enum_widened`, `enum_narrowed`,
+    /// `required_upstream_added`, `required_upstream_removed`, `shape_added`,
+    /// `shape_dropped`, `limit_lowered`, `limit_raised`, `failure_codes_changed`,
+    /// `output_budget_lowered`, `output_budget_raised`.
+    pub kind: &'static str,
+    /// Whether callers written for the old contract can break.
+    pub breaking: bool,
+    /// The field, shape, limit or member concerned.
+    pub subject: String,
+    /// The old value (JSON text), if any.
+    pub from: Option<String>,
+    /// The new value (JSON text), if any.
+    pub to: Option<String>,
+}
+
+impl Change {
+    /// The change as one JSON line (no newline).
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"side\":\"");
+        out.push_str(match self.side {
+            Side::Agent => "agent",
+            Side::Upstream => "upstream",
+        });
+        let _ = write!(
+            out,
+            "\",\"change\":\"{}\",\"breaking\":{},\"subject\":",
+            self.kind, self.breaking
+        );
+        write_json_string(&mut out, &self.subject);
+        for (k, v) in [("from", &self.from), ("to", &self.to)] {
+            if let Some(v) = v {
+                let _ = write!(out, ",\"{k}\":{v}");
+            }
+        }
+        out.push('}');
+        out
+    }
+}
+
+fn j(s: &str) -> String {
+    let mut o = String::new();
+    write_json_string(&mut o, s);
+    o
+}
+
+/// The agent-facing fields: name → (required in the envelope, upstream pointer).
+fn agent_fields(c: &Contract) -> Result<Vec<(String, bool, String)>, ContractError> {
+    let g = super::Gate::new(c)?;
+    let schema = Value::parse(g.envelope_schema().as_bytes(), Limits::unlimited())
+        .map_err(|e| super::contract::err(e.to_string()))?;
+    let data = schema.pointer("/oneOf/0/properties/data");
+    let required: Vec<&str> = data
+        .and_then(|d| d.get("required"))
+        .and_then(Value::as_array)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    Ok(c.fields
+        .iter()
+        .filter(|f| f.expose)
+        .map(|f| {
+            (
+                f.name.clone(),
+                required.contains(&f.name.as_str()),
+                f.pointer.clone(),
+            )
+        })
+        .collect())
+}
+
+/// The current (first) shape's inline schema, parsed.
+fn current_schema(c: &Contract) -> Option<Value> {
+    let bytes = c.shapes.first()?.schema.bytes().ok()?;
+    Value::parse(&bytes, Limits::unlimited()).ok()
+}
+
+/// The subschema at an instance pointer, following `properties` only.
+fn schema_at<'a>(schema: &'a Value, pointer: &str) -> Option<&'a Value> {
+    let tokens = crate::select::parse_pointer(pointer).ok()?;
+    let mut s = schema;
+    for t in &tokens {
+        s = s.get("properties")?.get(t)?;
+    }
+    Some(s)
+}
+
+fn enum_values(s: &Value) -> Option<Vec<String>> {
+    Some(
+        s.get("enum")?
+            .as_array()?
+            .iter()
+            .map(Value::to_json)
+            .collect(),
+    )
+}
+
+/// Every code the contract can put in a failure envelope.
+fn failure_codes(c: &Contract) -> Vec<&'static str> {
+    let mut codes = vec![
+        FailureCode::InvalidResponse.as_str(),
+        FailureCode::UpstreamUnavailable.as_str(),
+    ];
+    codes.extend(c.errors.iter().map(|(code, _)| code.as_str()));
+    for ch in &c.checks {
+        codes.push(match ch {
+            CheckSpec::Equals(x) => x.code.as_str(),
+            CheckSpec::Fresh(x) => x.code.as_str(),
+            CheckSpec::BelongsTo(x) => x.code.as_str(),
+        });
+    }
+    codes.sort_unstable();
+    codes.dedup();
+    codes
+}
+
+fn list(xs: &[&str]) -> String {
+    let v: Vec<String> = xs.iter().map(|x| j(x)).collect();
+    format!("[{}]", v.join(","))
+}
+
+/// Every difference between `old` and `new`, agent side first.
+///
+/// # Errors
+/// One of the contracts does not compile.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{diff_contracts, Contract};
+/// let c = |fields: &str| Contract::from_slice(format!(r#"{{"contract":1,"tool":"t","version":"1",
+///     "upstream":[{{"version":"v1","schema":true}}],"fields":{{{fields}}}}}"#).as_bytes(),
+///     std::path::Path::new(".")).unwrap();
+/// let changes = diff_contracts(&c(r#""a":{"pointer":"/a"},"b":{"pointer":"/b"}"#),
+///                              &c(r#""a":{"pointer":"/a"}"#)).unwrap();
+/// assert_eq!((changes[0].kind, changes[0].breaking), ("field_removed", true));
+/// ```
+pub fn diff_contracts(old: &Contract, new: &Contract) -> Result<Vec<Change>, ContractError> {
+    let mut out = Vec::new();
+    let mut push = |side, kind, breaking, subject: &str, from: Option<String>, to| {
+        out.push(Change {
+            side,
+            kind,
+            breaking,
+            subject: subject.to_owned(),
+            from,
+            to,
+        });
+    };
+    if old.tool != new.tool {
+        push(
+            Side::Agent,
+            "tool_renamed",
+            true,
+            "tool",
+            Some(j(&old.tool)),
+            Some(j(&new.tool)),
+        );
+    }
+    // ---- agent side: the fields of data ----
+    let (fa, fb) = (agent_fields(old)?, agent_fields(new)?);
+    let hidden = |c: &Contract, n: &str| c.fields.iter().any(|f| f.name == n && !f.expose);
+    for (name, req, ptr) in &fa {
+        match fb.iter().find(|x| &x.0 == name) {
+            None if hidden(new, name) => {
+                push(Side::Agent, "field_hidden", true, name, None, None);
+            }
+            None => match fb
+                .iter()
+                .find(|x| &x.2 == ptr && !fa.iter().any(|y| y.0 == x.0))
+            {
+                Some(r) => push(
+                    Side::Agent,
+                    "field_renamed",
+                    true,
+                    name,
+                    Some(j(name)),
+                    Some(j(&r.0)),
+                ),
+                None => push(Side::Agent, "field_removed", true, name, None, None),
+            },
+            Some((_, req2, ptr2)) => {
+                if *req && !req2 {
+                    push(Side::Agent, "field_now_optional", true, name, None, None);
+                } else if !req && *req2 {
+                    push(Side::Agent, "field_now_required", false, name, None, None);
+                }
+                if ptr != ptr2 {
+                    push(
+                        Side::Upstream,
+                        "pointer_changed",
+                        true,
+                        name,
+                        Some(j(ptr)),
+                        Some(j(ptr2)),
+                    );
+                }
+            }
+        }
+    }
+    for (name, _, ptr) in &fb {
+        if fa.iter().any(|x| &x.0 == name) {
+            continue;
+        }
+        let renamed = fa
+            .iter()
+            .any(|x| &x.2 == ptr && !fb.iter().any(|y| y.0 == x.0));
+        if hidden(old, name) {
+            push(Side::Agent, "field_exposed", false, name, None, None);
+        } else if !renamed {
+            push(Side::Agent, "field_added", false, name, None, None);
+        }
+    }
+    // ---- types and enums of the fields both expose, in the current shapes ----
+    if let (Some(sa), Some(sb)) = (current_schema(old), current_schema(new)) {
+        for (name, _, ptr) in &fa {
+            let Some((_, _, ptr2)) = fb.iter().find(|x| &x.0 == name) else {
+                continue;
+            };
+            let (Some(a), Some(b)) = (schema_at(&sa, ptr), schema_at(&sb, ptr2)) else {
+                continue;
+            };
+            let (ta, tb) = (a.get("type"), b.get("type"));
+            if ta != tb {
+                push(
+                    Side::Agent,
+                    "type_changed",
+                    true,
+                    name,
+                    Some(ta.map_or_else(|| "null".into(), Value::to_json)),
+                    Some(tb.map_or_else(|| "null".into(), Value::to_json)),
+                );
+            }
+            match (enum_values(a), enum_values(b)) {
+                (Some(ea), Some(eb)) => {
+                    let added: Vec<&str> = eb
+                        .iter()
+                        .filter(|x| !ea.contains(x))
+                        .map(String::as_str)
+                        .collect();
+                    let removed: Vec<&str> = ea
+                        .iter()
+                        .filter(|x| !eb.contains(x))
+                        .map(String::as_str)
+                        .collect();
+                    if !added.is_empty() {
+                        // The agent may now read values it was never told about.
+                        let to = format!("[{}]", added.join(","));
+                        push(Side::Agent, "enum_widened", true, name, None, Some(to));
+                    }
+                    if !removed.is_empty() {
+                        // The upstream's old values are now rejected.
+                        let from = format!("[{}]", removed.join(","));
+                        push(
+                            Side::Upstream,
+                            "enum_narrowed",
+                            true,
+                            name,
+                            Some(from),
+                            None,
+                        );
+                    }
+                }
+                (None, Some(_)) => {
+                    push(Side::Upstream, "enum_narrowed", true, name, None, None);
+                }
+                (Some(_), None) => push(Side::Agent, "enum_widened", true, name, None, None),
+                (None, None) => {}
+            }
+        }
+        let req = |s: &Value| -> Vec<String> {
+            s.get("required")
+                .and_then(Value::as_array)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|x| Some(x.as_str()?.to_owned()))
+                .collect()
+        };
+        let (ra, rb) = (req(&sa), req(&sb));
+        for r in rb.iter().filter(|r| !ra.contains(r)) {
+            push(
+                Side::Upstream,
+                "required_upstream_added",
+                true,
+                r,
+                None,
+                None,
+            );
+        }
+        for r in ra.iter().filter(|r| !rb.contains(r)) {
+            push(
+                Side::Upstream,
+                "required_upstream_removed",
+                false,
+                r,
+                None,
+                None,
+            );
+        }
+    }
+    // ---- upstream side: shapes and limits ----
+    for s in &old.shapes {
+        if !new.shapes.iter().any(|x| x.version == s.version) {
+            push(
+                Side::Upstream,
+                "shape_dropped",
+                true,
+                &s.version,
+                None,
+                None,
+            );
+        }
+    }
+    for s in &new.shapes {
+        if !old.shapes.iter().any(|x| x.version == s.version) {
+            push(Side::Upstream, "shape_added", false, &s.version, None, None);
+        }
+    }
+    let limits = |l: &Limits| {
+        [
+            ("max_bytes", l.get_max_bytes()),
+            ("max_depth", l.get_max_depth()),
+            ("max_name_bytes", l.get_max_name_bytes()),
+            ("max_string_bytes", l.get_max_string_bytes()),
+            ("max_number_bytes", l.get_max_number_bytes()),
+            ("max_members", l.get_max_members()),
+            ("max_items", l.get_max_items()),
+        ]
+    };
+    for ((name, a), (_, b)) in limits(&old.limits).into_iter().zip(limits(&new.limits)) {
+        if a != b {
+            let (kind, breaking) = if b < a {
+                ("limit_lowered", true)
+            } else {
+                ("limit_raised", false)
+            };
+            push(
+                Side::Upstream,
+                kind,
+                breaking,
+                name,
+                Some(a.to_string()),
+                Some(b.to_string()),
+            );
+        }
+    }
+    let budget = |c: &Contract| c.budget.max_bytes.unwrap_or(u64::MAX);
+    let (ba, bb) = (budget(old), budget(new));
+    if ba != bb {
+        let show = |b: u64| {
+            if b == u64::MAX {
+                "null".into()
+            } else {
+                b.to_string()
+            }
+        };
+        let (kind, breaking) = if bb < ba {
+            ("output_budget_lowered", true)
+        } else {
+            ("output_budget_raised", false)
+        };
+        push(
+            Side::Upstream,
+            kind,
+            breaking,
+            "max_output_bytes",
+            Some(show(ba)),
+            Some(show(bb)),
+        );
+    }
+    // ---- failure codes the agent can see ----
+    let (ca, cb) = (failure_codes(old), failure_codes(new));
+    if ca != cb {
+        push(
+            Side::Agent,
+            "failure_codes_changed",
+            true,
+            "codes",
+            Some(list(&ca)),
+            Some(list(&cb)),
+        );
+    }
+    out.sort_by_key(|c| c.side == Side::Upstream);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn c(version: &str, body: &str) -> Contract {
+        Contract::from_slice(
+            format!(r#"{{"contract":1,"tool":"t","version":"{version}",{body}}}"#).as_bytes(),
+            Path::new("."),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn each_kind_of_change_is_classified() {
+        let old = c(
+            "1",
+            r#""limits":{"max_bytes":1000},
+            "upstream":[{"version":"v1","schema":{"required":["a"],"properties":{"a":{"type":"string"},"s":{"enum":["x","y"]}}}},
+                        {"version":"v0","schema":true}],
+            "fields":{"a":{"pointer":"/a"},"s":{"pointer":"/s"},"old":{"pointer":"/o"}}"#,
+        );
+        let new = c(
+            "2",
+            r#""limits":{"max_bytes":500},
+            "upstream":[{"version":"v1","schema":{"required":["a","b"],"properties":{"a":{"type":"integer"},"s":{"enum":["x","z"]}}}}],
+            "fields":{"a":{"pointer":"/a"},"s":{"pointer":"/s"},"new":{"pointer":"/o"},"more":{"pointer":"/m","required":false}},
+            "checks":[{"check":"equals","field":"a","context":"a"}]"#,
+        );
+        let got: Vec<(&str, bool)> = diff_contracts(&old, &new)
+            .unwrap()
+            .iter()
+            .map(|c| (c.kind, c.breaking))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("field_renamed", true),
+                ("field_added", false),
+                ("type_changed", true),
+                ("enum_widened", true),
+                ("failure_codes_changed", true),
+                ("enum_narrowed", true),
+                ("required_upstream_added", true),
+                ("shape_dropped", true),
+                ("limit_lowered", true),
+            ]
+        );
+        assert!(diff_contracts(&old, &old).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,242 @@
+//! The rules: regular expressions over normalised text for what whole phrases cannot see —
+//! bounded gaps between the words of an override ("ignore … previous … instructions",
+//! `忽略.{0,6}之前.{0,12}指令`), text addressed to the model reading it, role and chat-markup
+//! mimicry, imperative tool-use requests, and exfiltration or active-markup payloads.
+//!
+//! Each rule has an id and a [`Class`]. Rules are written for normalised text (lowercase,
+//! single spaces, no spaces next to CJK characters, full-width forms folded), so `.` never
+//! meets a newline and `\b` is the ASCII word boundary. Every repetition is bounded: a
+//! rule's work on a string is linear in the string.
+
+use std::sync::OnceLock;
+
+use regex::bytes::Regex;
+
+use super::Class;
+
+/// The rule list: `(id, class, pattern)`; `\b` is rewritten to the ASCII word boundary.
+pub const RULES: &[(&str, Class, &str)] = &[
+    // ---- override: earlier instructions set aside, new ones announced ----
+    (
+        "override_gap",
+        Class::Override,
+        r"\b(ignore|disregard|forget|override|bypass|abandon|set aside|neglect)\b.{0,30}\b(previous|prior|above|earlier|preceding|former|original|old|all|any|your|system|existing|initial)\b.{0,20}\b(instructions?|prompts?|directives?|commands?|rules|guidelines|requests|orders|guidance|constraints|restrictions|boundaries|tasks?)\b",
+    ),
+    (
+        "override_regardless",
+        Class::Override,
+        r"\bregardless of (any |all |your |the )?(previous|prior|earlier|pre-existing|existing|original|other) (instructions|inputs?|guidelines|restrictions|rules|directives|requests|prompts)",
+    ),
+    (
+        "override_new_instructions",
+        Class::Override,
+        r"(\*{2,} ?|\b)(new|updated|revised|additional) (important |urgent |system )?(instructions|directives)( ?\*{2,}| ?:)",
+    ),
+    (
+        "override_new_task",
+        Class::Override,
+        r"\byour (new|real|actual|true|only|next) (task|instructions?|goal|objective|job|mission) (is|are|will be)\b|\b(urgent|priority|new) (new )?task ?(\*{2,}|:)",
+    ),
+    (
+        "override_gap_zh",
+        Class::Override,
+        r"(忽略|无视|忽视|不要理会|别管|忘记|忘掉|抛开|放弃).{0,6}(之前|先前|上面|以上|前面|此前|原来|原有|所有|全部|系统).{0,12}(指令|指示|内容|规则|要求|说明|提示|设定|命令|任务|限制)",
+    ),
+    (
+        "override_forget_zh",
+        Class::Override,
+        r"(之前|以上|上面|先前|前面|原来)的?.{0,8}(都|全部|一律)?(忘掉|忘记|忽略|作废|无效|不再适用)",
+    ),
+    (
+        "override_new_zh",
+        Class::Override,
+        r"(新的?指令|新的?任务|新的?要求|最新指示|重要指令)[:!]",
+    ),
+    // ---- addressed: text that speaks to the model reading it ----
+    (
+        "addressed_to_ai",
+        Class::Addressed,
+        r"\b(dear|attention|hey|hello|hi|note to|message to|message for|instructions? for|instructions? to) (the )?(ai|a\.i\.|llm|language model|chatbot|ai assistant|ai agent|ai model|gpt|chatgpt|claude|copilot|gemini)\b",
+    ),
+    (
+        "addressed_important_message",
+        Class::Addressed,
+        r"\b(important|urgent) (message|note|instructions?)\b.{0,80}\b(to|for) you,? (the )?(ai|llm|assistant|model|agent|language model)\b",
+    ),
+    (
+        "addressed_before_task",
+        Class::Addressed,
+        r"\b(before|after|instead of|rather than) (you )?(solv|do|complet|answer|continu|start|finish|summari[sz]|respond|repl|perform|doing)[a-z]{0,4} (the|your|this|my) (task|question|request|summary|instructions?)",
+    ),
+    (
+        "addressed_if_told",
+        Class::Addressed,
+        r"\bif you are (told|asked|instructed|requested) to (summari[sz]e|answer|translate|respond|reply|review|analy[sz]e|read|process)",
+    ),
+    (
+        "addressed_your_response",
+        Class::Addressed,
+        r"\b(include|add|insert|append|put|output|print|render|embed) (in|into|to|at the end of|at the start of|at the beginning of) your (response|answer|reply|output|summary)\b|\bat the (end|beginning|start) of (your|each|every) (response|answer|output|summary)\b",
+    ),
+    (
+        "addressed_gave_you",
+        Class::Addressed,
+        r"\b(i|we) (gave|give|have given|provided) you (your|these|the) (instructions|task|prompt)\b|\byour (previous|original|initial|system) (instructions|prompt)\b",
+    ),
+    (
+        "addressed_do_following",
+        Class::Addressed,
+        r"\b(you must|you need to|please do the following|do the following|ensure to do the following|please execute|please perform|you are required to) ?:",
+    ),
+    (
+        "addressed_test_mode",
+        Class::Addressed,
+        r"\b(in test mode|test pipeline|for (testing|academic|research|educational) purposes( only)?[,:])",
+    ),
+    (
+        "addressed_zh",
+        Class::Addressed,
+        r"(致|给|告诉|提醒)?(人工智能|ai助手|ai模型|大模型|语言模型|智能助手)[,:!]|(在你的|在回答|在回复|回答中|回复中).{0,6}(加入|包含|附上|插入|输出)",
+    ),
+    // ---- role: the reader told what it now is ----
+    (
+        "role_you_are_now",
+        Class::Role,
+        r"\byou are now (dan\b|in (developer|god|admin|debug|unrestricted|jailbreak|dan) mode|operating (as|in)|acting as|(a|an) (unrestricted|unfiltered|jailbroken|evil|uncensored|no limits?)|free from|no longer bound)",
+    ),
+    (
+        "role_dan",
+        Class::Role,
+        r"\b(do anything now|you are dan\b|dan mode|a do anything ai|no limits ai)",
+    ),
+    (
+        "role_mode",
+        Class::Role,
+        r"\b(developer|god|jailbreak|dan) mode (is |has been )?(enabled|activated|on|unlocked)|\boperating in developer mode\b",
+    ),
+    (
+        "role_unbound",
+        Class::Role,
+        r"\b(not subject to any (restrictions|guidelines|rules)|free from all (constraints|restrictions)|disregard all (boundaries|restrictions|limits)|without (any )?(ethical|content) (restrictions|filters|guidelines))",
+    ),
+    (
+        "role_zh",
+        Class::Role,
+        r"(你现在是|你现在扮演|从现在起你是|扮演).{0,8}(管理员|开发者|系统|root|超级用户|没有限制)|(开发者|越狱|管理员)模式",
+    ),
+    // ---- mimicry: role headers and chat-template markup inside data ----
+    (
+        "mimicry_chat_template",
+        Class::Mimicry,
+        r"<\|(im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|>|\[/?inst\]|<</?sys>>|<start_of_turn>|<end_of_turn>",
+    ),
+    (
+        "mimicry_role_header",
+        Class::Mimicry,
+        r"#{2,} ?\(?(system|assistant|admin|developer)(_message|_prompt| message| prompt| instructions?)?\)?|\[(system|admin|developer|system message|system note|system prompt|assistant)\]",
+    ),
+    (
+        "mimicry_tag",
+        Class::Mimicry,
+        r"</?(system|system_message|system-message|system-prompt|system_prompt|instructions?|information|important|admin|developer|interaction-config|user_query|assistant|im_start)>",
+    ),
+    (
+        "mimicry_role_prefix",
+        Class::Mimicry,
+        r"\b(system|admin|developer) (message|prompt|note|override|instructions?) ?:|^(system|assistant|developer) ?:",
+    ),
+    (
+        "mimicry_banner",
+        Class::Mimicry,
+        r"\*{2,} ?(new (important )?instructions|urgent new task|system|admin|developer mode|emergency)",
+    ),
+    // ---- tool_request: imperative tool use aimed at the reader ----
+    (
+        "tool_call_named",
+        Class::ToolRequest,
+        r"\b(call|invoke|use|run|execute|trigger) (the )?[a-z0-9]+_[a-z0-9_]+ (tool|function|api|endpoint|command)\b|\b(call|invoke) the [a-z0-9_]+ (tool|function)\b",
+    ),
+    (
+        "tool_destructive",
+        Class::ToolRequest,
+        r"\b(delete|drop|wipe|erase|destroy|truncate|purge) (all|every|the entire|the whole|all of the|all the) (files|emails|messages|data|database|tables|records|users|repositories|backups|documents)\b|\bdrop (table|database)\b|\brm -rf\b",
+    ),
+    (
+        "tool_grant",
+        Class::ToolRequest,
+        r"\bgrant (temporary |full |me )?(administrative|admin|root) (privileges|access|rights)",
+    ),
+    (
+        "tool_destructive_zh",
+        Class::ToolRequest,
+        r"(删除|删掉|清空|销毁|抹掉).{0,8}(数据库|数据表|表格?|所有|全部|文件|邮件|记录|仓库|账户|用户)|调用.{0,6}(删除|转账|导出|发送).{0,4}(接口|工具|函数|api)|(直接|立即|马上|现在)调用",
+    ),
+    // ---- exfiltration and active markup ----
+    (
+        "exfil_markdown_image",
+        Class::Exfiltration,
+        r"!\[[^\]]{0,200}\]\(https?://[^)\s]{1,300}\?[^)\s]{0,300}=",
+    ),
+    (
+        "exfil_send_secret",
+        Class::Exfiltration,
+        r"\b(send|forward|email|post|upload|transfer|leak|share|exfiltrate)\b.{0,40}\b(passwords?|api keys?|credentials|secrets?|tokens?|private keys?|ssh keys?|cookies)\b.{0,30}\b(to|at) (https?://|[a-z0-9._%+-]+@)",
+    ),
+    (
+        "exfil_zh",
+        Class::Exfiltration,
+        r"(发送|转发|导出|上传|泄露).{0,10}(密码|密钥|令牌|凭据|凭证|api key|所有数据|所有邮件).{0,10}(到|给|至)",
+    ),
+    (
+        "active_markup",
+        Class::ActiveMarkup,
+        r"<(img|svg|iframe|script|body|video|audio|object)\b[^>]{0,200}\bon[a-z]{3,12} ?=|<script\b|\b(href|src) ?= ?.?javascript:",
+    ),
+    // ---- prompt_leak: the reader asked for its instructions ----
+    (
+        "prompt_leak_gap",
+        Class::PromptLeak,
+        r"\b(reveal|print|show|output|repeat|tell me|display|leak|dump|give me|write out|share|disclose)\b.{0,30}\b(system prompt|system message|initial instructions|hidden instructions|original instructions|instructions above|developer message|your instructions|your prompt|your rules)\b",
+    ),
+    (
+        "prompt_leak_zh",
+        Class::PromptLeak,
+        r"(显示|输出|告诉我|泄露|打印|重复|透露).{0,8}(系统提示|系统指令|初始指令|隐藏指令|你的指令|提示词)",
+    ),
+];
+
+/// The compiled rules, in [`RULES`] order, matched on the normalised text's bytes. A rule
+/// written in ASCII is compiled without Unicode (`.` is one byte, classes are ASCII): its
+/// automaton is a fraction of the size, which keeps the one-off compilation short; rules
+/// with CJK text keep Unicode, so that their gaps count characters.
+pub(super) fn compiled() -> &'static [Regex] {
+    static R: OnceLock<Vec<Regex>> = OnceLock::new();
+    R.get_or_init(|| {
+        RULES
+            .iter()
+            .map(|(id, _, p)| {
+                let pattern = if p.is_ascii() {
+                    format!("(?-u){p}")
+                } else {
+                    p.replace(r"\b", r"(?-u:\b)")
+                };
+                // The rule list is a constant; every rule is compiled by `rules_compile`.
+                Regex::new(&pattern).unwrap_or_else(|e| panic!("rule {id}: {e}"))
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_compile_with_unique_ids() {
+        assert_eq!(compiled().len(), RULES.len());
+        let mut ids: Vec<&str> = RULES.iter().map(|r| r.0).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), RULES.len());
+    }
+}
