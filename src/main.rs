@@ -32,7 +32,7 @@ USAGE:
     jsongate mcp-proxy [OPTIONS] [--format-assertion] [--eval-budget N] [--policy FILE
                   --grants A,B [--workspace DIR]] [--screen flag|reject] [--audit FILE]
                   [--pin LOCKFILE] [--on-tool-change refuse|warn]
-                  [--screen-tools flag|reject] [--max-result-bytes N [--truncate-text]]
+                  [--screen-tools flag|reject] [--max-result-bytes [TOOL=]N]... [--truncate-text]
                   [--alerts FILE] -- SERVER_COMMAND [ARGS]...
     jsongate mcp-proxy --upstream http://HOST:PORT/PATH [--listen IP:PORT]
                   [--allow-origin ORIGIN]... [--answer-timeout SECONDS] [the same OPTIONS]
@@ -1031,11 +1031,23 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
             "--screen" => config.screen = Some(parse_screen(flag, &value()?)?),
             "--screen-tools" => config.screen_tools = Some(parse_screen(flag, &value()?)?),
             "--max-result-bytes" => {
+                // `N` for every tool, `TOOL=N` for one (which takes precedence).
                 let v = value()?;
-                config.max_result_bytes =
-                    Some(v.parse().ok().filter(|&n: &u64| n > 0).ok_or_else(|| {
-                        format!("--max-result-bytes: '{v}' is not a positive integer")
-                    })?);
+                let (tool, n) = match v.rsplit_once('=') {
+                    Some((t, n)) if !t.is_empty() => (Some(t.to_owned()), n),
+                    _ => (None, v.as_str()),
+                };
+                let n: u64 = n.parse().ok().filter(|&n: &u64| n > 0).ok_or_else(|| {
+                    format!(
+                        "--max-result-bytes: '{v}' is not N or TOOL=N with N a positive integer"
+                    )
+                })?;
+                match tool {
+                    Some(t) => {
+                        config.tool_result_bytes.insert(t, n);
+                    }
+                    None => config.max_result_bytes = Some(n),
+                }
             }
             "--truncate-text" => config.truncate_text = true,
             "--alerts" => {
@@ -1061,8 +1073,11 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
         }
     }
     config.limits = limits;
-    if config.truncate_text && config.max_result_bytes.is_none() {
-        return Err("--truncate-text needs --max-result-bytes N".into());
+    if config.truncate_text
+        && config.max_result_bytes.is_none()
+        && config.tool_result_bytes.is_empty()
+    {
+        return Err("--truncate-text needs --max-result-bytes N or TOOL=N".into());
     }
     if let Some(path) = policy {
         let p = Policy::from_file(std::path::Path::new(&path))

@@ -117,6 +117,9 @@ pub struct Config {
     /// content is cut with [`TEXT_TRUNCATION_MARKER`] when [`Config::truncate_text`] allows,
     /// else replaced too. Default: no budget beyond the line limit.
     pub max_result_bytes: Option<u64>,
+    /// Budgets for named tools, in place of [`Config::max_result_bytes`] for their results
+    /// (`--max-result-bytes TOOL=N`).
+    pub tool_result_bytes: std::collections::HashMap<String, u64>,
     /// Whether text-only results over [`Config::max_result_bytes`] may be cut.
     pub truncate_text: bool,
     /// Alerts and the circuit breaker ([`gate::Alerts`](crate::gate::Alerts)): a block of
@@ -154,6 +157,7 @@ impl Default for Config {
             on_tool_change: pin::OnChange::Refuse,
             screen_tools: None,
             max_result_bytes: None,
+            tool_result_bytes: std::collections::HashMap::new(),
             truncate_text: false,
             alerts: None,
             upstream: None,
@@ -208,6 +212,7 @@ struct Shared {
     /// Screening of tool definitions (resolved from [`Config::screen_tools`]).
     screen_tools: Screen,
     max_result_bytes: Option<u64>,
+    tool_result_bytes: std::collections::HashMap<String, u64>,
     truncate_text: bool,
     alerts: Option<Arc<crate::gate::Alerts>>,
     upstream: Option<String>,
@@ -287,6 +292,7 @@ impl Proxy {
                 Screen::Flag
             }),
             max_result_bytes: c.max_result_bytes,
+            tool_result_bytes: c.tool_result_bytes,
             truncate_text: c.truncate_text,
             alerts: c.alerts,
             upstream: c.upstream,

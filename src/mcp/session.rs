@@ -1405,7 +1405,10 @@ fn judge_result(
     })();
     // The result budget: structured content is never shortened; text may be cut.
     let mut cut = None;
-    let verdict = match (verdict, shared.max_result_bytes) {
+    let budget = name
+        .and_then(|n| shared.tool_result_bytes.get(n).copied())
+        .or(shared.max_result_bytes);
+    let verdict = match (verdict, budget) {
         (Ok(()), Some(max)) if facts.size > max && !msg.has_error => {
             let allowed = shared.truncate_text && msg.structured.is_none();
             match allowed.then(|| super::budget::cut_text(line, max, shared.limits)) {

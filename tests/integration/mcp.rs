@@ -1086,6 +1086,30 @@ fn result_budget_refuses_structured_results_and_cuts_text_only_when_allowed() {
 }
 
 #[test]
+fn a_tool_budget_takes_the_place_of_the_global_one_for_that_tool() {
+    let big_text = "word ".repeat(2000);
+    let text_only = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{big_text}"}}]}}}}"#
+        )
+    };
+    let mut h = Harness::new(Config {
+        max_result_bytes: Some(1_000_000),
+        tool_result_bytes: [("free".to_owned(), 1000)].into_iter().collect(),
+        ..Config::default()
+    });
+    h.list(&tools());
+    // `free` has its own budget of 1000 bytes: refused.
+    h.call_forwarded(&call(1, "free", "{}"));
+    let text = h.replaced(text_only(1).as_bytes(), &json!(1));
+    assert!(text.contains("(over_budget at byte 1000"), "{text}");
+    // Any other tool keeps the global budget: the same 10 KB result passes unchanged.
+    h.call_forwarded(&call(2, "lookup", r#"{"n":1}"#));
+    let line = text_only(2).replace("]}}", r#"],"structuredContent":{"approved":true}}}"#);
+    h.passes(&line);
+}
+
+#[test]
 fn alerts_fire_on_listed_classes_and_the_breaker_refuses_calls_while_open() {
     let tmp = tempfile::tempdir().unwrap();
     let alerts = jsongate::gate::Alerts::from_slice(
