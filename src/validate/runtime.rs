@@ -399,13 +399,7 @@ impl Runtime {
         self.depth = 0;
         self.pending.clear();
         self.scopes.clear();
-        self.violations.clear();
-        self.skip = 0;
-        self.budget_exceeded = false;
-        self.work = 0;
-        self.allowance = self.budget;
-        self.event_offset = 0;
-        self.root_result = None;
+        self.reset_common();
         if p.uses_dynamic_scope {
             self.scopes.push((p.nodes[p.root as usize].resource, NONE));
         }
@@ -904,17 +898,26 @@ impl Runtime {
         }
     }
 
+    /// Records the event's offset; inside a value no subschema constrains, follows only its
+    /// nesting and returns `true` (the event needs nothing else, in either tier).
+    #[inline(always)]
+    fn skipped(&mut self, ev: &Event<'_>, offset: u64) -> bool {
+        self.event_offset = offset;
+        if self.skip == 0 {
+            return false;
+        }
+        match ev {
+            Event::BeginObject | Event::BeginArray => self.skip += 1,
+            Event::EndObject | Event::EndArray => self.skip -= 1,
+            _ => {}
+        }
+        true
+    }
+
     /// [`event`](Self::event) in the general tier.
     #[inline(never)]
     fn general_event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
-        self.event_offset = offset;
-        if self.skip > 0 {
-            // Inside a value no subschema constrains: only its nesting is followed.
-            match ev {
-                Event::BeginObject | Event::BeginArray => self.skip += 1,
-                Event::EndObject | Event::EndArray => self.skip -= 1,
-                _ => {}
-            }
+        if self.skipped(ev, offset) {
             return true;
         }
         match ev {

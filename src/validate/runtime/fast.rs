@@ -105,13 +105,7 @@ impl Runtime {
     /// invalid (as the general tier's `event`).
     #[inline(never)]
     pub(super) fn fast_event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
-        self.event_offset = offset;
-        if self.skip > 0 {
-            match ev {
-                Event::BeginObject | Event::BeginArray => self.skip += 1,
-                Event::EndObject | Event::EndArray => self.skip -= 1,
-                _ => {}
-            }
+        if self.skipped(ev, offset) {
             return true;
         }
         match ev {
