@@ -6,9 +6,13 @@
 //! output back to the HTTP exchange it answers.
 //!
 //! - A posted request is answered on its own exchange: `application/json`, or
-//!   `text/event-stream` when the client accepts it (server notifications and requests that
-//!   the relay lets through while it waits travel on it too, then the response, with the
-//!   upstream's event id when it had one). Notifications and responses are answered `202`.
+//!   `text/event-stream` when the client accepts it and the upstream streamed (server
+//!   notifications and requests that the relay lets through while it waits travel on it
+//!   too, then the response, with the upstream's event id when it had one). An answer that
+//!   comes first and came as one JSON body goes back as one JSON body. Notifications and
+//!   responses are answered `202`.
+//! - An upstream answer whose content type is neither `application/json` nor
+//!   `text/event-stream` is refused (a JSON-RPC error answers the request).
 //! - `Mcp-Session-Id` is the upstream's, relayed both ways; `MCP-Protocol-Version` and
 //!   `Authorization` are forwarded. A GET opens the session's server stream; DELETE ends the
 //!   session upstream and here.
@@ -368,11 +372,18 @@ async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: std_mpsc::
             status.as_u16()
         ));
     }
-    let sse = res
-        .headers()
-        .get(CONTENT_TYPE)
+    let content_type = res.headers().get(CONTENT_TYPE);
+    let sse = content_type
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    if !sse && !content_type.is_some_and(crate::http::is_json_content_type) {
+        // The transport allows only these two; anything else (an HTML error page, a proxy's
+        // banner) is not an answer, whatever its bytes look like.
+        return fail(
+            "jsongate: the upstream answered with a content type that is neither \
+                     application/json nor text/event-stream",
+        );
+    }
     let answered = if sse {
         read_events(s, res.into_body(), &out, limits, id.as_deref()).await
     } else {
@@ -471,6 +482,8 @@ async fn send(authority: &str, req: Request<Full<Bytes>>) -> Option<Response<Inc
 
 /// A response body fed from a channel (an SSE stream to the client).
 struct Events {
+    /// A message received before the stream's head was sent, sent first.
+    first: Option<Delivery>,
     rx: mpsc::UnboundedReceiver<Delivery>,
     /// The id whose answer ends the stream (POST streams), none for the GET stream.
     until: Option<String>,
@@ -502,7 +515,11 @@ impl Body for Events {
         if self.done {
             return Poll::Ready(None);
         }
-        match self.rx.poll_recv(cx) {
+        let next = match self.first.take() {
+            Some(first) => Poll::Ready(Some(first)),
+            None => self.rx.poll_recv(cx),
+        };
+        match next {
             Poll::Pending => Poll::Pending,
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Ready(Some((msg, eid))) => {
@@ -523,6 +540,26 @@ impl Body for Events {
     fn size_hint(&self) -> SizeHint {
         SizeHint::default()
     }
+}
+
+/// A POST's answer as an event stream of `first`, then what `rx` delivers until the answer
+/// to `id`.
+fn event_stream(
+    rx: mpsc::UnboundedReceiver<Delivery>,
+    first: Option<Delivery>,
+    id: String,
+    limits: Limits,
+) -> Response<Out> {
+    let mut r = Response::new(Out::Events(Events {
+        first,
+        rx,
+        until: Some(id),
+        done: false,
+        limits,
+    }));
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    r
 }
 
 /// The client-facing body: one message, or a stream of events.
@@ -740,15 +777,25 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
                 let _ = tx.send((e, None));
             }
         });
-        let mut r = Response::new(Out::Events(Events {
-            rx,
-            until: Some(id),
-            done: false,
-            limits: front.limits,
-        }));
-        r.headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-        r
+        // The head waits for the first message: when that is the answer itself, without an
+        // upstream event id (the upstream answered with one JSON body), the client gets one
+        // JSON body too, as it would directly (clients bound SSE events more tightly than
+        // bodies); otherwise the exchange becomes an event stream that starts with it.
+        let mut rx = rx;
+        let first = rx.recv().await;
+        if let Some((msg, None)) = &first {
+            if facts(msg, front.limits).is_some_and(|f| f.answers() == Some(id.as_str())) {
+                let (msg, _) = first.unwrap_or_default();
+                let mut r = Response::new(Out::Full(Full::new(Bytes::from(msg))));
+                r.headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                r
+            } else {
+                event_stream(rx, first, id, front.limits)
+            }
+        } else {
+            event_stream(rx, first, id, front.limits)
+        }
     } else {
         let (tx, rx) = oneshot::channel();
         lock(&session.waiters).insert(id.clone(), Waiter::Once(tx));
@@ -865,6 +912,7 @@ async fn get_stream(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out>
         let _ = read_events(&s, res.into_body(), &out, limits, None).await;
     });
     let mut r = Response::new(Out::Events(Events {
+        first: None,
         rx,
         until: None,
         done: false,

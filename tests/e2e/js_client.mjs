@@ -1,7 +1,10 @@
 // E2E client driver on the TypeScript MCP SDK (@modelcontextprotocol/sdk 1.32.2).
 //
 //   node js_client.mjs --script SCRIPT.json [--node-modules DIR] -- SERVER_COMMAND [ARGS...]
+//   node js_client.mjs --script SCRIPT.json [--node-modules DIR] --url http://HOST:PORT/mcp
 //
+// With --url the client connects with StreamableHTTPClientTransport instead of starting a
+// server on stdio.
 // The SDK is loaded from DIR (default: target/e2e of this checkout, where setup.sh installs
 // it). The script is a JSON list of steps, {"op": "list_tools"} or
 // {"op": "call", "tool": NAME, "args": {...}, "timeout": SECONDS}; one JSON line is printed
@@ -23,7 +26,7 @@ const MAX_JSON = 4000;
 const MAX_DEPTH = 64;
 
 function parseArgs(argv) {
-    const options = { script: null, nodeModules: null, command: [] };
+    const options = { script: null, nodeModules: null, command: [], url: null };
     for (let i = 0; i < argv.length; i++) {
         const arg = argv[i];
         if (arg === '--') {
@@ -31,14 +34,16 @@ function parseArgs(argv) {
             break;
         } else if (arg === '--script') {
             options.script = argv[++i];
+        } else if (arg === '--url') {
+            options.url = argv[++i];
         } else if (arg === '--node-modules') {
             options.nodeModules = argv[++i];
         } else {
             throw new Error(`unknown argument ${arg}`);
         }
     }
-    if (!options.script || options.command.length === 0) {
-        throw new Error('usage: js_client.mjs --script SCRIPT [--node-modules DIR] -- COMMAND [ARGS...]');
+    if (!options.script || (options.command.length === 0) === !options.url) {
+        throw new Error('usage: js_client.mjs --script SCRIPT [--node-modules DIR] (-- COMMAND [ARGS...] | --url URL)');
     }
     return options;
 }
@@ -134,16 +139,24 @@ async function main() {
     const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
     const steps = loadScript(options.script);
 
-    const transport = new StdioClientTransport({
-        command: options.command[0],
-        args: options.command.slice(1),
-        env: { ...process.env },
-        stderr: 'inherit',
-    });
-    // The stdio transport does not keep the negotiated version: note what connect() tells it.
+    let transport;
+    if (options.url) {
+        const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
+        transport = new StreamableHTTPClientTransport(new URL(options.url));
+    } else {
+        transport = new StdioClientTransport({
+            command: options.command[0],
+            args: options.command.slice(1),
+            env: { ...process.env },
+            stderr: 'inherit',
+        });
+    }
+    // Note the version connect() negotiates (the stdio transport does not keep it).
     let protocolVersion = null;
+    const setVersion = transport.setProtocolVersion?.bind(transport);
     transport.setProtocolVersion = (version) => {
         protocolVersion = version;
+        setVersion?.(version);
     };
     const client = new Client({ name: 'jsongate-e2e-ts', version: '1.0.0' });
     try {

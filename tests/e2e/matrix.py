@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end matrix for `jsongate mcp-proxy`: real MCP clients x real and faulty servers.
 
-    python3 tests/e2e/matrix.py [--relay proxy|direct] [--only CLIENT] [--case NAME] [--jobs N]
+    python3 tests/e2e/matrix.py [--relay proxy|direct] [--transport stdio|http] [--only CLIENT]
+                                [--case NAME] [--jobs N]
 
 Each case runs one client driver (py_client.py in "auto" and "legacy" mode, js_client.mjs,
 rmcp-client) against one server command, through `jsongate mcp-proxy -- SERVER` (relay
@@ -10,6 +11,12 @@ validation, expected to fail many cases). The driver prints one JSON line per st
 case's checks read them (and, for the fault server, the lines the server received).
 Cases that expect a valid result compare what the client saw through the proxy with what
 the same client sees directly. Standard library only; needs tests/e2e/setup.sh first.
+
+With `--transport http` the fault-server cases that apply to HTTP run over MCP Streamable
+HTTP instead: the fault server behind http_fault_server.py (SSE answers, and some cases again
+with `application/json` answers), `jsongate mcp-proxy --listen ADDR --upstream URL` in between,
+and each client on its streamable HTTP transport; plus transport faults stdio cannot have
+(an upstream that closes mid-body, a 500, a non-JSON content type, an unterminated event).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ NODE_BIN = E2E / "node_modules" / ".bin"
 RMCP_BIN = E2E / "rmcp-target" / "release" / "rmcp-e2e-client"
 
 CLIENTS = ["py-auto", "py-legacy", "ts", "rmcp"]
+TRANSPORT = ["stdio"]  # the --transport of this run (for the printed table)
 CASE_TIMEOUT = 30.0  # hard limit for one client run: past it the case fails as "client hung"
 FAULT_CALL_TIMEOUT = 6  # per-call timeout in the fault-server scripts (a hang shows as "timeout")
 MARKER = "upstream:"  # every text the fault server writes contains it
@@ -96,8 +104,54 @@ def kill_group(process: subprocess.Popen) -> None:
         pass
 
 
-def run_client(client: str, case: Case, relay: str, jsongate: Path) -> Run:
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_port(port: int, process: subprocess.Popen) -> bool:
+    import socket
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and process.poll() is None:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def http_endpoint(case: Case, relay: str, jsongate: Path, tmp: str, env: dict[str, str],
+                  started: list[subprocess.Popen]) -> str:
+    """Starts the HTTP fault server (and the proxy in front of it, for relay "proxy") and
+    returns the URL the client connects to."""
+    sport = free_port()
+    server = subprocess.Popen([str(VENV_PY), str(HERE / "http_fault_server.py"), str(sport)], env=env,
+                              cwd=tmp, stdout=subprocess.DEVNULL,
+                              stderr=open(os.path.join(tmp, "server.stderr"), "wb"), start_new_session=True)
+    started.append(server)
+    if not wait_port(sport, server):
+        raise RuntimeError("the HTTP fault server did not start")
+    url = f"http://127.0.0.1:{sport}/mcp"
+    if relay != "proxy":
+        return url
+    pport = free_port()
+    options = case.proxy_args(tmp, jsongate) if case.proxy_args else []
+    proxy = subprocess.Popen([str(jsongate), "mcp-proxy", *options, "--listen", f"127.0.0.1:{pport}",
+                              "--upstream", url], env=env, cwd=tmp, stdout=subprocess.DEVNULL,
+                             stderr=open(os.path.join(tmp, "proxy.stderr"), "wb"), start_new_session=True)
+    started.append(proxy)
+    if not wait_port(pport, proxy):
+        raise RuntimeError("the proxy did not start: " + Path(tmp, "proxy.stderr").read_text(errors="replace")[-300:])
+    return f"http://127.0.0.1:{pport}/mcp"
+
+
+def run_client(client: str, case: Case, relay: str, jsongate: Path, transport: str = "stdio") -> Run:
     tmp = tempfile.mkdtemp(prefix=f"jsongate-e2e-{case.name}-{client}-")
+    servers: list[subprocess.Popen] = []  # the HTTP server and proxy this run started
     try:
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)
@@ -105,12 +159,16 @@ def run_client(client: str, case: Case, relay: str, jsongate: Path) -> Run:
         env["MEMORY_FILE_PATH"] = os.path.join(tmp, "memory.jsonl")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.update(case.env)
-        server = case.server(tmp)
-        if relay == "proxy":
-            options = case.proxy_args(tmp, jsongate) if case.proxy_args else []
-            server = [str(jsongate), "mcp-proxy", *options, "--", *server]
         script = json.dumps(case.steps(tmp))
-        command = client_command(client, script) + server
+        if transport == "http":
+            url = http_endpoint(case, relay, jsongate, tmp, env, servers)
+            command = client_command(client, script)[:-1] + ["--url", url]
+        else:
+            server = case.server(tmp)
+            if relay == "proxy":
+                options = case.proxy_args(tmp, jsongate) if case.proxy_args else []
+                server = [str(jsongate), "mcp-proxy", *options, "--", *server]
+            command = client_command(client, script) + server
         started = time.monotonic()
         with open(os.path.join(tmp, "stdout"), "wb") as out, open(os.path.join(tmp, "stderr"), "wb") as err:
             process = subprocess.Popen(
@@ -142,6 +200,9 @@ def run_client(client: str, case: Case, relay: str, jsongate: Path) -> Run:
         server_log = log_path.read_bytes().splitlines() if log_path.exists() else []
         return Run(records, stderr, returncode, seconds, tmp, server_log)
     finally:
+        for process in servers:
+            kill_group(process)
+            process.wait()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -545,6 +606,59 @@ def build_cases() -> list[Case]:
         Case("lowlevel-bad", "Python SDK low-level server, structuredContent violating its outputSchema",
              lowlevel, fixed(call("lowlevel_bad", None, FAULT_CALL_TIMEOUT)), [rejected(0)]),
     ]
+    return cases
+
+
+# The stdio cases that apply unchanged over Streamable HTTP (the fault server's results); the
+# stdio framing cases (CR LF, no final newline, noise lines, banner, batch) have no HTTP form.
+HTTP_CASES = [
+    "fault-args-ok", "fault-args-max", "fault-args-extra", "fault-args-missing", "fault-ok",
+    "fault-wrong_type", "fault-missing_structured", "fault-dup_forged", "fault-deep", "fault-huge",
+    "fault-bad_utf8", "fault-extra_field", "fault-id_float", "fault-id_exp", "fault-id_string",
+    "fault-split", "fault-split_bad", "pin-first-use", "pin-lockfile",
+]
+# Cases run again with application/json answers in place of SSE (big_valid only so: the Python
+# SDK's client refuses SSE events over 1 MiB, directly as through the proxy).
+HTTP_JSON_CASES = ["fault-big_valid", "fault-ok", "fault-wrong_type", "fault-dup_forged", "fault-huge", "fault-bad_utf8",
+                   "fault-split", "fault-split_bad", "fault-extra_field"]
+
+
+def answered_by_jsongate(step: int) -> Check:
+    """An upstream that failed at the transport: the client gets the proxy's isError result or
+    a JSON-RPC error answer (an exception carrying its code), never a hang, a broken stream or
+    the upstream's bytes as a result."""
+
+    def check(run: Run, baseline: Run | None) -> str | None:
+        record = run.step(step)
+        if record is None or record.get("outcome") == "timeout":
+            return f"no answer: {seen(record)}"
+        if record.get("outcome") == "exception":
+            return None if "code" in record else f"not a JSON-RPC error answer: {seen(record)}"
+        return is_rejection(record)
+
+    return check
+
+
+def build_http_cases() -> list[Case]:
+    by_name = {case.name: case for case in build_cases()}
+    cases = [by_name[name] for name in HTTP_CASES]
+    for name in HTTP_JSON_CASES:
+        case = by_name[name]
+        cases.append(Case(f"{name}-json", f"{case.what} (application/json answer)", case.server, case.steps,
+                          case.checks, baseline=case.baseline, focus=case.focus,
+                          env={**case.env, "FAULT_HTTP_BODY": "json"}, proxy_args=case.proxy_args))
+    for tool, what in [
+        ("exit_now", "the upstream closes the connection without an answer"),
+        ("no_newline", "the upstream closes the connection inside an SSE event"),
+        ("http_truncated", "Content-Length larger than the body, then the connection closes"),
+        ("http_unterminated", "an SSE data line that never ends, then the connection closes"),
+        ("http_no_event", "an SSE stream that ends without an event"),
+        ("http_500", "status 500 with an HTML body"),
+        ("http_html", "a valid result sent as text/html"),
+    ]:
+        cases.append(Case(f"http-{tool}", f"{what}: answered by jsongate, no hang, nothing relayed",
+                          fault, fixed(call(tool, None, FAULT_CALL_TIMEOUT)),
+                          [answered_by_jsongate(0), no_invalid_accepted(0), reached(tool)]))
     return cases
 
 
@@ -976,18 +1090,19 @@ class Outcome:
     status: str = "pass"  # pass, FAIL, xfail, XPASS
 
 
-def evaluate(case: Case, client: str, relay: str, jsongate: Path) -> Outcome:
-    run = run_client(client, case, relay, jsongate)
+def evaluate(case: Case, client: str, relay: str, jsongate: Path, transport: str = "stdio") -> Outcome:
+    run = run_client(client, case, relay, jsongate, transport)
     baseline = None
     if relay == "proxy" and case.baseline:
-        baseline = run_client(client, case, "direct", jsongate)
+        baseline = run_client(client, case, "direct", jsongate, transport)
     problem = connected(run)
     if problem is None:
         for check in case.checks:
             problem = check(run, baseline)
             if problem:
                 break
-    if problem is None and client == "py-auto" and case.server in (fault, lowlevel, time_server):
+    if problem is None and client == "py-auto" and case.server in (fault, lowlevel, time_server) \
+            and transport == "stdio":
         # These servers answer server/discover: py-auto must stay on 2026-07-28 through the relay.
         version = (run.connect() or {}).get("protocolVersion")
         if version != "2026-07-28":
@@ -1005,7 +1120,7 @@ def evaluate(case: Case, client: str, relay: str, jsongate: Path) -> Outcome:
 def print_table(outcomes: list[Outcome], cases: list[Case], clients: list[str], relay: str) -> None:
     by_key = {(o.case.name, o.client): o for o in outcomes}
     width = max(len(c.name) for c in cases)
-    print(f"\njsongate e2e matrix, relay={relay}\n")
+    print(f"\njsongate e2e matrix, relay={relay}, transport={TRANSPORT[0]}\n")
     print(f"{'case':<{width}}  " + "  ".join(f"{c:<9}" for c in clients))
     print(f"{'-' * width}  " + "  ".join("-" * 9 for _ in clients))
     for case in cases:
@@ -1050,6 +1165,8 @@ def main() -> int:
     sys.setrecursionlimit(20000)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--relay", choices=["proxy", "direct"], default="proxy")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                        help="stdio (every case), or http: the fault-server cases over Streamable HTTP")
     parser.add_argument("--only", action="append", choices=[*CLIENTS, "wire"],
                         help="run only this client, or the wire cases (repeatable)")
     parser.add_argument("--case", action="append", help="run only cases whose name contains this (repeatable)")
@@ -1058,9 +1175,10 @@ def main() -> int:
     parser.add_argument("--seen", action="store_true", help="also print what each client saw in every case")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     options = parser.parse_args()
+    TRANSPORT[0] = options.transport
 
-    cases = build_cases()
-    wire_cases = build_wire_cases()
+    cases = build_cases() if options.transport == "stdio" else build_http_cases()
+    wire_cases = build_wire_cases() if options.transport == "stdio" else []
     if options.list:
         for case in [*cases, *wire_cases]:
             print(f"{case.name:<30} {case.what}")
@@ -1086,7 +1204,8 @@ def main() -> int:
     started = time.monotonic()
     jobs = [(case, client) for case in cases for client in clients]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        futures = [pool.submit(evaluate, case, client, options.relay, options.jsongate) for case, client in jobs]
+        futures = [pool.submit(evaluate, case, client, options.relay, options.jsongate, options.transport)
+                   for case, client in jobs]
         wire_futures = [pool.submit(evaluate_wire, case, options.relay, options.jsongate) for case in wire_cases]
         outcomes = [future.result() for future in futures]
         wire_outcomes = [future.result() for future in wire_futures]

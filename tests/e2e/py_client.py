@@ -1,10 +1,12 @@
 """E2E client driver on the Python MCP SDK (`mcp` 2.3.0).
 
     python py_client.py --mode auto|legacy --script SCRIPT.json -- SERVER_COMMAND [ARGS...]
+    python py_client.py --mode auto|legacy --script SCRIPT.json --url http://HOST:PORT/mcp
 
 `--mode` is `mcp.Client(mode=...)`: "auto" (the SDK default) probes `server/discover`
 (protocol 2026-07-28) and falls back to the `initialize` handshake; "legacy" always uses
-the `initialize` handshake (2025-11-25).
+the `initialize` handshake (2025-11-25). With `--url` the client connects over Streamable
+HTTP (the SDK's streamable HTTP transport) instead of starting a server on stdio.
 
 The script is a JSON list of steps, `{"op": "list_tools"}` or
 `{"op": "call", "tool": NAME, "args": {...}, "timeout": SECONDS}`. One JSON line is printed
@@ -60,8 +62,8 @@ def describe_result(result: Any) -> dict[str, Any]:
     return record
 
 
-async def run(mode: str, steps: list[dict[str, Any]], command: list[str]) -> None:
-    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+async def run(mode: str, steps: list[dict[str, Any]], command: list[str], url: str | None) -> None:
+    params: Any = url or StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     connected = False
     finished = False
     # One cancel scope around the whole session (the client's task group must not cross
@@ -114,13 +116,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=["auto", "legacy"], default="auto")
     parser.add_argument("--script", required=True, help="JSON file or inline JSON list of steps")
+    parser.add_argument("--url", help="a Streamable HTTP endpoint, in place of a server command")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     options = parser.parse_args()
     command = options.command[1:] if options.command[:1] == ["--"] else options.command
-    if not command:
-        parser.error("missing server command after --")
+    if not command and not options.url:
+        parser.error("missing server command after -- (or --url)")
     steps = common.load_script(options.script)
-    anyio.run(run, options.mode, steps, command)
+    anyio.run(run, options.mode, steps, command, options.url)
     sys.stdout.flush()
     # Do not wait for leftover transport threads of a broken connection.
     os._exit(0)

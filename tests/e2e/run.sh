@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The jsongate mcp-proxy e2e matrix: install the pinned servers and clients (setup.sh), build
-# jsongate (release), run matrix.py through the proxy, then http_e2e.py (Streamable HTTP).
+# jsongate (release), run matrix.py through the proxy on stdio, then the fault cases again
+# over Streamable HTTP (matrix.py --transport http), then http_e2e.py (Streamable HTTP with
+# the SDKs' own servers).
 # Exit code: non-zero if either failed.
 # Extra arguments go to matrix.py (e.g. --relay direct, --only ts, --case fault-).
 set -euo pipefail
@@ -13,6 +15,7 @@ bash "$HERE/setup.sh"
 cargo build --release --quiet
 rc=0
 python3 "$HERE/matrix.py" "$@" || rc=$?
+python3 "$HERE/matrix.py" --transport http || rc=$?
 # MCP over Streamable HTTP: the Python SDK's server and client through mcp-proxy --upstream.
 "$ROOT/target/e2e/venv/bin/python" "$HERE/http_e2e.py" || rc=$?
 exit "$rc"

@@ -108,6 +108,21 @@ fn call(url: &str, method: &str, session: Option<&str>, extra: &[&str], body: &s
 const SSE: &str = "accept: application/json, text/event-stream";
 const JSON: &str = "accept: application/json";
 
+/// The messages of an answer: its events when it is an event stream, else its one JSON body
+/// (the proxy answers with one JSON body when the answer came first and came as one).
+fn messages(a: &Answer) -> Vec<(Option<String>, serde_json::Value)> {
+    if a.headers.contains("content-type: text/event-stream") {
+        events(&a.body)
+    } else {
+        assert!(
+            a.headers.contains("content-type: application/json"),
+            "{}",
+            a.headers
+        );
+        vec![(None, serde_json::from_str(&a.body).unwrap())]
+    }
+}
+
 fn events(body: &str) -> Vec<(Option<String>, serde_json::Value)> {
     body.split("\n\n")
         .filter(|e| !e.trim().is_empty())
@@ -195,6 +210,17 @@ fn results_are_judged_per_message_in_json_and_in_sse_events() {
     assert_eq!(ok.status, 200);
     let v: serde_json::Value = serde_json::from_str(&ok.body).unwrap();
     assert_eq!(v["result"]["structuredContent"]["total"], 12.5);
+    // The upstream answered with one JSON body: so does the proxy, also to a client that
+    // accepts an event stream (as the client would see it connected directly).
+    let ok = tool_call(&url, &sid, 22, r#"{"id":"ok"}"#, SSE);
+    assert!(
+        ok.headers.contains("content-type: application/json"),
+        "{}",
+        ok.headers
+    );
+    let v: serde_json::Value = serde_json::from_str(&ok.body).unwrap();
+    assert_eq!(v["id"], 22);
+    assert_eq!(v["result"]["structuredContent"]["total"], 12.5);
 
     // An injected field in an SSE event: the notification before it passes, the result is
     // replaced by an isError result with the same JSON-RPC id and the same event id.
@@ -210,7 +236,7 @@ fn results_are_judged_per_message_in_json_and_in_sse_events() {
     // Duplicate names and an event over the limit are refused the same way.
     for (id, arg) in [(4, "dup"), (5, "big")] {
         let a = tool_call(&url, &sid, id, &format!(r#"{{"id":"{arg}"}}"#), SSE);
-        let ev = events(&a.body);
+        let ev = messages(&a);
         assert_eq!(ev.last().unwrap().1["result"]["isError"], true, "{arg}");
         assert_eq!(ev.last().unwrap().1["id"], id);
     }
@@ -316,7 +342,7 @@ fn a_stream_that_never_ends_an_event_is_answered_at_the_timeout() {
     let t = std::time::Instant::now();
     let a = tool_call(&url, &sid, 3, r#"{"id":"stall"}"#, SSE);
     assert!(t.elapsed() < std::time::Duration::from_secs(10));
-    let ev = events(&a.body);
+    let ev = messages(&a);
     assert_eq!(ev.len(), 1, "{}", a.body);
     assert_eq!(ev[0].1["id"], 3);
     assert_eq!(ev[0].1["error"]["message"], "jsongate: no answer in time");

@@ -1,6 +1,8 @@
-//! E2E client driver on rmcp (the Rust MCP SDK), child-process transport.
+//! E2E client driver on rmcp (the Rust MCP SDK): child-process transport, or its streamable
+//! HTTP client transport with `--url`.
 //!
 //!     rmcp-e2e-client --script SCRIPT.json -- SERVER_COMMAND [ARGS...]
+//!     rmcp-e2e-client --script SCRIPT.json --url http://HOST:PORT/mcp
 //!
 //! The script is a JSON list of steps, `{"op": "list_tools"}` or
 //! `{"op": "call", "tool": NAME, "args": {...}, "timeout": SECONDS}`. One JSON line is
@@ -13,7 +15,8 @@ use std::time::Duration;
 
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::ServiceError;
-use rmcp::transport::TokioChildProcess;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::{json, Map, Value};
 
@@ -142,7 +145,17 @@ fn seconds(value: f64) -> Duration {
     Duration::from_secs_f64(value)
 }
 
-async fn run(steps: Vec<Value>, command: Vec<String>) {
+async fn connect(
+    command: Vec<String>,
+    url: Option<String>,
+) -> Result<
+    Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError>,
+    tokio::time::error::Elapsed,
+> {
+    if let Some(url) = url {
+        let transport = StreamableHttpClientTransport::from_uri(url);
+        return tokio::time::timeout(seconds(CONNECT_TIMEOUT), ().serve(transport)).await;
+    }
     let mut child = tokio::process::Command::new(&command[0]);
     child.args(&command[1..]);
     let transport = match TokioChildProcess::new(child) {
@@ -150,10 +163,14 @@ async fn run(steps: Vec<Value>, command: Vec<String>) {
         Err(error) => {
             emit(&json!({"step": "connect", "outcome": "exception", "class": "Io",
                          "message": clip(&error.to_string())}));
-            return;
+            std::process::exit(0);
         }
     };
-    let client = match tokio::time::timeout(seconds(CONNECT_TIMEOUT), ().serve(transport)).await {
+    tokio::time::timeout(seconds(CONNECT_TIMEOUT), ().serve(transport)).await
+}
+
+async fn run(steps: Vec<Value>, command: Vec<String>, url: Option<String>) {
+    let client = match connect(command, url).await {
         Err(_) => {
             emit(&json!({"step": "connect", "outcome": "timeout"}));
             return;
@@ -229,6 +246,7 @@ async fn run(steps: Vec<Value>, command: Vec<String>) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut script = None;
+    let mut url = None;
     let mut command = Vec::new();
     let mut index = 0;
     while index < args.len() {
@@ -236,6 +254,10 @@ fn main() {
             "--script" => {
                 index += 1;
                 script = args.get(index).cloned();
+            }
+            "--url" => {
+                index += 1;
+                url = args.get(index).cloned();
             }
             "--" => {
                 command = args[index + 1..].to_vec();
@@ -248,8 +270,8 @@ fn main() {
         }
         index += 1;
     }
-    let (Some(script), false) = (script, command.is_empty()) else {
-        eprintln!("usage: rmcp-e2e-client --script SCRIPT -- COMMAND [ARGS...]");
+    let (Some(script), true) = (script, command.is_empty() == url.is_some()) else {
+        eprintln!("usage: rmcp-e2e-client --script SCRIPT (-- COMMAND [ARGS...] | --url URL)");
         std::process::exit(2);
     };
     let steps = match load_script(&script) {
@@ -264,7 +286,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    runtime.block_on(run(steps, command));
+    runtime.block_on(run(steps, command, url));
     // Leave at once, whatever a broken connection left behind.
     std::process::exit(0);
 }
