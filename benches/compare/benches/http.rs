@@ -73,8 +73,10 @@ impl<B> Service<Request<B>> for Tool {
     }
     fn call(&mut self, _: Request<B>) -> Self::Future {
         let mut r = Response::new(Frames(self.0.clone(), 0));
-        r.headers_mut()
-            .insert("content-type", http::HeaderValue::from_static("application/json"));
+        r.headers_mut().insert(
+            "content-type",
+            http::HeaderValue::from_static("application/json"),
+        );
         std::future::ready(Ok(r))
     }
 }
@@ -101,7 +103,11 @@ impl Service<Request<Full<Bytes>>> for Buffered {
             let bytes = body.collect().await?.to_bytes();
             let ok = serde_json::from_slice::<serde_json::Value>(&bytes)
                 .is_ok_and(|value| v.is_valid(&value));
-            let body = if ok { bytes } else { Bytes::from_static(b"refused") };
+            let body = if ok {
+                bytes
+            } else {
+                Bytes::from_static(b"refused")
+            };
             Ok(Response::from_parts(parts, Full::new(body)))
         })
     }
@@ -120,7 +126,9 @@ where
 }
 
 fn http(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let schema_text = std::fs::read(format!(
         "{}/../schemas/gateway.schema.json",
         env!("CARGO_MANIFEST_DIR")
