@@ -398,7 +398,7 @@ impl Policy {
                 .validate_slice(text.as_bytes(), self.limits)
                 .is_ok()
         };
-        holds(&t.schema) && t.names.as_ref().map_or(true, holds)
+        holds(&t.schema) && t.names.as_ref().is_none_or(holds)
     }
 
     /// Decides one call at time `now_ms` (milliseconds, the caller's clock). The rate state

@@ -65,8 +65,8 @@ impl Budget {
     }
 
     fn fits(&self, out: &str) -> bool {
-        self.max_bytes.map_or(true, |m| out.len() as u64 <= m)
-            && self.max_tokens.map_or(true, |m| approx_tokens(out) <= m)
+        self.max_bytes.is_none_or(|m| out.len() as u64 <= m)
+            && self.max_tokens.is_none_or(|m| approx_tokens(out) <= m)
     }
 
     /// Checks `output` (the rendering of `data`); when it is over and the contract allows,

@@ -192,7 +192,7 @@ where
 
     fn is_end_stream(&self) -> bool {
         match &self.kind {
-            Kind::Held { bytes } => bytes.as_ref().map_or(true, Bytes::is_empty),
+            Kind::Held { bytes } => bytes.as_ref().is_none_or(Bytes::is_empty),
             Kind::Pass { inner } => inner.is_end_stream(),
             // The end of a streaming body is only known once the engine saw it.
             Kind::Stream { state, .. } => state.done,

@@ -305,7 +305,7 @@ impl Shared {
         self.config
             .routes
             .iter()
-            .filter(|r| r.method.as_ref().map_or(true, |m| m == method))
+            .filter(|r| r.method.as_ref().is_none_or(|m| m == method))
             .filter(|r| {
                 path.strip_prefix(r.prefix.as_str()).is_some_and(|rest| {
                     r.prefix.ends_with('/') || rest.is_empty() || rest.starts_with('/')

@@ -206,7 +206,7 @@ mod tests {
     #[test]
     fn an_event_over_the_bound_is_marked_and_not_held() {
         let mut input = b"data: ".to_vec();
-        input.extend(std::iter::repeat(b'a').take(1000));
+        input.extend(std::iter::repeat_n(b'a', 1000));
         input.extend_from_slice(b"\ndata: more\n\ndata: ok\n\n");
         let got = parse_all(&input, 10);
         assert_eq!(got.len(), 2);

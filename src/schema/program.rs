@@ -710,7 +710,7 @@ impl Program {
                 && b.consts.is_empty()
                 && b.dependent_schemas.is_empty()
                 && b.property_names.is_none()
-                && b.max_properties.map_or(true, |m| m >= 1);
+                && b.max_properties.is_none_or(|m| m >= 1);
             if !closed_object {
                 return None;
             }

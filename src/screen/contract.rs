@@ -168,7 +168,7 @@ impl ScreenContract {
 
     /// Whether findings of `class` count.
     pub fn counts(&self, class: Class) -> bool {
-        self.classes.as_ref().map_or(true, |c| c.contains(&class))
+        self.classes.as_ref().is_none_or(|c| c.contains(&class))
     }
 
     /// Reads a screening contract (checked against [`SCREEN_CONTRACT_SCHEMA`]).

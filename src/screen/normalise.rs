@@ -54,7 +54,7 @@ pub(super) fn normalise(s: &str, out: &mut String, map: &mut Vec<usize>) {
         for l in c.to_lowercase() {
             let before = out.len();
             out.push(l);
-            map.extend(std::iter::repeat(i).take(out.len() - before));
+            map.extend(std::iter::repeat_n(i, out.len() - before));
         }
         prev = Some(c);
     }

@@ -1242,8 +1242,8 @@ impl Runtime {
                 // A string has between a quarter of its bytes and all of them as characters:
                 // when both bounds hold either way, the characters need no counting.
                 let bytes = s.len() as u64;
-                let surely_within = k.max_length.map_or(true, |m| bytes <= m)
-                    && k.min_length.map_or(true, |m| bytes.div_ceil(4) >= m);
+                let surely_within = k.max_length.is_none_or(|m| bytes <= m)
+                    && k.min_length.is_none_or(|m| bytes.div_ceil(4) >= m);
                 if !surely_within {
                     self.charge(bytes / 64);
                     let len = s.chars().count() as u64;

@@ -901,7 +901,7 @@ fn check_invariant(d: &Decision, policy: &Policy, args: &Value) {
     for (k, _) in args.as_object().expect("allowed arguments are an object") {
         assert!(k == "p" || k == "n", "admitted argument {k}");
     }
-    assert!(args.get("p").map_or(true, |p| p.as_str().is_some()));
+    assert!(args.get("p").is_none_or(|p| p.as_str().is_some()));
 }
 
 proptest! {

@@ -449,7 +449,7 @@ fn keywords(
             push(out, kind);
         } else if k == "uniqueItems" {
             let on = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
-            let plain = |v: Option<&Value>| v.map_or(true, |v| matches!(v, Value::Bool(_)));
+            let plain = |v: Option<&Value>| v.is_none_or(|v| matches!(v, Value::Bool(_)));
             let kind = match (plain(x), plain(y)) {
                 (true, true) if on(x) && !on(y) => side.widened(),
                 (true, true) if !on(x) && on(y) => side.narrowed(),
