@@ -38,6 +38,30 @@ pub(crate) struct StrState {
     utf8_at: u64,
 }
 
+/// The value of each hex digit byte, `0xFF` for every other byte.
+static HEX: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The value of a hex digit byte.
+#[inline(always)]
+fn hex_digit(b: u8) -> Option<u16> {
+    let d = HEX[usize::from(b)];
+    (d != 0xFF).then_some(u16::from(d))
+}
+
 /// Length of the UTF-8 sequence a lead byte starts (valid lead bytes only).
 fn seq_len(lead: u8) -> usize {
     match lead {
@@ -127,11 +151,21 @@ impl Scanner {
     fn escape_at(&mut self, buf: &[u8], j: usize, limit: u64) -> Option<usize> {
         let hex4 = |at: usize| -> Option<u16> {
             let h = buf.get(at..at + 4)?;
-            let mut v = 0u16;
-            for &c in h {
-                v = (v << 4) | (c as char).to_digit(16)? as u16;
+            let d = [
+                HEX[usize::from(h[0])],
+                HEX[usize::from(h[1])],
+                HEX[usize::from(h[2])],
+                HEX[usize::from(h[3])],
+            ];
+            if (d[0] | d[1] | d[2] | d[3]) & 0xF0 != 0 {
+                return None;
             }
-            Some(v)
+            Some(
+                u16::from(d[0]) << 12
+                    | u16::from(d[1]) << 8
+                    | u16::from(d[2]) << 4
+                    | u16::from(d[3]),
+            )
         };
         let (c, next) = match *buf.get(j + 1)? {
             b'"' => ('"', j + 2),
@@ -217,8 +251,43 @@ impl Scanner {
                     return Ok((close + 1, Some(flow)));
                 }
             }
+        } else if window.get(n) == Some(&b'\\') && (run.is_ascii() || !self.limits.noncharacters) {
+            // Well-formed text up to an escape: the decoder starts at the backslash with the
+            // run already in its buffer, instead of finding the run again.
+            let text = if run.is_ascii() {
+                run.as_str()
+            } else {
+                win.text(buf, i + 1, i + 1 + n)
+            };
+            if let Some(text) = text {
+                return self.string_escaped(buf, win, i, text, name, sink);
+            }
         }
         self.string_slow(buf, win, i, name, sink)
+    }
+
+    /// Starts the decoder on the string whose opening quote is `buf[i]` and whose first
+    /// `text.len()` bytes are `text` (well-formed, within the length limit), followed by a
+    /// backslash.
+    #[inline(never)]
+    fn string_escaped<S: Sink + ?Sized>(
+        &mut self,
+        buf: &[u8],
+        win: &mut simd::Utf8Window<'_>,
+        i: usize,
+        text: &str,
+        name: bool,
+        sink: &mut S,
+    ) -> Result<(usize, Option<Flow>), Error> {
+        let base = self.offset;
+        self.scratch.clear();
+        self.scratch.push_str(text);
+        self.str_state = StrState {
+            name,
+            start: base + i as u64,
+            ..StrState::default()
+        };
+        self.string_continue(buf, win, i + 1 + text.len(), base, sink)
     }
 
     /// [`Self::string_start`] for every other case: noncharacters to look for, a duplicate
@@ -376,11 +445,11 @@ impl Scanner {
                     continue;
                 }
                 Esc::Unicode { n, v } => {
-                    let Some(d) = (b as char).to_digit(16) else {
+                    let Some(d) = hex_digit(b) else {
                         return Err(self.error(ErrorKind::Syntax(Syntax::InvalidEscape), at, None));
                     };
                     j += 1;
-                    let v = (v << 4) | d as u16;
+                    let v = (v << 4) | d;
                     if n < 3 {
                         st.esc = Esc::Unicode { n: n + 1, v };
                         continue;
