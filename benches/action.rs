@@ -42,7 +42,7 @@ fn action(c: &mut Criterion) {
             policy.limits(),
         )
         .unwrap();
-        let got = policy.decide(&call, &session, &mut RateState::new(), 0);
+        let got = policy.decide(&call, &session, &RateState::new(), 0);
         assert_eq!(got.reason(), want);
         group.bench_function(name, |b| {
             b.iter_batched_ref(

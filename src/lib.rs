@@ -54,6 +54,8 @@ mod schema;
 #[cfg(any(feature = "gate", feature = "action"))]
 pub mod screen;
 pub mod select;
+#[cfg(any(feature = "gate", feature = "action"))]
+pub mod state;
 mod validate;
 
 pub use error::{Error, ErrorKind, Syntax};

@@ -26,14 +26,18 @@ USAGE:
                   | contract envelope-schema --contract FILE
     jsongate render [FILE | -]...
     jsongate decide --policy FILE --grants A,B [--workspace DIR] [--recheck] [--audit FILE]
+                  [--state SPEC [--on-state-error deny|allow] [--state-scope S]]
+                  [--plan FILE] [--context KEY=VALUE]... [--approval-wait SECONDS]
                   [FILE | -]
+    jsongate approve ID --state SPEC [--deny]
     jsongate screen [--contract FILE] [FILE | -]
-    jsongate policy schema | decision schema | alerts schema
+    jsongate policy schema | decision schema | alerts schema | plan schema
     jsongate mcp-proxy [OPTIONS] [--format-assertion] [--eval-budget N] [--policy FILE
                   --grants A,B [--workspace DIR]] [--screen flag|reject] [--audit FILE]
                   [--pin LOCKFILE] [--on-tool-change refuse|warn]
                   [--screen-tools flag|reject] [--max-result-bytes [TOOL=]N]... [--truncate-text]
-                  [--alerts FILE] -- SERVER_COMMAND [ARGS]...
+                  [--alerts FILE] [--state SPEC [--on-state-error deny|allow]]
+                  [--plan FILE] [--context KEY=VALUE]... -- SERVER_COMMAND [ARGS]...
     jsongate mcp-proxy --upstream http://HOST:PORT/PATH [--listen IP:PORT]
                   [--allow-origin ORIGIN]... [--answer-timeout SECONDS] [the same OPTIONS]
     jsongate mcp-pin --out LOCKFILE [--timeout SECONDS] [OPTIONS] -- SERVER_COMMAND [ARGS]...
@@ -132,14 +136,33 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
                {\"tool\":T,\"argumentsValid\":B,\"toolAllowed\":B,\"grant\":[...],
                 \"required\":[...],\"decision\":\"allow|deny|ask\",\"reason\":R}
              R is ok, tool_not_allowlisted, arguments_invalid, path_escape,
-             host_not_allowed, field_too_long, forbidden_substring, grant_missing,
-             rate_limited or needs_approval. With --recheck the input is a decision record
+             host_not_allowed, field_too_long, forbidden_substring, context_mismatch,
+             grant_missing, state_unavailable, rate_limited, not_approved, outside_plan
+             or needs_approval. With --recheck the input is a decision record
              received from elsewhere; its facts are recomputed from the policy (required
              capabilities from the policy, grants limited to --grants) and a claim that
              does not follow from them is corrected; a recorded failure is kept (or an
-             earlier check's failure replaces it), never turned into allow. Rate limits
-             count the calls of one process (the library's RateState is kept by the caller
-             across calls).
+             earlier check's failure replaces it), never turned into allow.
+             --state SPEC keeps rate limits (and plans and approvals) in a shared store:
+             'memory' (the default: this run only), a state file (FILE or file:FILE; one
+             host, safe for concurrent processes, crash-safe, format 1) or
+             redis://HOST:PORT[?prefix=P&timeout_ms=N&connect_timeout_ms=N&
+             max_connections=N] (several hosts; Redis's clock). When the store fails the
+             call is denied (state_unavailable) unless --on-state-error allow, which skips
+             the limit; either way the record carries \"stateError\". --state-scope S
+             counts apart from other scopes in the same store.
+             --plan FILE (format: jsongate plan schema) lists the tools the task may
+             call, optionally in order and with counts (kept in the store under the
+             plan's task id); a call outside it is ask with reason outside_plan, never
+             allow. A plan naming a tool the policy does not allowlist is an error.
+             --context KEY=VALUE (repeatable; a repeated key makes a list) is the
+             caller's context for the rules equals_context and in_context_list
+             (context_mismatch; the record's \"failed\" names the rule and pointer).
+             --approval-wait SECONDS: an ask stores a pending approval in the store,
+             prints it on stderr, and waits; 'jsongate approve ID --state SPEC' grants
+             it (allow) for exactly that tool and arguments digest, once; --deny, an
+             answer for other arguments, or no answer in time is deny (not_approved).
+             The audit line carries \"approval\":{\"id\",\"outcome\"}.
              --audit FILE appends {\"time\",\"jsongate\",\"arguments_sha256\",\"record\"}
              per decision (the SHA-256 of the compact arguments; with --recheck, of the
              received record), never the arguments themselves.
@@ -158,8 +181,12 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              classes count (\"classes\":[...]); the summary then carries the admitted
              \"document\" with dropped fields removed. Content is never rewritten.
              Exit 0 admitted, 1 INVALID_RESPONSE, 2 configuration error.
-    policy schema | decision schema | alerts schema
-             Print the JSON Schema of policy files, decision records or alert files.
+    approve ID --state SPEC [--deny]
+             Answer a pending approval (see decide --approval-wait): prints the record
+             with \"granted\"; exit 2 when no such approval is pending.
+    policy schema | decision schema | alerts schema | plan schema
+             Print the JSON Schema of policy files, decision records, alert files or
+             plans.
     mcp-proxy
              Run an MCP server over stdio behind a validating relay: use it in a client's
              configuration in place of the server command. Every line from the server is
@@ -182,6 +209,8 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              (as for gate) alerts on blocks of listed classes (tool_poisoned, screen, ...)
              and counts replaced results and removed tools toward each tool's breaker;
              while it is open, calls to the tool are refused (breaker_open).
+             --state SPEC (as for decide) shares rate limits and breakers with every
+             replica that names the same store; a store failure is audited (state_error).
              --audit appends one JSON line per tool call (and per dropped line). Signals
              are forwarded to the server; the exit status is the server's.
              Tool definitions: every listed tool is hashed in canonical form and held to
@@ -249,13 +278,14 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         Some("gate") => gate_cmd(&args[1..]),
         Some("contract") => contract_cmd(&args[1..]),
         Some("decide") => decide_cmd(&args[1..]),
+        Some("approve") => approve_cmd(&args[1..]),
         Some("screen") => screen_cmd(&args[1..]),
         Some("render") => render_cmd(&args[1..]),
         Some("mcp-proxy") => mcp_proxy_cmd(&args[1..]),
         Some("mcp-pin") => mcp_pin_cmd(&args[1..]),
         Some("pin") => pin_cmd(&args[1..]),
         Some("serve") => serve_cmd(&args[1..]),
-        Some("policy" | "decision" | "alerts") => schema_print_cmd(args),
+        Some("policy" | "decision" | "alerts" | "plan") => schema_print_cmd(args),
         Some(other) => Err(format!("unknown command '{other}'")),
     }
 }
@@ -898,15 +928,160 @@ fn append_line(path: &str, line: &str) -> Result<(), String> {
     writeln!(f, "{line}").map_err(|e| format!("cannot write audit file '{path}': {e}"))
 }
 
+/// `--state SPEC`, `--on-state-error deny|allow`, `--state-scope S`: where rate limits,
+/// breakers, plans and approvals are kept.
+#[derive(Default)]
+struct StateArgs {
+    spec: Option<String>,
+    on_error: Option<String>,
+    scope: Option<String>,
+}
+
+impl StateArgs {
+    fn set(&mut self, flag: &str, v: String) {
+        match flag {
+            "--state" => self.spec = Some(v),
+            "--on-state-error" => self.on_error = Some(v),
+            _ => self.scope = Some(v),
+        }
+    }
+
+    /// The store (memory unless `--state`).
+    fn store(&self) -> Result<std::sync::Arc<dyn jsongate::state::Store>, String> {
+        jsongate::state::open(self.spec.as_deref().unwrap_or("memory"))
+            .map_err(|e| format!("--state: {e}"))
+    }
+
+    fn rate(&self) -> Result<jsongate::action::RateState, String> {
+        use jsongate::state::OnStateError;
+        let on = match self.on_error.as_deref() {
+            None => OnStateError::Deny,
+            Some(v) => OnStateError::parse(v)
+                .ok_or_else(|| format!("--on-state-error: '{v}' is not deny or allow"))?,
+        };
+        Ok(jsongate::action::RateState::with_store(self.store()?)
+            .on_state_error(on)
+            .scope(self.scope.as_deref().unwrap_or("")))
+    }
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `--context KEY=VALUE` (repeatable; repeating a key makes a list).
+fn parse_context(
+    c: jsongate::action::Context,
+    v: &str,
+) -> Result<jsongate::action::Context, String> {
+    match v.split_once('=') {
+        Some((k, val)) if !k.is_empty() => Ok(c.with(k, val)),
+        _ => Err(format!("--context: '{v}' is not KEY=VALUE")),
+    }
+}
+
+/// Asks for an approval of `call` in the state store, tells the operator on stderr, and
+/// waits up to `secs`; the decision after the answer and the audit member.
+fn await_approval(
+    d: &jsongate::action::Decision,
+    call: &jsongate::action::Call,
+    rate: &jsongate::action::RateState,
+    secs: u64,
+) -> (jsongate::action::Decision, String) {
+    use jsongate::action::{Approval, ApprovalOutcome};
+    let store = rate.store();
+    let wait = std::time::Duration::from_secs(secs);
+    let ttl = wait.as_millis().saturating_add(60_000) as u64;
+    let outcome = match Approval::request(store.as_ref(), call, ttl, unix_ms()) {
+        Ok(a) => {
+            eprintln!(
+                "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny)",
+                a.to_json(),
+                a.id
+            );
+            let outcome = a
+                .wait(store.as_ref(), wait, unix_ms)
+                .map_err(|e| e.to_string());
+            (Some(a), outcome)
+        }
+        Err(e) => (None, Err(e.to_string())),
+    };
+    let mut line = String::from("{");
+    if let Some(a) = &outcome.0 {
+        line.push_str("\"id\":");
+        write_json_string(&mut line, &a.id);
+        line.push(',');
+    }
+    let result = match outcome.1 {
+        Ok(o) => {
+            let _ = write!(line, "\"outcome\":\"{}\"", o.as_str());
+            o
+        }
+        Err(e) => {
+            // The store failed while asking: nobody can have approved.
+            line.push_str("\"outcome\":\"state_error\",\"state_error\":");
+            write_json_string(&mut line, &e);
+            ApprovalOutcome::TimedOut
+        }
+    };
+    line.push('}');
+    (d.approved(result), line)
+}
+
+/// `jsongate approve ID --state SPEC [--deny]`: answers a pending approval.
+fn approve_cmd(args: &[String]) -> Result<ExitCode, String> {
+    let mut id = None;
+    let mut state = StateArgs::default();
+    let mut granted = true;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--state" => state.set(arg, it.next().cloned().ok_or("--state needs a value")?),
+            "--deny" => granted = false,
+            f if f.starts_with('-') => return Err(format!("unknown option '{f}'")),
+            f if id.is_none() => id = Some(f.to_owned()),
+            f => return Err(format!("unexpected argument '{f}'")),
+        }
+    }
+    let id = id.ok_or("approve needs an approval ID")?;
+    if state.spec.is_none() {
+        return Err("approve needs --state SPEC (the store the waiting decision uses)".into());
+    }
+    let store = state.store()?;
+    match jsongate::action::Approval::answer(store.as_ref(), &id, granted, 600_000, unix_ms()) {
+        Ok(Some(a)) => {
+            let mut line = a.to_json();
+            line.pop();
+            line.push_str(if granted {
+                ",\"granted\":true}"
+            } else {
+                ",\"granted\":false}"
+            });
+            println!("{line}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(None) => Err(format!(
+            "no pending approval '{id}' (unknown, expired, or answered already)"
+        )),
+        Err(e) => Err(format!("--state: {e}")),
+    }
+}
+
 /// `jsongate decide`: one tool call (or, with `--recheck`, one received decision record).
 fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
-    use jsongate::action::{validate_record, Call, Claim, Policy, RateState, Session, Verdict};
+    use jsongate::action::{validate_record, Call, Claim, Policy, Session, Verdict};
     let mut policy: Option<String> = None;
     let mut grants: Option<String> = None;
     let mut workspace: Option<String> = None;
     let mut recheck = false;
     let mut file: Option<String> = None;
     let mut audit: Option<String> = None;
+    let mut state = StateArgs::default();
+    let mut plan: Option<String> = None;
+    let mut context = jsongate::action::Context::new();
+    let mut approval_wait: Option<u64> = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or(format!("{flag} needs a value"));
@@ -914,6 +1089,16 @@ fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
             "-h" | "--help" => {
                 print!("{USAGE}");
                 return Ok(ExitCode::SUCCESS);
+            }
+            "--state" | "--on-state-error" | "--state-scope" => state.set(arg, value(arg)?),
+            "--plan" => plan = Some(value(arg)?),
+            "--context" => context = parse_context(context, &value(arg)?)?,
+            "--approval-wait" => {
+                let v = value(arg)?;
+                approval_wait =
+                    Some(v.parse().map_err(|_| {
+                        format!("--approval-wait: '{v}' is not a number of seconds")
+                    })?);
             }
             "--audit" => audit = Some(value(arg)?),
             "--policy" => policy = Some(value(arg)?),
@@ -928,27 +1113,47 @@ fn decide_cmd(args: &[String]) -> Result<ExitCode, String> {
     let grants = grants.ok_or("decide needs --grants A,B (may be empty)")?;
     let policy = Policy::from_file(std::path::Path::new(&policy_path))
         .map_err(|e| format!("policy '{policy_path}': {e}"))?;
-    let mut session = Session::new(grants.split(',').map(str::trim).filter(|g| !g.is_empty()));
+    let mut session =
+        Session::new(grants.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
     if let Some(w) = &workspace {
         session = session
             .workspace(std::path::Path::new(w))
             .map_err(|e| e.to_string())?;
     }
+    if let Some(p) = &plan {
+        let p = jsongate::action::Plan::from_file(std::path::Path::new(p), &policy)
+            .map_err(|e| format!("plan '{p}': {e}"))?;
+        session = session.plan(p);
+    }
     let input = read_input(file.as_deref(), policy.limits().get_max_bytes())?;
+    let mut approval_line = None;
     let decision = if recheck {
         let claim = Claim::parse(&input).map_err(|e| format!("decision record: {e}"))?;
         policy.recheck(&claim, &session)
     } else {
         let call = Call::parse(&input, policy.limits()).map_err(|e| e.to_string())?;
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        policy.decide(&call, &session, &mut RateState::new(), now_ms)
+        let rate = state.rate()?;
+        let d = policy.decide(&call, &session, &rate, unix_ms());
+        match approval_wait {
+            Some(secs) if d.verdict() == Verdict::Ask => {
+                let (d, line) = await_approval(&d, &call, &rate, secs);
+                approval_line = Some(line);
+                d
+            }
+            _ => d,
+        }
     };
     let line = decision.to_json();
     validate_record(line.as_bytes()).map_err(|e| format!("internal: decision record {e}"))?;
     if let Some(path) = &audit {
-        append_line(path, &decide_audit(&line, &input, recheck))?;
+        let mut a = decide_audit(&line, &input, recheck);
+        if let Some(ap) = &approval_line {
+            a.pop();
+            a.push_str(",\"approval\":");
+            a.push_str(ap);
+            a.push('}');
+        }
+        append_line(path, &a)?;
     }
     let mut stdout = io::stdout().lock();
     let _ = writeln!(stdout, "{line}");
@@ -1001,6 +1206,9 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
     let mut config = Config::default();
     let mut limits = Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES);
     let (mut policy, mut grants, mut workspace, mut audit) = (None, None, None, None);
+    let mut state = StateArgs::default();
+    let mut plan: Option<String> = None;
+    let mut context = jsongate::action::Context::new();
     let mut it = opts.iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -1028,6 +1236,9 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
             "--grants" => grants = Some(value()?),
             "--workspace" => workspace = Some(value()?),
             "--audit" => audit = Some(value()?),
+            "--state" | "--on-state-error" | "--state-scope" => state.set(flag, value()?),
+            "--plan" => plan = Some(value()?),
+            "--context" => context = parse_context(context, &value()?)?,
             "--screen" => config.screen = Some(parse_screen(flag, &value()?)?),
             "--screen-tools" => config.screen_tools = Some(parse_screen(flag, &value()?)?),
             "--max-result-bytes" => {
@@ -1073,6 +1284,16 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
         }
     }
     config.limits = limits;
+    config.rate = state.rate()?;
+    if state.spec.is_some() {
+        // Breakers live in the shared store too, so replicas see each other's.
+        if let Some(a) = config.alerts.take() {
+            let a = std::sync::Arc::try_unwrap(a).map_err(|_| "alerts are shared")?;
+            let breaker =
+                jsongate::gate::StoreBreaker::new(std::sync::Arc::clone(config.rate.store()));
+            config.alerts = Some(std::sync::Arc::new(a.with_state(Box::new(breaker))));
+        }
+    }
     if config.truncate_text
         && config.max_result_bytes.is_none()
         && config.tool_result_bytes.is_empty()
@@ -1083,16 +1304,22 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
         let p = Policy::from_file(std::path::Path::new(&path))
             .map_err(|e| format!("policy '{path}': {e}"))?;
         let g = grants.unwrap_or_default();
-        let mut session = Session::new(g.split(',').map(str::trim).filter(|g| !g.is_empty()));
+        let mut session =
+            Session::new(g.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
         if let Some(w) = &workspace {
             session = session
                 .workspace(std::path::Path::new(w))
                 .map_err(|e| e.to_string())?;
         }
+        if let Some(f) = &plan {
+            let plan = jsongate::action::Plan::from_file(std::path::Path::new(f), &p)
+                .map_err(|e| format!("plan '{f}': {e}"))?;
+            session = session.plan(plan);
+        }
         config.policy = Some(p);
         config.session = session;
-    } else if grants.is_some() || workspace.is_some() {
-        return Err("--grants and --workspace need --policy".into());
+    } else if grants.is_some() || workspace.is_some() || plan.is_some() {
+        return Err("--grants, --workspace and --plan need --policy".into());
     }
     if let Some(path) = audit {
         let mut o = std::fs::OpenOptions::new();
@@ -1516,6 +1743,7 @@ fn schema_print_cmd(args: &[String]) -> Result<ExitCode, String> {
         ("policy", Some("schema"), 2) => print!("{POLICY_SCHEMA}"),
         ("decision", Some("schema"), 2) => print!("{DECISION_SCHEMA}"),
         ("alerts", Some("schema"), 2) => print!("{}", jsongate::gate::ALERTS_SCHEMA),
+        ("plan", Some("schema"), 2) => print!("{}", jsongate::action::PLAN_SCHEMA),
         (cmd, ..) => return Err(format!("{cmd} needs 'schema'")),
     }
     Ok(ExitCode::SUCCESS)

@@ -48,8 +48,8 @@ impl Verdict {
     }
 }
 
-/// Why: a closed set, in the order the checks run (`Ord` follows that order: an earlier
-/// check's failure is the stricter one).
+/// Why: a closed set, in the order the checks run, every denial before the reasons that
+/// ask (`Ord` follows that order: an earlier check's failure is the stricter one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Reason {
     /// Allowed.
@@ -66,17 +66,27 @@ pub enum Reason {
     FieldTooLong,
     /// A string contains a forbidden substring.
     ForbiddenSubstring,
+    /// A value does not match the session's context (`equals_context`, `in_context_list`).
+    ContextMismatch,
     /// The session's grants lack a capability the tool requires.
     GrantMissing,
+    /// The shared state could not be read or written and the deployment denies then
+    /// (`on_state_error: deny`, the default).
+    StateUnavailable,
     /// The tool's rate limit (or the read-only mode it triggered) is in force.
     RateLimited,
+    /// A person was asked and did not approve in time, refused, or approved other
+    /// arguments.
+    NotApproved,
+    /// The call is outside the task's plan: a person decides.
+    OutsidePlan,
     /// The tool always needs a person's approval.
     NeedsApproval,
 }
 
 impl Reason {
     /// Every reason, in check order.
-    pub const ALL: [Reason; 10] = [
+    pub const ALL: [Reason; 14] = [
         Reason::Ok,
         Reason::ToolNotAllowlisted,
         Reason::ArgumentsInvalid,
@@ -84,8 +94,12 @@ impl Reason {
         Reason::HostNotAllowed,
         Reason::FieldTooLong,
         Reason::ForbiddenSubstring,
+        Reason::ContextMismatch,
         Reason::GrantMissing,
+        Reason::StateUnavailable,
         Reason::RateLimited,
+        Reason::NotApproved,
+        Reason::OutsidePlan,
         Reason::NeedsApproval,
     ];
 
@@ -99,10 +113,20 @@ impl Reason {
             Reason::HostNotAllowed => "host_not_allowed",
             Reason::FieldTooLong => "field_too_long",
             Reason::ForbiddenSubstring => "forbidden_substring",
+            Reason::ContextMismatch => "context_mismatch",
             Reason::GrantMissing => "grant_missing",
+            Reason::StateUnavailable => "state_unavailable",
             Reason::RateLimited => "rate_limited",
+            Reason::NotApproved => "not_approved",
+            Reason::OutsidePlan => "outside_plan",
             Reason::NeedsApproval => "needs_approval",
         }
+    }
+
+    /// Whether this reason asks a person rather than denies.
+    #[must_use]
+    pub fn asks(self) -> bool {
+        matches!(self, Reason::OutsidePlan | Reason::NeedsApproval)
     }
 
     /// The reason named `s`.
@@ -136,6 +160,16 @@ pub struct Facts {
     pub rate_limited: bool,
     /// The tool always needs approval.
     pub ask: bool,
+    /// The call is outside the session's plan.
+    pub outside_plan: bool,
+    /// What a person said when asked: `Some(true)` approved these exact arguments,
+    /// `Some(false)` did not (refused, timed out, or approved other arguments).
+    pub approval: Option<bool>,
+    /// The shared state failed and the deployment denies then (`state_unavailable`).
+    pub state_unavailable: bool,
+    /// The shared state's failure, when there was one (recorded as `stateError`, whatever
+    /// the deployment chose).
+    pub state_error: Option<String>,
     /// A failure carried over from a received record by
     /// [`Policy::recheck`](super::Policy::recheck): it decides unless a check that runs
     /// earlier fails too, so a recorded failure is never lost (`Ok` carries nothing).
@@ -167,7 +201,9 @@ pub struct Decision {
 
 impl Decision {
     /// The only constructor: the first failed condition (in check order, a carried failure
-    /// at its own place in that order) denies; a tool marked `ask` asks; otherwise allow.
+    /// at its own place in that order) denies; a call outside the plan, or to a tool marked
+    /// `ask`, asks, unless a person approved it (allow) or did not (deny, `not_approved`);
+    /// otherwise allow.
     pub fn from_facts(mut facts: Facts) -> Decision {
         let mut seen = Vec::with_capacity(facts.grant.len());
         facts.grant.retain(|g| {
@@ -184,10 +220,17 @@ impl Decision {
             f.reason
         } else if missing {
             Reason::GrantMissing
+        } else if facts.state_unavailable {
+            Reason::StateUnavailable
         } else if facts.rate_limited {
             Reason::RateLimited
-        } else if facts.ask {
-            Reason::NeedsApproval
+        } else if facts.outside_plan || facts.ask {
+            match facts.approval {
+                Some(true) => Reason::Ok,
+                Some(false) => Reason::NotApproved,
+                None if facts.outside_plan => Reason::OutsidePlan,
+                None => Reason::NeedsApproval,
+            }
         } else {
             Reason::Ok
         };
@@ -198,7 +241,7 @@ impl Decision {
         };
         let verdict = match reason {
             Reason::Ok => Verdict::Allow,
-            Reason::NeedsApproval => Verdict::Ask,
+            r if r.asks() => Verdict::Ask,
             _ => Verdict::Deny,
         };
         Decision {
@@ -216,6 +259,19 @@ impl Decision {
     /// Why.
     pub fn reason(&self) -> Reason {
         self.reason
+    }
+
+    /// This decision after a person's answer: only an `ask` changes, to `allow` when the
+    /// answer is [`Granted`](super::ApprovalOutcome::Granted) and to `deny`
+    /// (`not_approved`) otherwise. An approval never overrides a denial.
+    #[must_use]
+    pub fn approved(&self, outcome: super::ApprovalOutcome) -> Decision {
+        if self.verdict != Verdict::Ask {
+            return self.clone();
+        }
+        let mut facts = self.facts.clone();
+        facts.approval = Some(outcome == super::ApprovalOutcome::Granted);
+        Decision::from_facts(facts)
     }
 
     /// The facts the verdict was derived from.
@@ -252,6 +308,17 @@ impl Decision {
         list(&mut out, &f.grant);
         out.push_str(",\"required\":");
         list(&mut out, &f.required);
+        if let Some(r) = f.rule_failures.first().filter(|r| r.reason == self.reason) {
+            out.push_str(",\"failed\":{\"rule\":\"");
+            out.push_str(r.rule);
+            out.push_str("\",\"pointer\":");
+            write_json_string(&mut out, &r.pointer);
+            out.push('}');
+        }
+        if let Some(e) = &f.state_error {
+            out.push_str(",\"stateError\":");
+            write_json_string(&mut out, e);
+        }
         out.push_str(",\"decision\":\"");
         out.push_str(self.verdict.as_str());
         out.push_str("\",\"reason\":\"");

@@ -5,9 +5,12 @@
 //! object, satisfy the tool's JSON Schema (the crate's [`Validator`](crate::Validator), the
 //! policy's limits) and name only declared arguments (as `unevaluatedProperties` sees them),
 //! the semantic [`Rule`]s hold (path containment in POSIX and Windows readings, https host
-//! allowlist, length caps, forbidden substrings), the session's grants include every
-//! capability the tool requires, and the tool's rate limit admits it. A tool marked `ask`
-//! then asks a person. The [`Decision`] type makes `allow` unconstructible unless all of
+//! allowlist, length caps, forbidden substrings, values bound to the session's [`Context`]),
+//! the session's grants include every capability the tool requires, and the tool's rate
+//! limit admits it (counted in a shared [`state`](crate::state) store). A call outside the
+//! session's [`Plan`] (`outside_plan`), or to a tool marked `ask`, then asks a person; an
+//! [`Approval`] bound to the exact tool and arguments, taken once, turns that into `allow`,
+//! and anything else (refused, timed out, other arguments) into `deny` (`not_approved`). The [`Decision`] type makes `allow` unconstructible unless all of
 //! that holds; [`Policy::recheck`] of a received record never turns its failure into
 //! `allow`.
 //!
@@ -24,22 +27,26 @@
 //!     "requires":["send_email"]}}}"#).unwrap();
 //! let call = Call::parse(br#"{"tool":"send_email","arguments":{"to":"a@b.c","body":"hi"}}"#,
 //!     Limits::new()).unwrap();
-//! let d = policy.decide(&call, &Session::new(["read_inbox"]), &mut RateState::new(), 0);
+//! let d = policy.decide(&call, &Session::new(["read_inbox"]), &RateState::new(), 0);
 //! assert_eq!((d.verdict(), d.reason()), (Verdict::Deny, Reason::GrantMissing));
 //! assert_eq!(d.to_json(), r#"{"tool":"send_email","argumentsValid":true,"toolAllowed":true,"grant":["read_inbox"],"required":["send_email"],"decision":"deny","reason":"grant_missing"}"#);
 //! ```
 
+mod approval;
 mod decision;
+mod plan;
 mod policy;
 mod rules;
 
+pub use approval::{arguments_digest, Approval, ApprovalOutcome, APPROVAL_POLL};
 pub use decision::{
     validate_record, Claim, ClaimError, Decision, Facts, Reason, Verdict, DECISION_SCHEMA,
 };
+pub use plan::{Plan, PlanStep, DEFAULT_PLAN_TTL_MS, PLAN_SCHEMA};
 pub use policy::{
     Call, PastLimit, Policy, PolicyError, RateLimit, RateState, Session, ToolPolicy, POLICY_SCHEMA,
 };
-pub use rules::{path_contained, url_allowed, Rule, RuleFailure};
+pub use rules::{path_contained, url_allowed, Context, Rule, RuleFailure};
 // Screening lives in its own layer (`crate::screen`), shared with the gate; the action
 // boundary re-exports it under its historical names.
 pub use crate::screen::{

@@ -22,14 +22,15 @@
 //! whole document: `true`, `{"type":"object"}`) leaves names to the schema, as before; that
 //! test only chooses whether the wrapper is used, and errs toward using it.
 
-use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::decision::{Claim, Decision, Facts, Verdict};
-use super::rules::Rule;
+use super::plan::Plan;
+use super::rules::{Context, Rule};
 use crate::select::Value;
+use crate::state::{MemoryStore, OnStateError, StateError, StateErrorKind, Store};
 use crate::{Limits, Rejection, Schema, Validator};
 
 /// The JSON Schema of policy files (format 1).
@@ -139,50 +140,138 @@ impl Call {
     }
 }
 
-/// Per-session rate state, owned by the caller. Times are milliseconds from any fixed
-/// origin the caller chooses (the injectable clock).
-#[derive(Clone, Debug, Default)]
+/// Where rate limits (and the read-only mode they trigger) are counted: a
+/// [`Store`](crate::state::Store) shared by every decision that uses this state (and, with
+/// a file or Redis store, by every process that uses the same store). Times are
+/// milliseconds from any fixed origin the caller chooses (the injectable clock); a store
+/// with a clock of its own (Redis) uses that instead.
+///
+/// Keys are `rate:SCOPE/TOOL` and `read_only:SCOPE` (the scope is empty unless set, so
+/// every replica sharing a store shares the limits). When the store fails, the decision is
+/// `deny` (`state_unavailable`) or, with [`OnStateError::Allow`], the limit is skipped; the
+/// failure is recorded in the decision either way (`stateError`). A store whose content
+/// this build cannot read ([`StateErrorKind::Corrupt`]) always denies.
+#[derive(Clone)]
 pub struct RateState {
-    calls: HashMap<String, VecDeque<u64>>,
-    read_only_until: Option<u64>,
+    store: Arc<dyn Store>,
+    scope: String,
+    on_error: OnStateError,
+}
+
+impl Default for RateState {
+    fn default() -> RateState {
+        RateState::with_store(Arc::new(MemoryStore::new()))
+    }
+}
+
+impl fmt::Debug for RateState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateState")
+            .field("store", &self.store.describe())
+            .field("scope", &self.scope)
+            .field("on_error", &self.on_error)
+            .finish()
+    }
+}
+
+/// What the rate state said about one call.
+enum Admit {
+    Yes,
+    Limited,
+    Failed(StateError),
 }
 
 impl RateState {
-    /// No calls yet.
+    /// No calls yet, in this process's memory.
     pub fn new() -> RateState {
         RateState::default()
     }
 
-    /// Whether read-only mode is in force at `now_ms`.
-    pub fn read_only(&self, now_ms: u64) -> bool {
-        self.read_only_until.is_some_and(|t| now_ms < t)
+    /// Counts in `store`.
+    pub fn with_store(store: Arc<dyn Store>) -> RateState {
+        RateState {
+            store,
+            scope: String::new(),
+            on_error: OnStateError::Deny,
+        }
     }
 
-    /// Whether a call to `tool` at `now_ms` is limited; records it when it is not.
-    fn admit(&mut self, tool: &str, t: &ToolPolicy, now_ms: u64) -> bool {
-        if self.read_only(now_ms) && !t.read_only {
-            return false;
+    /// Counts under `scope` (a tenant or session), apart from other scopes in the same
+    /// store.
+    #[must_use]
+    pub fn scope(mut self, scope: &str) -> RateState {
+        scope.clone_into(&mut self.scope);
+        self
+    }
+
+    /// What a decision does when the store fails (default [`OnStateError::Deny`]).
+    #[must_use]
+    pub fn on_state_error(mut self, on: OnStateError) -> RateState {
+        self.on_error = on;
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// What a decision does when the store fails.
+    pub fn on_error(&self) -> OnStateError {
+        self.on_error
+    }
+
+    /// The key of `what` in this state's scope.
+    pub(crate) fn key(&self, what: &str) -> String {
+        format!("{what}:{}", self.scope)
+    }
+
+    /// Whether read-only mode is in force at `now_ms`. A store that fails counts as
+    /// read-only (the stricter answer).
+    pub fn read_only(&self, now_ms: u64) -> bool {
+        self.store
+            .deadline(&self.key("read_only"), now_ms)
+            .map_or(true, |d| d.is_some())
+    }
+
+    /// Whether a call to `tool` at `now_ms` is admitted; records it when it is.
+    fn admit(&self, tool: &str, t: &ToolPolicy, now_ms: u64) -> Admit {
+        let read_only_key = self.key("read_only");
+        if !t.read_only {
+            match self.store.deadline(&read_only_key, now_ms) {
+                Ok(Some(_)) => return Admit::Limited,
+                Ok(None) => {}
+                Err(e) => return Admit::Failed(e),
+            }
         }
         let Some(limit) = t.rate_limit else {
-            return true;
+            return Admit::Yes;
         };
-        let q = self.calls.entry(tool.to_owned()).or_default();
-        while q
-            .front()
-            .is_some_and(|&s| now_ms.saturating_sub(s) >= limit.window_ms)
+        let key = format!("rate:{}/{tool}", self.scope);
+        let take = match self
+            .store
+            .window_take(&key, limit.calls, limit.window_ms, now_ms)
         {
-            q.pop_front();
-        }
-        if (q.len() as u64) < limit.calls {
-            q.push_back(now_ms);
-            return true;
+            Ok(take) => take,
+            Err(e) => return Admit::Failed(e),
+        };
+        if take.admitted {
+            return Admit::Yes;
         }
         match limit.past_limit {
-            PastLimit::Deny => false,
+            PastLimit::Deny => Admit::Limited,
             PastLimit::ReadOnly => {
-                let until = q.front().map_or(now_ms, |&s| s + limit.window_ms);
-                self.read_only_until = Some(self.read_only_until.map_or(until, |u| u.max(until)));
-                t.read_only
+                if let Err(e) = self
+                    .store
+                    .extend_deadline(&read_only_key, take.frees_at_ms, now_ms)
+                {
+                    return Admit::Failed(e);
+                }
+                if t.read_only {
+                    Admit::Yes
+                } else {
+                    Admit::Limited
+                }
             }
         }
     }
@@ -194,6 +283,8 @@ impl RateState {
 pub struct Session {
     grants: Vec<String>,
     workspace: Option<PathBuf>,
+    context: Context,
+    plan: Option<Arc<Plan>>,
 }
 
 impl Session {
@@ -202,7 +293,23 @@ impl Session {
         Session {
             grants: grants.into_iter().map(Into::into).collect(),
             workspace: None,
+            context: Context::new(),
+            plan: None,
         }
+    }
+
+    /// The caller's context, for `equals_context` and `in_context_list` rules.
+    #[must_use]
+    pub fn context(mut self, context: Context) -> Session {
+        self.context = context;
+        self
+    }
+
+    /// The task's plan: calls outside it ask a person (`outside_plan`).
+    #[must_use]
+    pub fn plan(mut self, plan: Plan) -> Session {
+        self.plan = Some(Arc::new(plan));
+        self
     }
 
     /// Checks paths against the file system under `root` (symlinks resolved).
@@ -252,6 +359,18 @@ fn parse_rule(r: &Value) -> Rule {
             pointer,
             max_chars: r.get("max_chars").and_then(Value::as_u64).unwrap_or(0),
         },
+        Some(name @ ("equals_context" | "in_context_list")) => {
+            let key = r
+                .get("context")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            if name == "equals_context" {
+                Rule::EqualsContext { pointer, key }
+            } else {
+                Rule::InContextList { pointer, key }
+            }
+        }
         _ => Rule::Forbid {
             pointer,
             substrings: strings(r.get("substrings"))
@@ -288,10 +407,10 @@ impl Policy {
     /// let call = |a: &str| Call { tool: "read_file".into(),
     ///     arguments: jsongate::select::Value::parse(a.as_bytes(), jsongate::Limits::new()).unwrap() };
     /// let s = Session::new(["fs_read"]);
-    /// let mut rate = RateState::new();
-    /// let d = p.decide(&call(r#"{"path":"../../etc/passwd"}"#), &s, &mut rate, 0);
+    /// let rate = RateState::new();
+    /// let d = p.decide(&call(r#"{"path":"../../etc/passwd"}"#), &s, &rate, 0);
     /// assert_eq!(d.reason(), Reason::PathEscape);
-    /// let d = p.decide(&call(r#"{"path":"notes/a.txt"}"#), &s, &mut rate, 0);
+    /// let d = p.decide(&call(r#"{"path":"notes/a.txt"}"#), &s, &rate, 0);
     /// assert_eq!(d.reason(), Reason::Ok);
     /// ```
     pub fn from_slice(bytes: &[u8]) -> Result<Policy, PolicyError> {
@@ -402,12 +521,13 @@ impl Policy {
     }
 
     /// Decides one call at time `now_ms` (milliseconds, the caller's clock). The rate state
-    /// records the call only when every earlier check passed.
+    /// records the call only when every earlier check passed; a store that fails decides as
+    /// the rate state's [`OnStateError`] says, and the decision records the failure.
     pub fn decide(
         &self,
         call: &Call,
         session: &Session,
-        rate: &mut RateState,
+        rate: &RateState,
         now_ms: u64,
     ) -> Decision {
         let mut facts = Facts {
@@ -427,12 +547,31 @@ impl Policy {
             facts.rule_failures = t
                 .rules
                 .iter()
-                .filter_map(|r| r.check(&call.arguments, ws).err())
+                .filter_map(|r| r.check_in(&call.arguments, ws, &session.context).err())
                 .collect();
         }
         let before_rate = Decision::from_facts(facts.clone());
         if matches!(before_rate.verdict(), Verdict::Allow | Verdict::Ask) {
-            facts.rate_limited = !rate.admit(&call.tool, t, now_ms);
+            let failed = |facts: &mut Facts, e: &StateError| {
+                // A store that is not one this build reads is a configuration error:
+                // denied whatever the deployment chose for an unreachable one.
+                facts.state_unavailable |=
+                    rate.on_error == OnStateError::Deny || e.kind() == StateErrorKind::Corrupt;
+                facts.state_error = Some(e.to_string());
+            };
+            match rate.admit(&call.tool, t, now_ms) {
+                Admit::Yes => {}
+                Admit::Limited => facts.rate_limited = true,
+                Admit::Failed(e) => failed(&mut facts, &e),
+            }
+            let so_far = Decision::from_facts(facts.clone());
+            if let (Some(plan), Verdict::Allow | Verdict::Ask) = (&session.plan, so_far.verdict()) {
+                match plan.admit(rate.store().as_ref(), &call.tool, now_ms) {
+                    Ok(true) => {}
+                    Ok(false) => facts.outside_plan = true,
+                    Err(e) => failed(&mut facts, &e),
+                }
+            }
             return Decision::from_facts(facts);
         }
         before_rate
@@ -455,7 +594,7 @@ impl Policy {
         use super::Reason;
         let t = self.tool(&claim.tool);
         let carried = match (claim.verdict, claim.reason) {
-            (Verdict::Deny, Reason::Ok | Reason::NeedsApproval) => Reason::ArgumentsInvalid,
+            (Verdict::Deny, r) if r == Reason::Ok || r.asks() => Reason::ArgumentsInvalid,
             (Verdict::Ask, Reason::Ok) => Reason::NeedsApproval,
             (_, r) => r,
         };
@@ -475,7 +614,10 @@ impl Policy {
             rule_failures: Vec::new(),
             rate_limited: carried == Reason::RateLimited,
             ask: t.is_some_and(|t| t.ask) || carried == Reason::NeedsApproval,
+            outside_plan: carried == Reason::OutsidePlan,
+            state_unavailable: carried == Reason::StateUnavailable,
             carried: Some(carried),
+            ..Facts::default()
         })
     }
 }
@@ -542,18 +684,18 @@ mod tests {
     fn rate_limit_windows_and_read_only_mode() {
         let p = policy();
         let s = Session::new::<[&str; 0], &str>([]);
-        let mut rate = RateState::new();
-        let r = |rate: &mut RateState, t, at| p.decide(&call(t), &s, rate, at).reason();
-        assert_eq!(r(&mut rate, "d", 0), Reason::Ok);
-        assert_eq!(r(&mut rate, "d", 999), Reason::RateLimited);
-        assert_eq!(r(&mut rate, "d", 1000), Reason::Ok);
-        assert_eq!(r(&mut rate, "w", 0), Reason::Ok);
-        assert_eq!(r(&mut rate, "w", 1), Reason::Ok);
-        assert_eq!(r(&mut rate, "w", 2), Reason::RateLimited);
+        let rate = RateState::new();
+        let r = |rate: &RateState, t, at| p.decide(&call(t), &s, rate, at).reason();
+        assert_eq!(r(&rate, "d", 0), Reason::Ok);
+        assert_eq!(r(&rate, "d", 999), Reason::RateLimited);
+        assert_eq!(r(&rate, "d", 1000), Reason::Ok);
+        assert_eq!(r(&rate, "w", 0), Reason::Ok);
+        assert_eq!(r(&rate, "w", 1), Reason::Ok);
+        assert_eq!(r(&rate, "w", 2), Reason::RateLimited);
         // Read-only mode until the window of the first call ends (t = 10 000).
-        assert_eq!(r(&mut rate, "r", 3), Reason::Ok);
-        assert_eq!(r(&mut rate, "d", 5000), Reason::RateLimited);
-        assert_eq!(r(&mut rate, "d", 10_000), Reason::Ok);
-        assert_eq!(r(&mut rate, "w", 10_001), Reason::Ok);
+        assert_eq!(r(&rate, "r", 3), Reason::Ok);
+        assert_eq!(r(&rate, "d", 5000), Reason::RateLimited);
+        assert_eq!(r(&rate, "d", 10_000), Reason::Ok);
+        assert_eq!(r(&rate, "w", 10_001), Reason::Ok);
     }
 }

@@ -1,8 +1,10 @@
 //! Semantic argument rules: what JSON Schema cannot say about a valid string.
 //!
 //! Path containment (lexical in both the POSIX and the Windows reading, then against the file
-//! system when a workspace is given), https-only URLs with a host allowlist, length caps and
-//! forbidden substrings. Each rule reads one value by JSON Pointer in the arguments object;
+//! system when a workspace is given), https-only URLs with a host allowlist, length caps,
+//! forbidden substrings, and values bound to the session's [`Context`] (`equals_context`: an
+//! account id must be the caller's; `in_context_list`: a project must be one of the
+//! caller's). Each rule reads one value by JSON Pointer in the arguments object;
 //! it never changes it. Argument names outside the schema are the policy's business (the
 //! validator finds them, see `policy.rs`), not a rule's.
 
@@ -41,6 +43,54 @@ pub enum Rule {
         /// Forbidden substrings, lowercase.
         substrings: Vec<String>,
     },
+    /// The value (a string, or an integer compared by its text) equals the session's
+    /// context value `key`, which must hold exactly one value.
+    EqualsContext {
+        /// Where the value is.
+        pointer: String,
+        /// The context key (`account_id`, `project`, …).
+        key: String,
+    },
+    /// The value (as for [`Rule::EqualsContext`]) is one of the session's context values
+    /// under `key`.
+    InContextList {
+        /// Where the value is.
+        pointer: String,
+        /// The context key.
+        key: String,
+    },
+}
+
+/// What the session says about its caller, for [`Rule::EqualsContext`] and
+/// [`Rule::InContextList`]: each key holds a list of values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Context {
+    entries: Vec<(String, Vec<String>)>,
+}
+
+impl Context {
+    /// No values.
+    pub fn new() -> Context {
+        Context::default()
+    }
+
+    /// Adds `value` to `key`'s list.
+    #[must_use]
+    pub fn with(mut self, key: &str, value: &str) -> Context {
+        match self.entries.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => v.push(value.to_owned()),
+            None => self.entries.push((key.to_owned(), vec![value.to_owned()])),
+        }
+        self
+    }
+
+    /// The values under `key` (empty when it has none).
+    pub fn get(&self, key: &str) -> &[String] {
+        self.entries
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(&[], |(_, v)| v.as_slice())
+    }
 }
 
 /// A rule that did not hold.
@@ -48,6 +98,8 @@ pub enum Rule {
 pub struct RuleFailure {
     /// The decision reason it maps to.
     pub reason: Reason,
+    /// The rule's name as the policy spells it (`path`, `equals_context`, …).
+    pub rule: &'static str,
     /// The pointer of the offending value in the arguments.
     pub pointer: String,
 }
@@ -59,7 +111,21 @@ impl Rule {
             Rule::Path { pointer }
             | Rule::Url { pointer, .. }
             | Rule::MaxLength { pointer, .. }
-            | Rule::Forbid { pointer, .. } => pointer,
+            | Rule::Forbid { pointer, .. }
+            | Rule::EqualsContext { pointer, .. }
+            | Rule::InContextList { pointer, .. } => pointer,
+        }
+    }
+
+    /// The rule's name as the policy spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Rule::Path { .. } => "path",
+            Rule::Url { .. } => "url",
+            Rule::MaxLength { .. } => "max_length",
+            Rule::Forbid { .. } => "forbid",
+            Rule::EqualsContext { .. } => "equals_context",
+            Rule::InContextList { .. } => "in_context_list",
         }
     }
 
@@ -69,6 +135,7 @@ impl Rule {
             Rule::Url { .. } => Reason::HostNotAllowed,
             Rule::MaxLength { .. } => Reason::FieldTooLong,
             Rule::Forbid { .. } => Reason::ForbiddenSubstring,
+            Rule::EqualsContext { .. } | Rule::InContextList { .. } => Reason::ContextMismatch,
         }
     }
 
@@ -77,8 +144,39 @@ impl Rule {
     /// schema decides whether it is required) and a value that is not a string fails.
     ///
     /// `workspace` is the canonical workspace root, when paths are checked against the
-    /// file system.
+    /// file system. Context rules see an empty context here, so they fail; see
+    /// [`check_in`](Self::check_in).
     pub fn check(&self, args: &Value, workspace: Option<&Path>) -> Result<(), RuleFailure> {
+        self.check_in(args, workspace, &Context::new())
+    }
+
+    /// As [`check`](Self::check), with the session's context for the context rules. For
+    /// those, an absent value fails too: a value bound to the caller must be there.
+    pub fn check_in(
+        &self,
+        args: &Value,
+        workspace: Option<&Path>,
+        context: &Context,
+    ) -> Result<(), RuleFailure> {
+        if let Rule::EqualsContext { key, .. } | Rule::InContextList { key, .. } = self {
+            let values = context.get(key);
+            let v = match args {
+                Value::Object(_) => args.pointer(self.pointer()),
+                _ => None,
+            };
+            let text = match v {
+                Some(Value::String(s)) => Some(s.as_str()),
+                Some(Value::Number(n)) if n.bytes().all(|b| b.is_ascii_digit() || b == b'-') => {
+                    Some(n.as_str())
+                }
+                _ => None,
+            };
+            let ok = text.is_some_and(|t| match self {
+                Rule::EqualsContext { .. } => values.len() == 1 && values[0] == t,
+                _ => values.iter().any(|v| v == t),
+            });
+            return if ok { Ok(()) } else { Err(self.failure()) };
+        }
         let found = match args {
             Value::Object(_) => match args.pointer(self.pointer()) {
                 Some(v) => Some(v),
@@ -94,14 +192,20 @@ impl Rule {
                 let lower = s.to_lowercase();
                 !substrings.iter().any(|f| lower.contains(f.as_str()))
             }
+            Rule::EqualsContext { .. } | Rule::InContextList { .. } => false,
         });
         if ok {
             Ok(())
         } else {
-            Err(RuleFailure {
-                reason: self.reason(),
-                pointer: self.pointer().to_owned(),
-            })
+            Err(self.failure())
+        }
+    }
+
+    fn failure(&self) -> RuleFailure {
+        RuleFailure {
+            reason: self.reason(),
+            rule: self.name(),
+            pointer: self.pointer().to_owned(),
         }
     }
 }

@@ -6,8 +6,9 @@
 //! and opens after `max_blocks` within `window_seconds`; while it is open the gate fails fast
 //! (`UPSTREAM_UNAVAILABLE`, not retryable, audit kind `breaker_open`) without reading the
 //! upstream, until `cooldown_seconds` have passed. Breaker state sits behind
-//! [`BreakerState`]: in memory ([`MemoryBreaker`]) or in a state file ([`FileBreaker`], for
-//! one process per response) until a shared-state backend exists.
+//! [`BreakerState`]; [`StoreBreaker`] keeps it in a shared-state [`Store`]: in memory, in a
+//! state file (`state_file`, safe for concurrent processes) or in Redis, so replicas that
+//! share a store share their breakers.
 //!
 //! While any breaker is open, a relay with a tool-call policy falls back to read-only: only
 //! tools the policy marks `read_only` are forwarded.
@@ -15,16 +16,16 @@
 //! Delivery failures (a file that stops being writable, a hook that fails or hangs) are
 //! reported to the caller and never change a decision: a block stays a block.
 
-use std::collections::{HashMap, VecDeque};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::audit::AuditRecord;
 use super::contract::{err, ContractError};
 use crate::select::{write_json_string, Value};
+use crate::state::{MemoryStore, Store};
 use crate::{Limits, Rejection, Schema, Validator};
 
 /// The JSON Schema of alert files (`jsongate alerts schema`).
@@ -62,155 +63,80 @@ pub trait BreakerState: Send + Sync {
     fn any_open(&self, now_ms: u64) -> Result<bool, String>;
 }
 
-#[derive(Clone, Debug, Default)]
-struct Entry {
-    blocks: VecDeque<u64>,
-    open_until: u64,
+/// Breaker state in a shared-state [`Store`]: in memory (one process), in a state file
+/// (one host, any number of processes) or in Redis (several hosts). Each block is one
+/// atomic [`Store::trip`] on `breaker:KEY`; a breaker that opens also raises the
+/// `breaker_any` deadline, which [`BreakerState::any_open`] reads.
+#[derive(Clone)]
+pub struct StoreBreaker {
+    store: Arc<dyn Store>,
 }
 
-impl Entry {
-    fn record(&mut self, now: u64, p: &BreakerPolicy) -> bool {
-        while self
-            .blocks
-            .front()
-            .is_some_and(|&t| now.saturating_sub(t) >= p.window_ms)
-        {
-            self.blocks.pop_front();
-        }
-        self.blocks.push_back(now);
-        // Never more than the blocks that can open it: memory is bounded by the policy.
-        while self.blocks.len() > p.max_blocks as usize {
-            self.blocks.pop_front();
-        }
-        if self.blocks.len() >= p.max_blocks as usize && now >= self.open_until {
-            self.open_until = now.saturating_add(p.cooldown_ms);
-            self.blocks.clear();
-            return true;
-        }
-        false
+impl std::fmt::Debug for StoreBreaker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreBreaker")
+            .field("store", &self.store.describe())
+            .finish()
     }
 }
 
-/// Breaker state in memory (one process, many responses).
-#[derive(Debug, Default)]
-pub struct MemoryBreaker {
-    entries: Mutex<HashMap<String, Entry>>,
-}
+impl StoreBreaker {
+    /// Breakers kept in `store`.
+    pub fn new(store: Arc<dyn Store>) -> StoreBreaker {
+        StoreBreaker { store }
+    }
 
-impl MemoryBreaker {
-    /// Empty state: every breaker closed.
-    pub fn new() -> MemoryBreaker {
-        MemoryBreaker::default()
+    /// Breakers in this process's memory: every breaker closed.
+    pub fn memory() -> StoreBreaker {
+        StoreBreaker::new(Arc::new(MemoryStore::new()))
+    }
+
+    /// Breakers in a state file ([`crate::state::FileStore`]); a missing file is an empty
+    /// state.
+    #[cfg(unix)]
+    pub fn file(path: &Path) -> StoreBreaker {
+        StoreBreaker::new(Arc::new(crate::state::FileStore::new(path)))
     }
 }
 
-impl BreakerState for MemoryBreaker {
+const ANY_OPEN: &str = "breaker_any";
+
+impl BreakerState for StoreBreaker {
     fn record_block(&self, key: &str, now: u64, p: &BreakerPolicy) -> Result<bool, String> {
-        let mut m = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(m.entry(key.to_owned()).or_default().record(now, p))
+        let key = format!("breaker:{key}");
+        let opened = self
+            .store
+            .trip(
+                &key,
+                u64::from(p.max_blocks),
+                p.window_ms,
+                p.cooldown_ms,
+                now,
+            )
+            .map_err(|e| e.to_string())?;
+        match opened {
+            Some(until) => {
+                self.store
+                    .extend_deadline(ANY_OPEN, until, now)
+                    .map_err(|e| e.to_string())?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     fn is_open(&self, key: &str, now: u64) -> Result<bool, String> {
-        let m = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(m.get(key).is_some_and(|e| now < e.open_until))
+        self.store
+            .deadline(&format!("breaker:{key}:open"), now)
+            .map(|d| d.is_some())
+            .map_err(|e| e.to_string())
     }
 
     fn any_open(&self, now: u64) -> Result<bool, String> {
-        let m = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(m.values().any(|e| now < e.open_until))
-    }
-}
-
-/// Breaker state in a JSON file (`{"KEY":{"blocks":[ms…],"open_until":ms}}`), rewritten
-/// whole (write to a temporary file, then rename) on each block. For one writer at a time,
-/// such as successive `jsongate gate` runs; a missing file is an empty state.
-#[derive(Debug)]
-pub struct FileBreaker {
-    path: PathBuf,
-    lock: Mutex<()>,
-}
-
-impl FileBreaker {
-    /// State kept in `path`.
-    pub fn new(path: &Path) -> FileBreaker {
-        FileBreaker {
-            path: path.to_owned(),
-            lock: Mutex::new(()),
-        }
-    }
-
-    fn load(&self) -> Result<HashMap<String, Entry>, String> {
-        let bytes = match std::fs::read(&self.path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
-            Err(e) => return Err(format!("breaker state '{}': {e}", self.path.display())),
-        };
-        let v = Value::parse(&bytes, Limits::new())
-            .map_err(|e| format!("breaker state '{}': {e}", self.path.display()))?;
-        let mut m = HashMap::new();
-        for (k, e) in v.as_object().unwrap_or(&[]) {
-            let blocks = e
-                .get("blocks")
-                .and_then(Value::as_array)
-                .unwrap_or(&[])
-                .iter()
-                .filter_map(Value::as_u64)
-                .collect();
-            let open_until = e.get("open_until").and_then(Value::as_u64).unwrap_or(0);
-            m.insert(k.clone(), Entry { blocks, open_until });
-        }
-        Ok(m)
-    }
-
-    fn save(&self, m: &HashMap<String, Entry>) -> Result<(), String> {
-        let mut keys: Vec<&String> = m.keys().collect();
-        keys.sort();
-        let v = Value::Object(
-            keys.into_iter()
-                .map(|k| {
-                    let e = &m[k];
-                    (
-                        k.clone(),
-                        Value::Object(vec![
-                            (
-                                "blocks".into(),
-                                Value::Array(
-                                    e.blocks
-                                        .iter()
-                                        .map(|t| Value::Number(t.to_string()))
-                                        .collect(),
-                                ),
-                            ),
-                            ("open_until".into(), Value::Number(e.open_until.to_string())),
-                        ]),
-                    )
-                })
-                .collect(),
-        );
-        let tmp = self.path.with_extension("tmp");
-        std::fs::write(&tmp, v.to_json())
-            .and_then(|()| std::fs::rename(&tmp, &self.path))
-            .map_err(|e| format!("breaker state '{}': {e}", self.path.display()))
-    }
-}
-
-impl BreakerState for FileBreaker {
-    fn record_block(&self, key: &str, now: u64, p: &BreakerPolicy) -> Result<bool, String> {
-        let _g = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut m = self.load()?;
-        let opened = m.entry(key.to_owned()).or_default().record(now, p);
-        self.save(&m)?;
-        Ok(opened)
-    }
-
-    fn is_open(&self, key: &str, now: u64) -> Result<bool, String> {
-        let _g = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(self.load()?.get(key).is_some_and(|e| now < e.open_until))
-    }
-
-    fn any_open(&self, now: u64) -> Result<bool, String> {
-        let _g = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(self.load()?.values().any(|e| now < e.open_until))
+        self.store
+            .deadline(ANY_OPEN, now)
+            .map(|d| d.is_some())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -329,8 +255,9 @@ impl Alerts {
                 cooldown_ms: n("cooldown_seconds").saturating_mul(1000),
             };
             let state: Box<dyn BreakerState> = match b.get("state_file").and_then(Value::as_str) {
-                Some(f) => Box::new(FileBreaker::new(&dir.join(f))),
-                None => Box::new(MemoryBreaker::new()),
+                #[cfg(unix)]
+                Some(f) => Box::new(StoreBreaker::file(&dir.join(f))),
+                _ => Box::new(StoreBreaker::memory()),
             };
             (policy, state)
         });
@@ -542,7 +469,7 @@ mod tests {
             window_ms: 1000,
             cooldown_ms: 5000,
         };
-        let b = MemoryBreaker::new();
+        let b = StoreBreaker::memory();
         assert!(!b.record_block("t", 0, &p).unwrap());
         assert!(!b.record_block("t", 100, &p).unwrap());
         // The first block left the window: still two.
@@ -565,11 +492,13 @@ mod tests {
             window_ms: 1000,
             cooldown_ms: 1000,
         };
-        assert!(!FileBreaker::new(&path).record_block("t", 0, &p).unwrap());
-        assert!(FileBreaker::new(&path).record_block("t", 10, &p).unwrap());
-        assert!(FileBreaker::new(&path).is_open("t", 20).unwrap());
+        assert!(!StoreBreaker::file(&path).record_block("t", 0, &p).unwrap());
+        assert!(StoreBreaker::file(&path).record_block("t", 10, &p).unwrap());
+        assert!(StoreBreaker::file(&path).is_open("t", 20).unwrap());
+        assert!(StoreBreaker::file(&path).any_open(20).unwrap());
+        assert!(!StoreBreaker::file(&path).any_open(1010).unwrap());
         std::fs::write(&path, b"not json").unwrap();
-        assert!(FileBreaker::new(&path).is_open("t", 20).is_err());
+        assert!(StoreBreaker::file(&path).is_open("t", 20).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

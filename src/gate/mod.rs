@@ -49,8 +49,7 @@ use std::io::Read;
 use std::time::Instant;
 
 pub use alerts::{
-    Alerts, Block, BreakerPolicy, BreakerState, FileBreaker, Hook, MemoryBreaker, Raised,
-    ALERTS_SCHEMA,
+    Alerts, Block, BreakerPolicy, BreakerState, Hook, Raised, StoreBreaker, ALERTS_SCHEMA,
 };
 pub use audit::{AuditError, AuditRecord};
 pub use command::{LineError, LineFormat, LineType};

@@ -45,11 +45,11 @@ pub mod tools;
 use std::io::{self, BufWriter, Read, Write};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::action::{Policy, Session};
+use crate::action::{Policy, RateState, Session};
 use crate::{Limits, Rejection, Validator};
 pub use budget::TEXT_TRUNCATION_MARKER;
 use frame::{LineIn, Recovered};
@@ -86,6 +86,9 @@ pub struct Config {
     pub policy: Option<Policy>,
     /// The session's grants and workspace, for the policy.
     pub session: Session,
+    /// Where the policy's rate limits are counted (default: this process's memory); a file
+    /// or Redis store shares them with other replicas.
+    pub rate: RateState,
     /// Where to append one audit line per tool call (and per dropped line).
     pub audit: Option<Box<dyn Write + Send>>,
     /// Whether tool results that pass, and every request and notification from the server
@@ -150,6 +153,7 @@ impl Default for Config {
             eval_budget: None,
             policy: None,
             session: Session::new(Vec::<String>::new()),
+            rate: RateState::new(),
             audit: None,
             screen: None,
             compile_deadline: DEFAULT_COMPILE_DEADLINE,
@@ -208,6 +212,7 @@ struct Shared {
     compile_deadline: Duration,
     policy: Option<Policy>,
     session: Session,
+    rate: RateState,
     screen: Option<Screen>,
     /// Screening of tool definitions (resolved from [`Config::screen_tools`]).
     screen_tools: Screen,
@@ -216,7 +221,6 @@ struct Shared {
     truncate_text: bool,
     alerts: Option<Arc<crate::gate::Alerts>>,
     upstream: Option<String>,
-    started: Instant,
     state: Mutex<State>,
     /// Buffered so that a line and its newline leave in one write.
     to_client: Mutex<BufWriter<Box<dyn Write + Send>>>,
@@ -285,6 +289,7 @@ impl Proxy {
             compile_deadline: c.compile_deadline,
             policy: c.policy,
             session: c.session,
+            rate: c.rate,
             screen: c.screen,
             screen_tools: c.screen_tools.unwrap_or(if c.screen.is_some() {
                 Screen::Reject
@@ -296,7 +301,6 @@ impl Proxy {
             truncate_text: c.truncate_text,
             alerts: c.alerts,
             upstream: c.upstream,
-            started: Instant::now(),
             state: Mutex::new(State {
                 pins: pin::Pins::new(c.pin, c.on_tool_change),
                 ..State::default()

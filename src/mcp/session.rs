@@ -40,7 +40,7 @@ pub const MAX_LIST_PAGES: usize = 100;
 
 /// Most calls held while the proxy lists tools (each keeps its line).
 pub const MAX_HELD: usize = 64;
-use crate::action::{Call, RateState, Verdict};
+use crate::action::{Call, Verdict};
 use crate::select::{write_json_string, Value};
 use crate::{Limits, Rejection, Validator};
 
@@ -82,7 +82,6 @@ pub(super) struct State {
     /// Task id → the tool whose call created it.
     pub(super) tasks: HashMap<String, Arc<Tool>>,
     pub(super) next_id: u64,
-    pub(super) rate: RateState,
     /// The client closed its side (the server's input is closed once nothing is held).
     pub(super) client_closed: bool,
     /// Pages read by the proxy's own listing so far.
@@ -395,8 +394,34 @@ fn on_call(
             tool: name.clone(),
             arguments,
         };
-        let now_ms = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let d = policy.decide(&call, &shared.session, &mut st.rate, now_ms);
+        // Wall-clock time: a shared store compares it with other processes' calls.
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let d = policy.decide(&call, &shared.session, &shared.rate, now_ms);
+        if let Some(e) = &d.facts().state_error {
+            // The store failed: audited whatever the deployment chose.
+            let mut extra = String::from("\"state_error\":");
+            write_json_string(&mut extra, e);
+            extra.push_str(",\"on_state_error\":\"");
+            extra.push_str(shared.rate.on_error().as_str());
+            extra.push('"');
+            let f = Finding {
+                class: "state_error",
+                extra: Some(extra.into()),
+                ..Finding::default()
+            };
+            audit(
+                shared,
+                outs,
+                Some(&name),
+                Some(&id),
+                "to_server",
+                "flagged",
+                Some(&f),
+                facts,
+            );
+        }
         let (class, what) = match d.verdict() {
             Verdict::Allow => ("", ""),
             Verdict::Deny => ("policy_deny", "the policy denies it"),

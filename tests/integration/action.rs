@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use jsongate::action::{
-    path_contained, render_untrusted, screen, screen_str, url_allowed, Call, Claim, Decision,
+    path_contained, render_untrusted, screen, screen_str, url_allowed, Call, Claim, Decision, Plan,
     Policy, RateState, Reason, Rule, Session, Verdict,
 };
 use jsongate::select::Value;
@@ -251,8 +251,8 @@ fn rate_limit_denies_and_enters_read_only_mode() {
         Call::parse(&std::fs::read(call_file(name)).unwrap(), policy.limits()).unwrap()
     };
     let s = Session::new(["send_email", "read_inbox", "user_read"]);
-    let mut rate = RateState::new();
-    let mut d = |name: &str, t: u64| policy.decide(&call(name), &s, &mut rate, t).reason();
+    let rate = RateState::new();
+    let d = |name: &str, t: u64| policy.decide(&call(name), &s, &rate, t).reason();
     // export_user: 1 call per minute, then deny.
     assert_eq!(d("export_user", 0), Reason::Ok);
     assert_eq!(d("export_user", 59_999), Reason::RateLimited);
@@ -266,17 +266,15 @@ fn rate_limit_denies_and_enters_read_only_mode() {
     assert_eq!(d("export_user", 160_000), Reason::Ok);
     assert_eq!(d("send_email", 160_001), Reason::Ok);
     // Denied calls are not counted: a call that fails its grant check leaves the state alone.
-    let mut fresh = RateState::new();
+    let fresh = RateState::new();
     let none = Session::new(["read_inbox"]);
     for t in 0..5 {
         let r = policy
-            .decide(&call("export_user"), &none, &mut fresh, t)
+            .decide(&call("export_user"), &none, &fresh, t)
             .reason();
         assert_eq!(r, Reason::GrantMissing);
     }
-    let r = policy
-        .decide(&call("export_user"), &s, &mut fresh, 10)
-        .reason();
+    let r = policy.decide(&call("export_user"), &s, &fresh, 10).reason();
     assert_eq!(r, Reason::Ok);
 }
 
@@ -408,7 +406,7 @@ fn recheck_keeps_every_non_ok_reason_or_a_stricter_one() {
             }
         }
     }
-    assert_eq!(seen, 3 * 3 * 10 * 4);
+    assert_eq!(seen, 3 * 3 * Reason::ALL.len() * 4);
     // Allow only when the record's own verdict and a fresh evaluation both allow.
     let ok = claim("read_file", &["fs_read"], Verdict::Allow, Reason::Ok);
     assert_eq!(
@@ -579,7 +577,7 @@ fn undeclared_names_are_found_the_way_unevaluated_properties_sees_them() {
                 tool: "t".into(),
                 arguments,
             };
-            policy.decide(&call, &s, &mut RateState::new(), 0).reason()
+            policy.decide(&call, &s, &RateState::new(), 0).reason()
         };
         for a in *admitted {
             assert_eq!(decide(a), Reason::Ok, "{schema} should admit {a}");
@@ -624,7 +622,7 @@ fn non_object_arguments_are_arguments_invalid_before_rules() {
                 tool: tool.into(),
                 arguments: arguments.clone(),
             };
-            let d = policy.decide(&call, &s, &mut RateState::new(), 0);
+            let d = policy.decide(&call, &s, &RateState::new(), 0);
             assert_eq!(d.reason(), Reason::ArgumentsInvalid, "{tool} {args}");
         }
         // The rule itself does not skip a value it cannot reach through a non-object.
@@ -912,18 +910,66 @@ proptest! {
         policy in policy_strategy(),
         calls in proptest::collection::vec((call_strategy(), 0u64..3000), 1..8),
         grants in proptest::bits::u8::masked(0b1111),
+        plan in proptest::option::of((proptest::bits::u8::masked(0b11111), any::<bool>(),
+            proptest::option::of(0u64..3))),
     ) {
         let policy = Policy::from_slice(policy.as_bytes()).unwrap();
         let grants: Vec<&str> = (0..4).filter(|b| grants & (1 << b) != 0).map(|b| CAPS[b]).collect();
-        let session = Session::new(grants.iter().copied());
-        let mut rate = RateState::new();
+        let mut session = Session::new(grants.iter().copied());
+        // A plan over some of the policy's tools, maybe ordered, maybe with counts.
+        let steps: Vec<String> = match plan {
+            Some((mask, _, _)) => (0..5)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| format!("t{i}"))
+                .filter(|t| policy.tool(t).is_some())
+                .collect(),
+            None => Vec::new(),
+        };
+        let (ordered, max_calls) = plan.map_or((false, None), |(_, o, m)| (o, m));
+        if !steps.is_empty() {
+            let list: Vec<String> = steps
+                .iter()
+                .map(|t| match max_calls {
+                    Some(m) => format!(r#"{{"tool":"{t}","max_calls":{m}}}"#),
+                    None => format!(r#"{{"tool":"{t}"}}"#),
+                })
+                .collect();
+            let text = format!(
+                r#"{{"plan":1,"task":"p","ordered":{ordered},"steps":[{}]}}"#,
+                list.join(",")
+            );
+            session = session.plan(Plan::from_slice(text.as_bytes(), &policy).unwrap());
+        }
+        let mut allowed_per_tool = std::collections::HashMap::<String, u64>::new();
+        let mut last_step = 0;
+        let rate = RateState::new();
         let mut now = 0;
         for ((tool, args), dt) in calls {
             now += dt;
             let arguments = Value::parse(args.as_bytes(), Limits::new()).unwrap();
             let call = Call { tool, arguments };
-            let d = policy.decide(&call, &session, &mut rate, now);
+            let d = policy.decide(&call, &session, &rate, now);
             check_invariant(&d, &policy, &call.arguments);
+            // Plans: a call outside the plan is never allowed; if nothing denies it, it
+            // asks with `outside_plan`.
+            if !steps.is_empty() {
+                let step = steps.iter().position(|t| *t == call.tool);
+                if step.is_none() {
+                    prop_assert_ne!(d.verdict(), Verdict::Allow);
+                    prop_assert!(
+                        d.verdict() == Verdict::Deny || d.reason() == Reason::OutsidePlan,
+                        "{}", d.to_json()
+                    );
+                }
+                if d.verdict() == Verdict::Allow {
+                    let step = step.expect("allowed calls are in the plan");
+                    let n = allowed_per_tool.entry(call.tool.clone()).or_default();
+                    *n += 1;
+                    prop_assert!(max_calls.map_or(true, |m| *n <= m), "{n} > {max_calls:?}");
+                    prop_assert!(!ordered || step >= last_step, "step {step} after {last_step}");
+                    last_step = step;
+                }
+            }
             // Whatever a received record claims, its recheck keeps the invariant too.
             let claim = Claim {
                 tool: call.tool.clone(),

@@ -2,7 +2,7 @@
 //! never one of its own layer or above, so there is no cycle:
 //!
 //! base (`error`, `limits`, `pointer`) ← `scan` ← `schema` ← `validate` ← `select` ←
-//! `gate` | `action` ← `mcp`
+//! `state` ← `gate` | `action` ← `mcp`
 //!
 //! Read from the sources: every `crate::…` path outside the test modules (at the end of each
 //! file), with the crate-root re-exports (`crate::Schema`, `crate::Validator`, …) mapped to
@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["schema"],
     &["validate"],
     &["select"],
+    &["state"],
     &["gate", "action"],
     &["mcp"],
 ];

@@ -24,4 +24,5 @@ mod schema_early;
 mod schema_suite;
 #[cfg(unix)]
 mod serve;
+mod state;
 mod suite;

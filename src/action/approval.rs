@@ -1,0 +1,278 @@
+//! Approvals: how an `ask` reaches a person and comes back as `allow` or `deny`.
+//!
+//! [`Approval::request`] stores a pending record `approval:ID` in the state store (tool,
+//! SHA-256 of the arguments, reason) under a fresh random id; an operator grants or refuses
+//! it with [`Approval::answer`] (`jsongate approve ID [--deny]`), which takes the pending
+//! record (so an id is answered once) and stores the answer under `answer:ID`.
+//! [`Approval::wait`] takes that answer (single use) within a bounded time. An answer counts
+//! only for the exact tool and arguments digest that were asked about: an answer for other
+//! arguments, a refusal or no answer in time is [`Reason::NotApproved`](super::Reason),
+//! a denial, and [`Decision::approved`](super::Decision::approved) turns only an `ask` into
+//! `allow`.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+use super::policy::Call;
+use crate::select::{write_json_string, Value};
+use crate::state::{StateError, StateErrorKind, Store};
+use crate::Limits;
+
+/// How often [`Approval::wait`] looks for an answer.
+pub const APPROVAL_POLL: Duration = Duration::from_millis(50);
+
+/// The SHA-256 (hex) of a call's tool and compact arguments: what an approval is bound to.
+pub fn arguments_digest(call: &Call) -> String {
+    let mut h = Sha256::new();
+    h.update(call.tool.as_bytes());
+    h.update([0]);
+    h.update(call.arguments.to_json().as_bytes());
+    h.finalize().iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// One approval asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Approval {
+    /// The id the operator answers (32 hex digits).
+    pub id: String,
+    /// The tool.
+    pub tool: String,
+    /// [`arguments_digest`] of the call.
+    pub arguments_sha256: String,
+}
+
+/// How an approval ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApprovalOutcome {
+    /// Approved, for these exact arguments.
+    Granted,
+    /// Refused by the operator.
+    Refused,
+    /// An answer for another tool or other arguments.
+    Mismatch,
+    /// No answer in time.
+    TimedOut,
+}
+
+impl ApprovalOutcome {
+    /// `granted`, `refused`, `mismatch` or `timed_out`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalOutcome::Granted => "granted",
+            ApprovalOutcome::Refused => "refused",
+            ApprovalOutcome::Mismatch => "mismatch",
+            ApprovalOutcome::TimedOut => "timed_out",
+        }
+    }
+}
+
+fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    let filled = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .is_ok();
+    if !filled {
+        // No /dev/urandom: the standard library's per-process random hash keys.
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in bytes.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            chunk.copy_from_slice(&h.finish().to_le_bytes());
+        }
+    }
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+impl Approval {
+    /// The record as stored (`answer` adds `"granted"`).
+    fn record(&self, granted: Option<bool>) -> String {
+        let mut s = String::from("{\"id\":");
+        write_json_string(&mut s, &self.id);
+        s.push_str(",\"tool\":");
+        write_json_string(&mut s, &self.tool);
+        s.push_str(",\"arguments_sha256\":");
+        write_json_string(&mut s, &self.arguments_sha256);
+        if let Some(g) = granted {
+            s.push_str(if g {
+                ",\"granted\":true"
+            } else {
+                ",\"granted\":false"
+            });
+        }
+        s.push('}');
+        s
+    }
+
+    fn parse(text: &str) -> Option<(Approval, Option<bool>)> {
+        let v = Value::parse(text.as_bytes(), Limits::new().max_bytes(1 << 16)).ok()?;
+        let s = |k| Some(v.get(k)?.as_str()?.to_owned());
+        Some((
+            Approval {
+                id: s("id")?,
+                tool: s("tool")?,
+                arguments_sha256: s("arguments_sha256")?,
+            },
+            v.get("granted").and_then(Value::as_bool),
+        ))
+    }
+
+    /// The record as one JSON line (`{"id","tool","arguments_sha256"}`), for the operator.
+    pub fn to_json(&self) -> String {
+        self.record(None)
+    }
+
+    /// Asks for an approval of `call`: stores the pending record for `ttl_ms`.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn request(
+        store: &dyn Store,
+        call: &Call,
+        ttl_ms: u64,
+        now_ms: u64,
+    ) -> Result<Approval, StateError> {
+        let a = Approval {
+            id: random_id(),
+            tool: call.tool.clone(),
+            arguments_sha256: arguments_digest(call),
+        };
+        if !store.put_new(
+            &format!("approval:{}", a.id),
+            &a.record(None),
+            ttl_ms,
+            now_ms,
+        )? {
+            return Err(StateError::new(
+                StateErrorKind::Unavailable,
+                "approval id already in use",
+            ));
+        }
+        Ok(a)
+    }
+
+    /// An operator's answer to the pending approval `id`: takes the pending record and
+    /// stores the answer for `ttl_ms`. `None` when no such approval is pending (unknown,
+    /// expired, or answered already).
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn answer(
+        store: &dyn Store,
+        id: &str,
+        granted: bool,
+        ttl_ms: u64,
+        now_ms: u64,
+    ) -> Result<Option<Approval>, StateError> {
+        let Some(text) = store.take(&format!("approval:{id}"), now_ms)? else {
+            return Ok(None);
+        };
+        let Some((a, _)) = Approval::parse(&text) else {
+            return Err(StateError::new(
+                StateErrorKind::Corrupt,
+                format!("approval '{id}': the pending record is not one"),
+            ));
+        };
+        store.put_new(
+            &format!("answer:{id}"),
+            &a.record(Some(granted)),
+            ttl_ms,
+            now_ms,
+        )?;
+        Ok(Some(a))
+    }
+
+    /// Waits up to `timeout` for the answer to this approval and takes it (single use).
+    /// `now` is the caller's clock in milliseconds (for the memory and file stores).
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn wait(
+        &self,
+        store: &dyn Store,
+        timeout: Duration,
+        now: impl Fn() -> u64,
+    ) -> Result<ApprovalOutcome, StateError> {
+        let start = Instant::now();
+        let key = format!("answer:{}", self.id);
+        loop {
+            if let Some(text) = store.take(&key, now())? {
+                return Ok(match Approval::parse(&text) {
+                    Some((a, Some(true))) if a == *self => ApprovalOutcome::Granted,
+                    Some((a, Some(false))) if a.id == self.id => ApprovalOutcome::Refused,
+                    _ => ApprovalOutcome::Mismatch,
+                });
+            }
+            if start.elapsed() >= timeout {
+                // Whoever answers now finds nothing pending.
+                store.take(&format!("approval:{}", self.id), now())?;
+                return Ok(ApprovalOutcome::TimedOut);
+            }
+            std::thread::sleep(APPROVAL_POLL.min(timeout.saturating_sub(start.elapsed())));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::MemoryStore;
+
+    fn call(args: &str) -> Call {
+        Call {
+            tool: "send".into(),
+            arguments: Value::parse(args.as_bytes(), Limits::new()).unwrap(),
+        }
+    }
+
+    #[test]
+    fn an_answer_is_taken_once_and_bound_to_the_arguments() {
+        let s = MemoryStore::new();
+        let a = Approval::request(&s, &call(r#"{"to":"a"}"#), 60_000, 0).unwrap();
+        assert_eq!(a.id.len(), 32);
+        assert!(Approval::answer(&s, &a.id, true, 60_000, 0)
+            .unwrap()
+            .is_some());
+        // Answered already: nothing pending.
+        assert!(Approval::answer(&s, &a.id, true, 60_000, 0)
+            .unwrap()
+            .is_none());
+        let t = Duration::from_millis(10);
+        assert_eq!(a.wait(&s, t, || 0).unwrap(), ApprovalOutcome::Granted);
+        assert_eq!(a.wait(&s, t, || 0).unwrap(), ApprovalOutcome::TimedOut);
+    }
+
+    #[test]
+    fn an_answer_for_other_arguments_is_a_mismatch() {
+        let s = MemoryStore::new();
+        let a = Approval::request(&s, &call(r#"{"to":"a"}"#), 60_000, 0).unwrap();
+        let other = Approval {
+            arguments_sha256: arguments_digest(&call(r#"{"to":"b"}"#)),
+            ..a.clone()
+        };
+        s.put_new(
+            &format!("answer:{}", a.id),
+            &other.record(Some(true)),
+            1000,
+            0,
+        )
+        .unwrap();
+        let t = Duration::from_millis(10);
+        assert_eq!(a.wait(&s, t, || 0).unwrap(), ApprovalOutcome::Mismatch);
+        let b = Approval::request(&s, &call(r#"{"to":"a"}"#), 60_000, 0).unwrap();
+        assert_ne!(a.id, b.id);
+        Approval::answer(&s, &b.id, false, 1000, 0).unwrap();
+        assert_eq!(b.wait(&s, t, || 0).unwrap(), ApprovalOutcome::Refused);
+    }
+}

@@ -1,0 +1,254 @@
+//! Task plans: the tools one task is expected to call, optionally in order and with counts.
+//!
+//! A plan is checked against [`PLAN_SCHEMA`] and against the policy it runs under (every
+//! step must name an allowlisted tool, once). [`Policy::decide`](super::Policy::decide)
+//! consults the session's plan after every other check: a call to a tool the plan does not
+//! name, past its step's `max_calls`, or (in an ordered plan) to a step before one already
+//! taken is `ask` with reason `outside_plan`. A plan never turns a denial into anything
+//! else and never allows by itself.
+//!
+//! Counts and order live in the state store under `plan:TASK:…`, so replicas and successive
+//! `decide` runs that share a store and a task id share them. A call's count is taken before
+//! its order is checked; the two are separate atomic steps, and a race between them can only
+//! make a later call outside the plan, never admit one.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use super::policy::{Policy, PolicyError};
+
+use crate::select::Value;
+use crate::state::{StateError, Store};
+use crate::{Limits, Rejection, Schema, Validator};
+
+/// The JSON Schema of plan files (format 1).
+pub const PLAN_SCHEMA: &str = include_str!("plan.schema.json");
+
+/// Default time a task's counts and order are kept: one day.
+pub const DEFAULT_PLAN_TTL_MS: u64 = 86_400_000;
+
+/// One step of a plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanStep {
+    /// The tool.
+    pub tool: String,
+    /// Calls of this step within the task (`None`: any number).
+    pub max_calls: Option<u64>,
+}
+
+/// A compiled plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    task: String,
+    ordered: bool,
+    ttl_ms: u64,
+    steps: Vec<PlanStep>,
+}
+
+fn err(msg: impl Into<String>) -> PolicyError {
+    PolicyError(msg.into())
+}
+
+fn plan_schema() -> &'static Schema {
+    static S: OnceLock<Schema> = OnceLock::new();
+    // A shipped constant, compiled by the `plan_schema_compiles` test.
+    S.get_or_init(|| Schema::compile(PLAN_SCHEMA.as_bytes()).expect("shipped schema"))
+}
+
+impl Plan {
+    /// Reads a plan and checks it against `policy`.
+    ///
+    /// # Errors
+    /// As [`from_slice`](Self::from_slice), or the file cannot be read.
+    pub fn from_file(path: &Path, policy: &Policy) -> Result<Plan, PolicyError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| err(format!("cannot read plan '{}': {e}", path.display())))?;
+        Plan::from_slice(&bytes, policy)
+    }
+
+    /// Reads a plan ([`PLAN_SCHEMA`]) and checks it against `policy`.
+    ///
+    /// # Errors
+    /// Not JSON, not a plan, a step naming a tool the policy does not allowlist, or a tool
+    /// named by two steps.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Call, Plan, Policy, RateState, Reason, Session};
+    /// let policy = Policy::from_slice(br#"{"policy":1,"tools":{
+    ///     "read":{"arguments":true,"requires":[]},"send":{"arguments":true,"requires":[]}}}"#).unwrap();
+    /// let plan = Plan::from_slice(br#"{"plan":1,"task":"t1","steps":[{"tool":"read","max_calls":1}]}"#,
+    ///     &policy).unwrap();
+    /// let s = Session::new(Vec::<String>::new()).plan(plan);
+    /// let call = |t: &str| Call { tool: t.into(), arguments: jsongate::select::Value::Object(vec![]) };
+    /// let rate = RateState::new();
+    /// assert_eq!(policy.decide(&call("read"), &s, &rate, 0).reason(), Reason::Ok);
+    /// assert_eq!(policy.decide(&call("read"), &s, &rate, 0).reason(), Reason::OutsidePlan);
+    /// assert_eq!(policy.decide(&call("send"), &s, &rate, 0).reason(), Reason::OutsidePlan);
+    /// ```
+    pub fn from_slice(bytes: &[u8], policy: &Policy) -> Result<Plan, PolicyError> {
+        let limits = Limits::new().max_bytes(1 << 20);
+        match Validator::new(plan_schema()).validate_slice(bytes, limits) {
+            Ok(()) => {}
+            Err(Rejection::Error(e)) => return Err(err(format!("plan is not valid JSON: {e}"))),
+            Err(Rejection::Violation(v)) => {
+                return Err(err(format!(
+                    "plan does not satisfy the plan schema: {} at '{}'",
+                    v.message(),
+                    v.instance_pointer()
+                )))
+            }
+        }
+        let doc = Value::parse(bytes, limits).map_err(|e| err(e.to_string()))?;
+        let mut steps: Vec<PlanStep> = Vec::new();
+        for s in doc.get("steps").and_then(Value::as_array).unwrap_or(&[]) {
+            let tool = s.get("tool").and_then(Value::as_str).unwrap_or_default();
+            if policy.tool(tool).is_none() {
+                return Err(err(format!(
+                    "plan names tool '{tool}', which the policy does not allowlist"
+                )));
+            }
+            if steps.iter().any(|p| p.tool == tool) {
+                return Err(err(format!("plan names tool '{tool}' in two steps")));
+            }
+            let max_calls = match s.get("max_calls") {
+                None => None,
+                Some(n) => Some(n.as_u64().ok_or_else(|| err("plan: max_calls too large"))?),
+            };
+            steps.push(PlanStep {
+                tool: tool.to_owned(),
+                max_calls,
+            });
+        }
+        let ttl_ms = match doc.get("ttl_seconds") {
+            None => DEFAULT_PLAN_TTL_MS,
+            Some(n) => n
+                .as_u64()
+                .ok_or_else(|| err("plan: ttl_seconds too large"))?
+                .saturating_mul(1000),
+        };
+        Ok(Plan {
+            task: doc
+                .get("task")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            ordered: doc.get("ordered").and_then(Value::as_bool).unwrap_or(false),
+            ttl_ms,
+            steps,
+        })
+    }
+
+    /// The task id.
+    pub fn task(&self) -> &str {
+        &self.task
+    }
+
+    /// The steps, in order.
+    pub fn steps(&self) -> &[PlanStep] {
+        &self.steps
+    }
+
+    /// Whether steps are taken in order.
+    pub fn ordered(&self) -> bool {
+        self.ordered
+    }
+
+    /// Whether a call to `tool` is inside the plan at `now_ms`; takes its count (and moves
+    /// the order) when it is.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub(crate) fn admit(
+        &self,
+        store: &dyn Store,
+        tool: &str,
+        now_ms: u64,
+    ) -> Result<bool, StateError> {
+        let Some(i) = self.steps.iter().position(|s| s.tool == tool) else {
+            return Ok(false);
+        };
+        if let Some(max) = self.steps[i].max_calls {
+            let key = format!("plan:{}:count:{tool}", self.task);
+            if !store.window_take(&key, max, self.ttl_ms, now_ms)?.admitted {
+                return Ok(false);
+            }
+        }
+        if self.ordered {
+            let key = format!("plan:{}:cursor", self.task);
+            return store.advance(&key, i as u64, self.ttl_ms, now_ms);
+        }
+        Ok(true)
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "plan '{}' ({} steps)", self.task, self.steps.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::MemoryStore;
+
+    fn policy() -> Policy {
+        Policy::from_slice(
+            br#"{"policy":1,"tools":{"a":{"arguments":true,"requires":[]},
+                "b":{"arguments":true,"requires":[]},"c":{"arguments":true,"requires":[]}}}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn plan_schema_compiles_and_bad_plans_are_refused() {
+        let _ = plan_schema();
+        let p = policy();
+        for (bad, says) in [
+            (
+                &br#"{"plan":1,"task":"t","steps":[{"tool":"zz"}]}"#[..],
+                "does not allowlist",
+            ),
+            (
+                &br#"{"plan":1,"task":"t","steps":[{"tool":"a"},{"tool":"a"}]}"#[..],
+                "two steps",
+            ),
+            (&br#"{"plan":1,"task":"t","steps":[]}"#[..], "plan schema"),
+            (
+                &br#"{"plan":2,"task":"t","steps":[{"tool":"a"}]}"#[..],
+                "plan schema",
+            ),
+            (
+                &br#"{"plan":1,"task":"t","steps":[{"tool":"a","x":1}]}"#[..],
+                "plan schema",
+            ),
+            (&br#"{"plan":1,"task":"t","#[..], "not valid JSON"),
+        ] {
+            let e = Plan::from_slice(bad, &p).unwrap_err();
+            assert!(e.0.contains(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn ordered_plans_refuse_earlier_steps_and_counts_run_out() {
+        let p = Plan::from_slice(
+            br#"{"plan":1,"task":"t","ordered":true,
+                "steps":[{"tool":"a"},{"tool":"b","max_calls":2},{"tool":"c"}]}"#,
+            &policy(),
+        )
+        .unwrap();
+        let s = MemoryStore::new();
+        let ok = |t| p.admit(&s, t, 0).unwrap();
+        assert!(ok("a"));
+        assert!(ok("a"));
+        assert!(ok("b"));
+        assert!(!ok("a"), "a step before the one taken");
+        assert!(ok("b"));
+        assert!(!ok("b"), "past max_calls");
+        assert!(ok("c"));
+        assert!(!ok("b"));
+        assert!(!ok("zz"));
+    }
+}

@@ -1,0 +1,371 @@
+//! The file backend: one host, any number of processes.
+//!
+//! Each operation takes an exclusive `flock` on `FILE.lock` (a shared one for reads),
+//! bounded by [`FileStore::lock_timeout`], reads `FILE`, applies the operation and, when the
+//! state changed, writes `FILE.tmp`, `fsync`s it, renames it over `FILE` and `fsync`s the
+//! directory. A process killed at any point leaves either the old state or the new one,
+//! never a mix; a left-over `FILE.tmp` is overwritten by the next writer. The lock lives on
+//! its own file because the state file is replaced at every write.
+//!
+//! Format ([`FILE_FORMAT`]): `{"jsongate_state":1,"entries":{KEY:SLOT}}` with `SLOT` one of
+//! `{"log":[ms…],"expires":ms}`, `{"num":n,"expires":ms}`, `{"text":s,"expires":ms}`
+//! (`expires` 0: never). A missing file is an empty state; anything else that is not this
+//! format (another version, a truncated or foreign file, an empty file) is an error, and the
+//! file is left as it is.
+
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{Flock, FlockArg};
+
+use super::map::{Entry, Map, Slot};
+use super::{StateError, StateErrorKind, Store, Take};
+use crate::select::{write_json_string, Value};
+use crate::Limits;
+
+/// The state file format this build reads and writes.
+pub const FILE_FORMAT: u64 = 1;
+
+/// State in one file, shared by the processes of one host.
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    path: PathBuf,
+    lock_path: PathBuf,
+    tmp_path: PathBuf,
+    lock_timeout: Duration,
+}
+
+fn io_err(path: &Path, what: &str, e: impl std::fmt::Display) -> StateError {
+    StateError::new(
+        StateErrorKind::Io,
+        format!("state file '{}': {what}: {e}", path.display()),
+    )
+}
+
+impl FileStore {
+    /// State kept in `path` (created on the first write).
+    pub fn new(path: &Path) -> FileStore {
+        let with = |ext: &str| {
+            let mut p = path.as_os_str().to_owned();
+            p.push(ext);
+            PathBuf::from(p)
+        };
+        FileStore {
+            path: path.to_owned(),
+            lock_path: with(".lock"),
+            tmp_path: with(".tmp"),
+            lock_timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// How long an operation waits for the lock before it fails (default 5 s).
+    #[must_use]
+    pub fn lock_timeout(mut self, t: Duration) -> FileStore {
+        self.lock_timeout = t;
+        self
+    }
+
+    fn lock(&self, exclusive: bool) -> Result<Flock<File>, StateError> {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&self.lock_path)
+            .map_err(|e| io_err(&self.lock_path, "cannot open lock", e))?;
+        let arg = if exclusive {
+            FlockArg::LockExclusiveNonblock
+        } else {
+            FlockArg::LockSharedNonblock
+        };
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(50);
+        loop {
+            match Flock::lock(file, arg) {
+                Ok(l) => return Ok(l),
+                Err((f, nix::errno::Errno::EWOULDBLOCK | nix::errno::Errno::EINTR)) => {
+                    if start.elapsed() >= self.lock_timeout {
+                        return Err(StateError::new(
+                            StateErrorKind::Unavailable,
+                            format!(
+                                "state file '{}': still locked after {} ms",
+                                self.path.display(),
+                                self.lock_timeout.as_millis()
+                            ),
+                        ));
+                    }
+                    file = f;
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(5));
+                }
+                Err((_, e)) => return Err(io_err(&self.lock_path, "cannot lock", e)),
+            }
+        }
+    }
+
+    /// The state as stored (empty when the file does not exist), and its bytes.
+    fn load(&self) -> Result<(Map, Vec<u8>), StateError> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((Map::default(), Vec::new()))
+            }
+            Err(e) => return Err(io_err(&self.path, "cannot read", e)),
+        };
+        let map = parse(&bytes).map_err(|why| {
+            StateError::new(
+                StateErrorKind::Corrupt,
+                format!(
+                    "state file '{}' is not a jsongate state file of format {FILE_FORMAT}: {why}",
+                    self.path.display()
+                ),
+            )
+        })?;
+        Ok((map, bytes))
+    }
+
+    fn save(&self, map: &Map) -> Result<(), StateError> {
+        let text = render(map);
+        let mut o = OpenOptions::new();
+        o.create(true).write(true).truncate(true);
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        let mut f = o
+            .open(&self.tmp_path)
+            .map_err(|e| io_err(&self.tmp_path, "cannot create", e))?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.sync_all())
+            .map_err(|e| io_err(&self.tmp_path, "cannot write", e))?;
+        drop(f);
+        std::fs::rename(&self.tmp_path, &self.path)
+            .map_err(|e| io_err(&self.path, "cannot replace", e))?;
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| io_err(&self.path, "cannot sync its directory", e))
+    }
+
+    /// One operation under the exclusive lock; the file is rewritten when it changed.
+    fn update<T>(&self, now: u64, f: impl FnOnce(&mut Map) -> T) -> Result<T, StateError> {
+        let _lock = self.lock(true)?;
+        let (mut map, old) = self.load()?;
+        let out = f(&mut map);
+        map.purge(now);
+        if render(&map).as_bytes() != old.as_slice() {
+            self.save(&map)?;
+        }
+        Ok(out)
+    }
+
+    /// One read under a shared lock; nothing is written.
+    fn read<T>(&self, f: impl FnOnce(&mut Map) -> T) -> Result<T, StateError> {
+        let _lock = self.lock(false)?;
+        let (mut map, _) = self.load()?;
+        Ok(f(&mut map))
+    }
+}
+
+fn render(map: &Map) -> String {
+    let mut out = format!("{{\"jsongate_state\":{FILE_FORMAT},\"entries\":{{");
+    for (i, (k, e)) in map.entries.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_json_string(&mut out, k);
+        out.push_str(":{");
+        match &e.slot {
+            Slot::Log(l) => {
+                out.push_str("\"log\":[");
+                for (j, t) in l.iter().enumerate() {
+                    if j > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&t.to_string());
+                }
+                out.push(']');
+            }
+            Slot::Num(n) => {
+                out.push_str("\"num\":");
+                out.push_str(&n.to_string());
+            }
+            Slot::Text(t) => {
+                out.push_str("\"text\":");
+                write_json_string(&mut out, t);
+            }
+        }
+        out.push_str(",\"expires\":");
+        out.push_str(&e.expires.to_string());
+        out.push('}');
+    }
+    out.push_str("}}\n");
+    out
+}
+
+fn parse(bytes: &[u8]) -> Result<Map, String> {
+    let limits = Limits::new()
+        .max_bytes(256 << 20)
+        .max_members(1 << 24)
+        .max_items(1 << 24);
+    let v = Value::parse(bytes, limits).map_err(|e| e.to_string())?;
+    match v.get("jsongate_state").and_then(Value::as_u64) {
+        Some(FILE_FORMAT) => {}
+        Some(n) => return Err(format!("it is format {n}")),
+        None => return Err("no 'jsongate_state' format number".into()),
+    }
+    let members = v.as_object().unwrap_or(&[]);
+    if let Some((k, _)) = members
+        .iter()
+        .find(|(k, _)| k != "jsongate_state" && k != "entries")
+    {
+        return Err(format!("unknown member '{k}'"));
+    }
+    let entries = v
+        .get("entries")
+        .and_then(Value::as_object)
+        .ok_or("no 'entries' object")?;
+    let mut map = Map::default();
+    for (k, e) in entries {
+        let bad = || format!("entry '{k}' is malformed");
+        let expires = e.get("expires").and_then(Value::as_u64).ok_or_else(bad)?;
+        let slot = if let Some(l) = e.get("log") {
+            let l = l.as_array().ok_or_else(bad)?;
+            let log: Option<VecDeque<u64>> = l.iter().map(Value::as_u64).collect();
+            Slot::Log(log.ok_or_else(bad)?)
+        } else if let Some(n) = e.get("num") {
+            Slot::Num(n.as_u64().ok_or_else(bad)?)
+        } else if let Some(t) = e.get("text") {
+            Slot::Text(t.as_str().ok_or_else(bad)?.to_owned())
+        } else {
+            return Err(bad());
+        };
+        if e.as_object().map_or(0, <[_]>::len) != 2 {
+            return Err(bad());
+        }
+        map.entries.insert(k.clone(), Entry { slot, expires });
+    }
+    Ok(map)
+}
+
+impl Store for FileStore {
+    fn window_take(
+        &self,
+        key: &str,
+        limit: u64,
+        window: u64,
+        now: u64,
+    ) -> Result<Take, StateError> {
+        self.update(now, |m| m.window_take(key, limit, window, now))
+    }
+
+    fn trip(
+        &self,
+        key: &str,
+        threshold: u64,
+        window: u64,
+        cooldown: u64,
+        now: u64,
+    ) -> Result<Option<u64>, StateError> {
+        self.update(now, |m| m.trip(key, threshold, window, cooldown, now))
+    }
+
+    fn extend_deadline(&self, key: &str, until: u64, now: u64) -> Result<u64, StateError> {
+        self.update(now, |m| m.extend_deadline(key, until, now))
+    }
+
+    fn deadline(&self, key: &str, now: u64) -> Result<Option<u64>, StateError> {
+        self.read(|m| m.deadline(key, now))
+    }
+
+    fn advance(&self, key: &str, to: u64, ttl: u64, now: u64) -> Result<bool, StateError> {
+        self.update(now, |m| m.advance(key, to, ttl, now))
+    }
+
+    fn put_new(&self, key: &str, value: &str, ttl: u64, now: u64) -> Result<bool, StateError> {
+        self.update(now, |m| m.put_new(key, value, ttl, now))
+    }
+
+    fn get(&self, key: &str, now: u64) -> Result<Option<String>, StateError> {
+        self.read(|m| m.get(key, now))
+    }
+
+    fn take(&self, key: &str, now: u64) -> Result<Option<String>, StateError> {
+        self.update(now, |m| m.take(key, now))
+    }
+
+    fn describe(&self) -> String {
+        format!("file:{}", self.path.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_survives_reopening_and_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        let s = FileStore::new(&path);
+        assert!(s.window_take("w", 1, 1000, 0).unwrap().admitted);
+        assert!(s.put_new("r", "a \"quoted\" record", 1000, 0).unwrap());
+        assert_eq!(s.extend_deadline("d", 500, 0).unwrap(), 500);
+        let s = FileStore::new(&path);
+        assert!(!s.window_take("w", 1, 1000, 10).unwrap().admitted);
+        assert_eq!(
+            s.take("r", 10).unwrap().as_deref(),
+            Some("a \"quoted\" record")
+        );
+        assert_eq!(s.take("r", 10).unwrap(), None);
+        assert_eq!(s.deadline("d", 10).unwrap(), Some(500));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("{\"jsongate_state\":1,"), "{text}");
+    }
+
+    #[test]
+    fn foreign_truncated_or_other_version_files_are_errors_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        let s = FileStore::new(&path);
+        assert!(s.window_take("w", 5, 1000, 0).unwrap().admitted);
+        let good = std::fs::read(&path).unwrap();
+        for (bytes, says) in [
+            (&good[..good.len() / 2], "not a jsongate state file"),
+            (&b""[..], "not a jsongate state file"),
+            (
+                &br#"{"jsongate_state":2,"entries":{}}"#[..],
+                "it is format 2",
+            ),
+            (&br#"{"blocks":[1,2]}"#[..], "no 'jsongate_state'"),
+            (
+                &br#"{"jsongate_state":1,"entries":{"k":{"log":[1]}}}"#[..],
+                "malformed",
+            ),
+        ] {
+            std::fs::write(&path, bytes).unwrap();
+            let e = s.window_take("w", 5, 1000, 0).unwrap_err();
+            assert_eq!(e.kind(), StateErrorKind::Corrupt);
+            assert!(e.message().contains(says), "{e}");
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                bytes,
+                "the file is left as it was"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lock_held_elsewhere_times_out_as_unavailable() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = FileStore::new(&dir.path().join("s.json")).lock_timeout(Duration::from_millis(50));
+        let held = s.lock(true).unwrap();
+        let e = s.get("k", 0).unwrap_err();
+        assert_eq!(e.kind(), StateErrorKind::Unavailable);
+        drop(held);
+        assert_eq!(s.get("k", 0).unwrap(), None);
+    }
+}

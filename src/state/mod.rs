@@ -1,0 +1,245 @@
+//! Shared state: rate-limit windows, breaker counts, deadlines, plan cursors and small
+//! records (approvals), behind one interface with three backends.
+//!
+//! - [`MemoryStore`]: one process (the default).
+//! - [`FileStore`] (unix): one host; every operation takes an exclusive lock on a lock file
+//!   beside the state file, reads it, and rewrites it crash-safely (temporary file, `fsync`,
+//!   rename, `fsync` of the directory), so concurrent processes see one sequence of
+//!   operations and an interrupted write leaves the previous state whole.
+//! - [`RedisStore`] (feature `redis`): several hosts; every operation is one Lua script, so
+//!   it is atomic on the server, and its clock is the server's (`TIME`).
+//!
+//! Every operation is atomic in every backend: a window admits at most its limit, whoever
+//! asks, and a single-use record is taken once. Times are milliseconds. The memory and file
+//! backends use the `now_ms` the caller passes (the injectable clock); the Redis backend
+//! ignores it and uses the server's clock, and every time it returns (window ends, breaker
+//! deadlines) is on that clock, so callers compare times only through the store.
+//!
+//! What a caller does when the store fails is its own choice, made explicit by
+//! [`OnStateError`] (deny by default): this module never turns an error into a pass.
+//!
+//! This module depends on the base and select layers only.
+
+mod map;
+mod memory;
+
+#[cfg(unix)]
+mod file;
+#[cfg(feature = "redis")]
+mod redis;
+
+use std::fmt;
+
+pub use memory::MemoryStore;
+
+#[cfg(unix)]
+pub use file::{FileStore, FILE_FORMAT};
+#[cfg(feature = "redis")]
+pub use redis::{RedisConfig, RedisStore};
+
+/// What a window said about one event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Take {
+    /// The event was admitted (and recorded).
+    pub admitted: bool,
+    /// The store's clock when it decided.
+    pub now_ms: u64,
+    /// When refused: when the oldest event leaves the window (the store's clock); otherwise
+    /// equal to `now_ms`.
+    pub frees_at_ms: u64,
+}
+
+/// Why the store could not answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StateErrorKind {
+    /// The backend could not be reached, timed out or answered with an error.
+    Unavailable,
+    /// The stored state is not one this build reads (another format, truncated, foreign).
+    Corrupt,
+    /// The state could not be read or written locally (file system).
+    Io,
+}
+
+/// A store operation that failed; never a pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateError {
+    kind: StateErrorKind,
+    message: String,
+}
+
+impl StateError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: StateErrorKind, message: impl Into<String>) -> StateError {
+        StateError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> StateErrorKind {
+        self.kind
+    }
+
+    /// The message for the operator.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for StateError {}
+
+/// What a decision does when the store fails: `deny` (the default) or `allow`. Either way
+/// the failure is recorded in the decision and audited.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnStateError {
+    /// The call is denied (`state_unavailable`).
+    #[default]
+    Deny,
+    /// The check that needed the store is skipped (recorded as a state error).
+    Allow,
+}
+
+impl OnStateError {
+    /// `deny` or `allow`.
+    pub fn parse(s: &str) -> Option<OnStateError> {
+        match s {
+            "deny" => Some(OnStateError::Deny),
+            "allow" => Some(OnStateError::Allow),
+            _ => None,
+        }
+    }
+
+    /// `"deny"` or `"allow"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnStateError::Deny => "deny",
+            OnStateError::Allow => "allow",
+        }
+    }
+}
+
+/// The shared-state interface. Every method is one atomic operation on the backend; keys
+/// are the caller's (a backend may add a prefix). Implementations are shared between
+/// threads.
+pub trait Store: Send + Sync {
+    /// A sliding-window log: admits and records one event for `key` when fewer than
+    /// `limit` events lie within the last `window_ms`; otherwise refuses it and records
+    /// nothing. The log keeps at most `limit` events and expires with its window.
+    ///
+    /// # Errors
+    /// The backend failed; nothing may be assumed about the event.
+    fn window_take(
+        &self,
+        key: &str,
+        limit: u64,
+        window_ms: u64,
+        now_ms: u64,
+    ) -> Result<Take, StateError>;
+
+    /// A breaker count: records one event for `key`; when `threshold` events lie within
+    /// `window_ms` and the breaker is not open, opens it for `cooldown_ms` (the deadline of
+    /// `key` is raised) and clears the count. Returns the deadline when this event opened
+    /// it.
+    ///
+    /// # Errors
+    /// The backend failed.
+    fn trip(
+        &self,
+        key: &str,
+        threshold: u64,
+        window_ms: u64,
+        cooldown_ms: u64,
+        now_ms: u64,
+    ) -> Result<Option<u64>, StateError>;
+
+    /// Raises `key`'s deadline to `until_ms` (never lowers it); the deadline expires at
+    /// itself. Returns the deadline in force.
+    ///
+    /// # Errors
+    /// The backend failed.
+    fn extend_deadline(&self, key: &str, until_ms: u64, now_ms: u64) -> Result<u64, StateError>;
+
+    /// `key`'s deadline when it is still ahead (the store's clock).
+    ///
+    /// # Errors
+    /// The backend failed.
+    fn deadline(&self, key: &str, now_ms: u64) -> Result<Option<u64>, StateError>;
+
+    /// A cursor that only moves forward: sets `key` to `to` unless it is already past it,
+    /// and says whether it was not (a cursor at `to` stays and is `true`). The cursor
+    /// expires `ttl_ms` after its last move.
+    ///
+    /// # Errors
+    /// The backend failed.
+    fn advance(&self, key: &str, to: u64, ttl_ms: u64, now_ms: u64) -> Result<bool, StateError>;
+
+    /// Stores a small record unless `key` holds one; returns whether it was stored. It
+    /// expires after `ttl_ms`.
+    ///
+    /// # Errors
+    /// The backend failed.
+    fn put_new(&self, key: &str, value: &str, ttl_ms: u64, now_ms: u64)
+        -> Result<bool, StateError>;
+
+    /// The record at `key`, if any (it stays).
+    ///
+    /// # Errors
+    /// The backend failed.
+    fn get(&self, key: &str, now_ms: u64) -> Result<Option<String>, StateError>;
+
+    /// Takes the record at `key` (single use: one caller gets it, it is gone for the
+    /// others).
+    ///
+    /// # Errors
+    /// The backend failed.
+    fn take(&self, key: &str, now_ms: u64) -> Result<Option<String>, StateError>;
+
+    /// A short description for audit lines (`memory`, `file:PATH`, `redis:HOST:PORT`).
+    fn describe(&self) -> String;
+}
+
+/// The store named by `spec`: `memory`, a file path (`file:PATH` or a plain path) or, with
+/// feature `redis`, `redis://HOST:PORT[/PREFIX]`.
+///
+/// # Errors
+/// A Redis address that does not parse, or a backend this build lacks.
+pub fn open(spec: &str) -> Result<std::sync::Arc<dyn Store>, StateError> {
+    if spec == "memory" {
+        return Ok(std::sync::Arc::new(MemoryStore::new()));
+    }
+    if spec.starts_with("redis://") {
+        #[cfg(feature = "redis")]
+        return Ok(std::sync::Arc::new(RedisStore::new(RedisConfig::parse(
+            spec,
+        )?)));
+        #[cfg(not(feature = "redis"))]
+        return Err(StateError::new(
+            StateErrorKind::Unavailable,
+            "this build has no Redis backend (cargo feature 'redis')",
+        ));
+    }
+    let path = spec.strip_prefix("file:").unwrap_or(spec);
+    #[cfg(unix)]
+    return Ok(std::sync::Arc::new(FileStore::new(std::path::Path::new(
+        path,
+    ))));
+    #[cfg(not(unix))]
+    Err(StateError::new(
+        StateErrorKind::Io,
+        format!("state file '{path}': file locking needs a unix system"),
+    ))
+}
+
+// Stores are shared across threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync + ?Sized>() {}
+    assert_send_sync::<dyn Store>();
+};

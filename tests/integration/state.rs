@@ -1,0 +1,878 @@
+//! Shared state across processes: rate limits counted in a state file or in Redis by
+//! concurrent `jsongate decide` and `jsongate mcp-proxy` processes admit exactly the limit
+//! in total, breakers opened by one replica are seen by another, a store that fails gives
+//! the configured failure (never a pass counted twice), and a restarted Redis recovers.
+//!
+//! The Redis tests start their own `redis-server` on a loopback port they choose and stop
+//! it. Without `redis-server` they fail, unless `JSONGATE_SKIP_REDIS=1` says to skip them.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jsongate::action::{Call, Policy, RateState, Reason, Session, Verdict};
+use jsongate::select::Value;
+use jsongate::state::{OnStateError, RedisConfig, RedisStore, Store};
+use jsongate::Limits;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_jsongate"))
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// A policy whose tool `w` admits `calls` per hour; `bad` is unlimited.
+fn policy_file(dir: &Path, calls: u64) -> PathBuf {
+    write(
+        dir,
+        "policy.json",
+        &format!(
+            r#"{{"policy":1,"tools":{{
+              "w":{{"arguments":true,"requires":[],"rate_limit":{{"calls":{calls},"window_seconds":3600}}}},
+              "bad":{{"arguments":true,"requires":[]}}}}}}"#
+        ),
+    )
+}
+
+/// Runs `n` `decide` processes at once against `state`; their exit codes.
+fn decide_at_once(policy: &Path, state: &str, extra: &[&str], n: usize) -> Vec<i32> {
+    let children: Vec<Child> = (0..n)
+        .map(|_| {
+            let mut c = bin()
+                .args(["decide", "--policy"])
+                .arg(policy)
+                .args(["--grants", "", "--state", state])
+                .args(extra)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(br#"{"tool":"w","arguments":{}}"#)
+                .unwrap();
+            c
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            let code = out.status.code().unwrap_or(-1);
+            assert!(
+                code == 0 || code == 1,
+                "exit {code}: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            code
+        })
+        .collect()
+}
+
+fn allowed(codes: &[i32]) -> usize {
+    codes.iter().filter(|&&c| c == 0).count()
+}
+
+fn decide_once(policy: &Path, state: &str, extra: &[&str]) -> (String, i32) {
+    let mut c = bin()
+        .args(["decide", "--policy"])
+        .arg(policy)
+        .args(["--grants", "", "--state", state])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"tool":"w","arguments":{}}"#)
+        .unwrap();
+    let out = c.wait_with_output().unwrap();
+    (
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn decide_processes_sharing_a_state_file_admit_exactly_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), 7);
+    let state = dir.path().join("state.json");
+    let state = state.to_str().unwrap();
+    let codes = decide_at_once(&policy, state, &[], 24);
+    assert_eq!(allowed(&codes), 7, "{codes:?}");
+    // The next run still sees the window.
+    let (out, code) = decide_once(&policy, state, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("\"reason\":\"rate_limited\""), "{out}");
+    // Without --state every process counts alone.
+    let codes = decide_at_once(&policy, "memory", &[], 9);
+    assert_eq!(allowed(&codes), 9);
+}
+
+#[test]
+fn processes_killed_mid_write_never_corrupt_the_state_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), 1_000_000);
+    let state = dir.path().join("state.json");
+    for round in 0..6u64 {
+        let children: Vec<Child> = (0..6)
+            .map(|_| {
+                let mut c = bin()
+                    .args(["decide", "--policy"])
+                    .arg(&policy)
+                    .args(["--grants", "", "--state"])
+                    .arg(&state)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                c.stdin
+                    .take()
+                    .unwrap()
+                    .write_all(br#"{"tool":"w","arguments":{}}"#)
+                    .unwrap();
+                c
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(2 + round * 3));
+        for mut c in children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let (out, code) = decide_once(&policy, state.to_str().unwrap(), &[]);
+        assert_eq!(code, 0, "round {round}: {out}");
+    }
+    let text = std::fs::read_to_string(&state).unwrap();
+    assert!(text.starts_with("{\"jsongate_state\":1,"), "{text}");
+}
+
+#[test]
+fn a_foreign_or_truncated_state_file_denies_with_a_clear_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), 5);
+    for (name, bytes) in [
+        (
+            "other-version.json",
+            &br#"{"jsongate_state":9,"entries":{}}"#[..],
+        ),
+        (
+            "truncated.json",
+            &br#"{"jsongate_state":1,"entries":{"rate:/w":{"log":[1"#[..],
+        ),
+        (
+            "breaker.json",
+            &br#"{"t":{"blocks":[1],"open_until":0}}"#[..],
+        ),
+    ] {
+        let state = dir.path().join(name);
+        std::fs::write(&state, bytes).unwrap();
+        for extra in [&[][..], &["--on-state-error", "allow"][..]] {
+            let (out, code) = decide_once(&policy, state.to_str().unwrap(), extra);
+            assert_eq!(code, 1, "{name} {extra:?}: {out}");
+            assert!(out.contains("\"reason\":\"state_unavailable\""), "{out}");
+            assert!(out.contains("is not a jsongate state file"), "{out}");
+        }
+        assert_eq!(
+            std::fs::read(&state).unwrap(),
+            bytes,
+            "{name} is left alone"
+        );
+    }
+}
+
+#[test]
+fn bad_state_options_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), 5);
+    for extra in [
+        &["--on-state-error", "maybe"][..],
+        &["--state", "redis://nohost"][..],
+    ] {
+        let out = bin()
+            .args(["decide", "--policy"])
+            .arg(&policy)
+            .args(["--grants", ""])
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+    }
+}
+
+// ---- Redis ---------------------------------------------------------------------------------
+
+/// A `redis-server` of the test's own on a loopback port, stopped when dropped.
+struct Redis {
+    child: Option<Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Redis {
+    /// Starts one, or says why not: a missing `redis-server` fails the test unless
+    /// `JSONGATE_SKIP_REDIS=1`.
+    fn start() -> Option<Redis> {
+        if Command::new("redis-server")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_err()
+        {
+            if std::env::var("JSONGATE_SKIP_REDIS").as_deref() == Ok("1") {
+                eprintln!("SKIPPED: redis-server not found and JSONGATE_SKIP_REDIS=1");
+                return None;
+            }
+            panic!(
+                "redis-server not found: install it (apt-get install -y redis-server) or set \
+                 JSONGATE_SKIP_REDIS=1 to skip the Redis tests"
+            );
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut r = Redis {
+            child: None,
+            port,
+            dir: tempfile::tempdir().unwrap(),
+        };
+        r.spawn();
+        Some(r)
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--dir"])
+            .arg(self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let start = Instant::now();
+        loop {
+            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
+                let mut buf = [0; 7];
+                if s.write_all(b"PING\r\n").is_ok()
+                    && s.read_exact(&mut buf).is_ok()
+                    && &buf == b"+PONG\r\n"
+                {
+                    return;
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "redis-server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn url(&self) -> String {
+        format!(
+            "redis://127.0.0.1:{}?timeout_ms=300&connect_timeout_ms=300",
+            self.port
+        )
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// One `mcp-proxy` process in front of the test server.
+struct ProxyRun {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl ProxyRun {
+    fn start(args: &[&str]) -> ProxyRun {
+        let server = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/integration/state_server.py"
+        );
+        let mut child = bin()
+            .arg("mcp-proxy")
+            .args(args)
+            .args(["--", "python3", server])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for l in out.lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        ProxyRun { child, lines }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends calls `ids` to `tool` at once, then returns the answers by id: `true` when the
+    /// call reached the server.
+    fn calls(&mut self, tool: &str, ids: std::ops::Range<u32>) -> Vec<(u32, bool, String)> {
+        let n = ids.len();
+        for id in ids {
+            self.send(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+            ));
+        }
+        let mut out = Vec::new();
+        while out.len() < n {
+            let l = self
+                .lines
+                .recv_timeout(Duration::from_secs(20))
+                .expect("an answer for every call");
+            let v = Value::parse(l.as_bytes(), Limits::new()).unwrap();
+            let Some(id) = v.get("id").and_then(Value::as_u64) else {
+                continue;
+            };
+            let refused = v
+                .pointer("/result/isError")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            out.push((u32::try_from(id).unwrap(), !refused, l));
+        }
+        out
+    }
+}
+
+impl Drop for ProxyRun {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn two_proxies_sharing_redis_admit_exactly_the_limit_in_total() {
+    let Some(redis) = Redis::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), 25);
+    let policy = policy.to_str().unwrap();
+    let url = redis.url();
+    let args = ["--policy", policy, "--grants", "", "--state", url.as_str()];
+    let mut a = ProxyRun::start(&args);
+    let mut b = ProxyRun::start(&args);
+    // Both proxies get 30 calls at once, at the same time.
+    let (ra, rb) = std::thread::scope(|s| {
+        let ta = s.spawn(|| a.calls("w", 0..30));
+        let tb = s.spawn(|| b.calls("w", 100..130));
+        (ta.join().unwrap(), tb.join().unwrap())
+    });
+    let admitted = ra.iter().chain(&rb).filter(|(_, ok, _)| *ok).count();
+    assert_eq!(admitted, 25, "{ra:?} {rb:?}");
+    for (_, ok, line) in ra.iter().chain(&rb) {
+        if !ok {
+            assert!(line.contains("rate_limited"), "{line}");
+        }
+    }
+    // And decide processes share the same limit: it is used up.
+    let codes = decide_at_once(Path::new(policy), &url, &[], 4);
+    assert_eq!(allowed(&codes), 0);
+}
+
+#[test]
+fn decide_processes_sharing_redis_admit_exactly_the_limit() {
+    let Some(redis) = Redis::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), 9);
+    let codes = decide_at_once(&policy, &redis.url(), &[], 30);
+    assert_eq!(allowed(&codes), 9, "{codes:?}");
+}
+
+#[test]
+fn a_breaker_opened_through_one_proxy_is_seen_by_the_other() {
+    let Some(redis) = Redis::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), 1000);
+    let alerts = write(
+        dir.path(),
+        "alerts.json",
+        r#"{"alerts":1,"breaker":{"max_blocks":2,"window_seconds":60,"cooldown_seconds":60}}"#,
+    );
+    let url = redis.url();
+    let args = [
+        "--policy",
+        policy.to_str().unwrap(),
+        "--grants",
+        "",
+        "--alerts",
+        alerts.to_str().unwrap(),
+        "--state",
+        url.as_str(),
+    ];
+    let mut a = ProxyRun::start(&args);
+    let mut b = ProxyRun::start(&args);
+    // B works before; two replaced results through A open the breaker of `bad`.
+    assert!(!b.calls("bad", 1..2)[0].2.contains("breaker_open"));
+    for id in 10..12 {
+        let r = a.calls("bad", id..id + 1);
+        assert!(!r[0].1, "the violating result is replaced: {:?}", r[0]);
+    }
+    let r = b.calls("bad", 20..21);
+    assert!(r[0].2.contains("breaker_open"), "{:?}", r[0]);
+    // A breaker open anywhere puts every replica's non-read-only tools in read-only mode.
+    let r = b.calls("w", 21..22);
+    assert!(r[0].2.contains("breaker_read_only"), "{:?}", r[0]);
+}
+
+#[test]
+fn killing_redis_denies_and_audits_and_a_restart_recovers() {
+    let Some(mut redis) = Redis::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), 1000);
+    let url = redis.url();
+    let deny_audit = dir.path().join("deny.audit");
+    let allow_audit = dir.path().join("allow.audit");
+    let p = policy.to_str().unwrap();
+    let mut deny = ProxyRun::start(&[
+        "--policy",
+        p,
+        "--grants",
+        "",
+        "--state",
+        &url,
+        "--audit",
+        deny_audit.to_str().unwrap(),
+    ]);
+    let mut allow = ProxyRun::start(&[
+        "--policy",
+        p,
+        "--grants",
+        "",
+        "--state",
+        &url,
+        "--on-state-error",
+        "allow",
+        "--audit",
+        allow_audit.to_str().unwrap(),
+    ]);
+    assert!(deny.calls("w", 0..3).iter().all(|r| r.1));
+    assert!(allow.calls("w", 0..3).iter().all(|r| r.1));
+    redis.kill();
+    let r = deny.calls("w", 10..13);
+    for (_, ok, line) in &r {
+        assert!(!ok && line.contains("state_unavailable"), "{line}");
+    }
+    let r = allow.calls("w", 10..13);
+    assert!(r.iter().all(|r| r.1), "{r:?}");
+    let (out, code) = decide_once(&policy, &url, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("\"reason\":\"state_unavailable\",") || out.contains("state_unavailable"),
+        "{out}"
+    );
+    assert!(out.contains("\"stateError\":\"redis 127.0.0.1:"), "{out}");
+    let audited = |p: &Path| std::fs::read_to_string(p).unwrap();
+    assert!(
+        audited(&deny_audit).contains("\"state_error\""),
+        "{}",
+        audited(&deny_audit)
+    );
+    let a = audited(&allow_audit);
+    assert!(a.contains("\"on_state_error\":\"allow\""), "{a}");
+    redis.spawn();
+    assert!(deny.calls("w", 20..23).iter().all(|r| r.1));
+    assert!(allow.calls("w", 20..23).iter().all(|r| r.1));
+    let (out, code) = decide_once(&policy, &url, &[]);
+    assert_eq!(code, 0, "{out}");
+}
+
+/// Decisions per second and p99 latency through a Redis store, 4 threads; printed for the
+/// README (`cargo test --release --test integration -- redis_throughput --nocapture`).
+#[test]
+fn redis_throughput_is_measured_and_every_decision_counted_once() {
+    let Some(redis) = Redis::start() else { return };
+    let policy = Arc::new(
+        Policy::from_slice(
+            br#"{"policy":1,"tools":{"w":{"arguments":true,"requires":[],
+                "rate_limit":{"calls":1000000,"window_seconds":3600}}}}"#,
+        )
+        .unwrap(),
+    );
+    let store: Arc<dyn Store> =
+        Arc::new(RedisStore::new(RedisConfig::parse(&redis.url()).unwrap()));
+    let rate = RateState::with_store(store).on_state_error(OnStateError::Deny);
+    let (threads, per) = (4, 500);
+    let start = Instant::now();
+    let mut lat: Vec<Duration> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                let (policy, rate) = (Arc::clone(&policy), rate.clone());
+                s.spawn(move || {
+                    let session = Session::new(Vec::<String>::new());
+                    let call = Call {
+                        tool: "w".into(),
+                        arguments: Value::Object(Vec::new()),
+                    };
+                    (0..per)
+                        .map(|_| {
+                            let t = Instant::now();
+                            let d = policy.decide(&call, &session, &rate, 0);
+                            assert_eq!(d.verdict(), Verdict::Allow, "{}", d.to_json());
+                            t.elapsed()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let total = start.elapsed();
+    lat.sort();
+    let p99 = lat[lat.len() * 99 / 100];
+    let n = threads * per;
+    eprintln!(
+        "redis backend: {n} decisions on {threads} threads in {total:?}: {:.0} decisions/s, p50 {:?}, p99 {:?}",
+        f64::from(n) / total.as_secs_f64(),
+        lat[lat.len() / 2],
+        p99
+    );
+    // Every decision was counted exactly once.
+    let policy1 = Policy::from_slice(
+        format!(
+            r#"{{"policy":1,"tools":{{"w":{{"arguments":true,"requires":[],
+                "rate_limit":{{"calls":{},"window_seconds":3600}}}}}}}}"#,
+            n + 1
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let call = Call {
+        tool: "w".into(),
+        arguments: Value::Object(Vec::new()),
+    };
+    let s = Session::new(Vec::<String>::new());
+    assert_eq!(policy1.decide(&call, &s, &rate, 0).reason(), Reason::Ok);
+    assert_eq!(
+        policy1.decide(&call, &s, &rate, 0).reason(),
+        Reason::RateLimited
+    );
+}
+
+// ---- plans, approvals and session-bound rules ---------------------------------------------
+
+/// A policy for plans and approvals: `read` and `write` free, `send` always asks, `account`
+/// bound to the caller's account, `project` to one of the caller's projects.
+fn task_policy(dir: &Path) -> PathBuf {
+    write(
+        dir,
+        "task-policy.json",
+        r#"{"policy":1,"tools":{
+          "read":{"arguments":true,"requires":[]},
+          "write":{"arguments":true,"requires":[]},
+          "send":{"arguments":{"type":"object","properties":{"to":{"type":"string"}}},
+                  "requires":[],"ask":true},
+          "account":{"arguments":{"type":"object","properties":{"id":{}}},"requires":[],
+                  "rules":[{"rule":"equals_context","pointer":"/id","context":"account_id"}]},
+          "project":{"arguments":{"type":"object","properties":{"p":{"type":"string"}}},
+                  "requires":[],
+                  "rules":[{"rule":"in_context_list","pointer":"/p","context":"project"}]}}}"#,
+    )
+}
+
+/// `decide` with `args`, the call on standard input: (stdout, stderr, exit code).
+fn decide_call(policy: &Path, args: &[&str], call: &str) -> (String, String, i32) {
+    let mut c = bin()
+        .args(["decide", "--policy"])
+        .arg(policy)
+        .args(["--grants", ""])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(call.as_bytes()).unwrap();
+    let out = c.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn a_call_outside_the_plan_asks_and_plan_counts_are_shared_through_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = task_policy(dir.path());
+    let plan = write(
+        dir.path(),
+        "plan.json",
+        r#"{"plan":1,"task":"t-1","ordered":true,
+            "steps":[{"tool":"read","max_calls":2},{"tool":"write"}]}"#,
+    );
+    let state = dir.path().join("state.json");
+    let args = [
+        "--plan",
+        plan.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ];
+    let run = |tool: &str| decide_call(&policy, &args, &format!(r#"{{"tool":"{tool}"}}"#));
+    let reason = |r: &(String, String, i32)| {
+        let v = Value::parse(r.0.as_bytes(), Limits::new()).unwrap();
+        (
+            v.get("reason").and_then(Value::as_str).unwrap().to_owned(),
+            r.2,
+        )
+    };
+    assert_eq!(reason(&run("read")), ("ok".into(), 0));
+    assert_eq!(reason(&run("send")), ("outside_plan".into(), 3));
+    assert_eq!(reason(&run("read")), ("ok".into(), 0));
+    // Two reads were the plan's; the third is outside it (another process, same store).
+    assert_eq!(reason(&run("read")), ("outside_plan".into(), 3));
+    assert_eq!(reason(&run("write")), ("ok".into(), 0));
+    // Ordered: after `write`, nothing before it. A tool the plan names that is marked ask
+    // stays ask, and a denial stays a denial.
+    assert_eq!(reason(&run("nope")), ("tool_not_allowlisted".into(), 1));
+    // A plan naming a tool the policy lacks is a configuration error.
+    let bad = write(
+        dir.path(),
+        "bad-plan.json",
+        r#"{"plan":1,"task":"t-2","steps":[{"tool":"delete_everything"}]}"#,
+    );
+    let (_, err, code) = decide_call(
+        &policy,
+        &["--plan", bad.to_str().unwrap()],
+        r#"{"tool":"read"}"#,
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("plan names tool 'delete_everything'"), "{err}");
+    let out = bin().args(["plan", "schema"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("urn:jsongate:plan:1"));
+}
+
+/// Starts `decide --approval-wait` on `call` and returns it with the approval id it prints.
+fn ask_for_approval(
+    policy: &Path,
+    state: &Path,
+    audit: &Path,
+    wait: &str,
+    call: &str,
+) -> (Child, String) {
+    let mut c = bin()
+        .args(["decide", "--policy"])
+        .arg(policy)
+        .args(["--grants", "", "--approval-wait", wait, "--state"])
+        .arg(state)
+        .arg("--audit")
+        .arg(audit)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(call.as_bytes()).unwrap();
+    let mut err = BufReader::new(c.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let at = line
+        .find("\"id\":\"")
+        .expect("the approval line names its id")
+        + 6;
+    (c, line[at..at + 32].to_owned())
+}
+
+fn approve(state: &Path, id: &str, extra: &[&str]) -> (String, i32) {
+    let out = bin()
+        .args(["approve", id, "--state"])
+        .arg(state)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn an_approval_granted_once_allows_exactly_that_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = task_policy(dir.path());
+    let state = dir.path().join("state.json");
+    let audit = dir.path().join("audit.jsonl");
+    let call = r#"{"tool":"send","arguments":{"to":"a@b.c"}}"#;
+    let (c, id) = ask_for_approval(&policy, &state, &audit, "20", call);
+    let (out, code) = approve(&state, &id, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\"granted\":true"), "{out}");
+    // Single use: the same id cannot be answered twice.
+    let (out, code) = approve(&state, &id, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no pending approval"), "{out}");
+    let out = c.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        line.contains("\"decision\":\"allow\",\"reason\":\"ok\""),
+        "{line}"
+    );
+    let a = std::fs::read_to_string(&audit).unwrap();
+    assert!(
+        a.contains(&format!(
+            "\"approval\":{{\"id\":\"{id}\",\"outcome\":\"granted\"}}"
+        )),
+        "{a}"
+    );
+    // Without an answer in time: deny.
+    let (c, _) = ask_for_approval(&policy, &state, &audit, "0", call);
+    let out = c.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"reason\":\"not_approved\""));
+    // Refused: deny.
+    let (c, id) = ask_for_approval(&policy, &state, &audit, "20", call);
+    assert_eq!(approve(&state, &id, &["--deny"]).1, 0);
+    let out = c.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"reason\":\"not_approved\""));
+    let a = std::fs::read_to_string(&audit).unwrap();
+    assert!(
+        a.contains("\"outcome\":\"timed_out\"") && a.contains("\"outcome\":\"refused\""),
+        "{a}"
+    );
+}
+
+#[test]
+fn an_approval_for_other_arguments_denies() {
+    use jsongate::action::{arguments_digest, Approval};
+    use jsongate::state::FileStore;
+    let dir = tempfile::tempdir().unwrap();
+    let policy = task_policy(dir.path());
+    let state = dir.path().join("state.json");
+    let audit = dir.path().join("audit.jsonl");
+    let (c, id) = ask_for_approval(
+        &policy,
+        &state,
+        &audit,
+        "20",
+        r#"{"tool":"send","arguments":{"to":"a@b.c"}}"#,
+    );
+    // Someone answers the pending id with a grant for other arguments.
+    let store = FileStore::new(&state);
+    let other = Call {
+        tool: "send".into(),
+        arguments: Value::parse(br#"{"to":"evil@x.y"}"#, Limits::new()).unwrap(),
+    };
+    let forged = Approval {
+        id: id.clone(),
+        tool: "send".into(),
+        arguments_sha256: arguments_digest(&other),
+    };
+    let mut record = forged.to_json();
+    record.pop();
+    record.push_str(",\"granted\":true}");
+    // Records expire on the wall clock the waiting process uses.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(store
+        .put_new(&format!("answer:{id}"), &record, 60_000, now)
+        .unwrap());
+    let out = c.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"reason\":\"not_approved\""));
+    assert!(std::fs::read_to_string(&audit)
+        .unwrap()
+        .contains("\"outcome\":\"mismatch\""));
+}
+
+#[test]
+fn session_bound_rules_compare_arguments_with_the_callers_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = task_policy(dir.path());
+    let ctx = [
+        "--context",
+        "account_id=42",
+        "--context",
+        "project=a",
+        "--context",
+        "project=b",
+    ];
+    let cases = [
+        (r#"{"tool":"account","arguments":{"id":"42"}}"#, &ctx[..], 0),
+        (r#"{"tool":"account","arguments":{"id":42}}"#, &ctx[..], 0),
+        (r#"{"tool":"account","arguments":{"id":"43"}}"#, &ctx[..], 1),
+        (r#"{"tool":"account","arguments":{}}"#, &ctx[..], 1),
+        (r#"{"tool":"account","arguments":{"id":"42"}}"#, &[][..], 1),
+        (r#"{"tool":"project","arguments":{"p":"b"}}"#, &ctx[..], 0),
+        (r#"{"tool":"project","arguments":{"p":"c"}}"#, &ctx[..], 1),
+    ];
+    for (call, args, want) in cases {
+        let (out, err, code) = decide_call(&policy, args, call);
+        assert_eq!(code, want, "{call} {args:?}: {out}{err}");
+        if want == 1 {
+            assert!(out.contains("\"reason\":\"context_mismatch\""), "{out}");
+            assert!(out.contains("\"failed\":{\"rule\":\""), "{out}");
+        }
+    }
+    let (out, _, _) = decide_call(
+        &policy,
+        &ctx,
+        r#"{"tool":"account","arguments":{"id":"43"}}"#,
+    );
+    assert!(
+        out.contains("\"failed\":{\"rule\":\"equals_context\",\"pointer\":\"/id\"}"),
+        "{out}"
+    );
+    // Two values under a key that must be equalled: nothing equals them.
+    let two = ["--context", "account_id=42", "--context", "account_id=43"];
+    let (_, _, code) = decide_call(
+        &policy,
+        &two,
+        r#"{"tool":"account","arguments":{"id":"42"}}"#,
+    );
+    assert_eq!(code, 1);
+    let (_, err, code) = decide_call(&policy, &["--context", "nokey"], r#"{"tool":"read"}"#);
+    assert_eq!(code, 2, "{err}");
+}
