@@ -11,6 +11,8 @@ guards for the places Python agent stacks plug things in:
 - :class:`Contract` -- a tool contract: the agent-facing envelope and the audit record;
 - :class:`Policy` -- tool-call decisions (``allow``, ``deny``, ``ask``);
 - :func:`screen` -- instruction-like text in untrusted strings;
+- :class:`ToolDefinition` -- an MCP tool definition's canonical form, pin (SHA-256), screening
+  and classified changes;
 - :func:`guard_tool_result` -- a decorator that gates what a tool function returns;
 - ``jsongate.fastmcp``, ``jsongate.mcp``, ``jsongate.agents`` -- a FastMCP middleware, an MCP
   ``ClientSession`` wrapper and an OpenAI Agents SDK tool-output guardrail (each imports its
@@ -38,6 +40,7 @@ from ._jsongate import (
     ScanError,
     Schema,
     SchemaError,
+    ToolDefinition,
     ValidationError,
     Validator,
     check,
@@ -62,6 +65,7 @@ __all__ = [
     "ScanError",
     "Schema",
     "SchemaError",
+    "ToolDefinition",
     "ValidationError",
     "Validator",
     "check",

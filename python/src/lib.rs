@@ -13,6 +13,7 @@ mod gate;
 mod input;
 mod options;
 mod schema;
+mod tools;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -30,6 +31,7 @@ fn _jsongate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<action::Policy>()?;
     m.add_class::<action::Decision>()?;
     m.add_class::<action::Finding>()?;
+    m.add_class::<tools::ToolDefinition>()?;
     let defaults = PyDict::new(py);
     for (k, v) in options::limit_values(&jsongate::Limits::new()) {
         defaults.set_item(k, v)?;
