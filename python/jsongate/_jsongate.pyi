@@ -156,6 +156,16 @@ class Contract:
         now: Clock = None,
     ) -> GateResult: ...
 
+    def refuse(
+        self,
+        code: str,
+        kind: str,
+        request_id: str,
+        context: Optional[Mapping[str, str]] = None,
+        now: Clock = None,
+    ) -> GateResult:
+        """A failure decision made without reading a response nor checking the request."""
+
 class Decision:
     """One tool-call decision."""
 
