@@ -24,6 +24,8 @@ else
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$HERE/requirements.txt"
     printf '%s\n' "$req_hash" >"$OUT/.stamp-venv"
 fi
+# The maturin build backend runs `maturin` from PATH: the venv's pinned one.
+export PATH=$VENV/bin:$PATH
 "$VENV/bin/python" --version
 "$VENV/bin/maturin" --version
 
