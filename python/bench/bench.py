@@ -81,7 +81,10 @@ CANADA_SCHEMA = {
                             "type": {"enum": ["Polygon", "MultiPolygon"]},
                             "coordinates": {
                                 "type": "array",
-                                "items": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
+                                "items": {
+                                    "type": "array",
+                                    "items": {"type": "array", "items": {"type": "number"}},
+                                },
                             },
                         },
                     }
@@ -99,11 +102,24 @@ def cases():
     canada = (corpora / "canada.json").read_bytes()
     last = citm.rfind(b'"venueCode": "PLEYEL_PLEYEL"')
     return [
-        ("envelope_150b", json.loads((SCHEMAS / "envelope.schema.json").read_text()), ENVELOPE,
-         ENVELOPE.replace(b'"count":3}', b'"count":3,"admin_override":true}')),
-        ("twitter_630kb", TWITTER_SCHEMA, twitter, twitter.replace(b'"retweet_count": 0', b'"retweet_count": -1', 1)),
-        ("citm_catalog_1.7mb", json.loads((SCHEMAS / "citm_catalog.schema.json").read_text()), citm,
-         citm[:last] + b'"venueCode": "pleyel"' + citm[last + len(b'"venueCode": "PLEYEL_PLEYEL"'):]),
+        (
+            "envelope_150b",
+            json.loads((SCHEMAS / "envelope.schema.json").read_text()),
+            ENVELOPE,
+            ENVELOPE.replace(b'"count":3}', b'"count":3,"admin_override":true}'),
+        ),
+        (
+            "twitter_630kb",
+            TWITTER_SCHEMA,
+            twitter,
+            twitter.replace(b'"retweet_count": 0', b'"retweet_count": -1', 1),
+        ),
+        (
+            "citm_catalog_1.7mb",
+            json.loads((SCHEMAS / "citm_catalog.schema.json").read_text()),
+            citm,
+            citm[:last] + b'"venueCode": "pleyel"' + citm[last + len(b'"venueCode": "PLEYEL_PLEYEL"') :],
+        ),
         ("canada_2.2mb", CANADA_SCHEMA, canada, canada.replace(b'"type":"Polygon"', b'"type":"Circle"', 1)),
     ]
 
@@ -153,7 +169,9 @@ def fmt(seconds: float) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="only check that every implementation agrees")
-    ap.add_argument("--budget", type=float, default=1.0, help="seconds of timing per implementation and document")
+    ap.add_argument(
+        "--budget", type=float, default=1.0, help="seconds of timing per implementation and document"
+    )
     args = ap.parse_args()
     rows = []
     for name, schema, doc, mutated in cases():
@@ -171,7 +189,9 @@ def main() -> int:
     if args.check:
         return 0
     names = list(rows[0][2])
-    versions = ", ".join(f"{p} {metadata.version(p)}" for p in ("jsongate", "jsonschema", "jsonschema-rs", "orjson"))
+    versions = ", ".join(
+        f"{p} {metadata.version(p)}" for p in ("jsongate", "jsonschema", "jsonschema-rs", "orjson")
+    )
     print(f"Python {platform.python_version()} ({platform.machine()}), {versions}")
     print()
     print("| document | " + " | ".join(names) + " |")

@@ -20,10 +20,20 @@ set_tracing_disabled(True)  # offline: no trace export
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CONTRACT = jsongate.Contract(FIXTURES / "gate" / "review-status" / "contract.json")
 POLICY = jsongate.Policy(
-    {"policy": 1, "tools": {"review_status": {
-        "arguments": {"type": "object", "additionalProperties": False, "required": ["change_id"],
-                      "properties": {"change_id": {"type": "string", "pattern": "^c-[0-9]+$"}}},
-        "requires": ["reviews"]}}}
+    {
+        "policy": 1,
+        "tools": {
+            "review_status": {
+                "arguments": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["change_id"],
+                    "properties": {"change_id": {"type": "string", "pattern": "^c-[0-9]+$"}},
+                },
+                "requires": ["reviews"],
+            }
+        },
+    }
 )
 
 UPSTREAM = {
@@ -42,17 +52,23 @@ def review_status(change_id: str) -> str:
 
 
 async def main() -> list:
-    model = ScriptedModel([
+    model = ScriptedModel(
         [
-            function_call("review_status", {"change_id": "c-42"}, call_id="call-1"),
-            function_call("review_status", {"change_id": "c-43"}, call_id="call-2"),
-            function_call("review_status", {"change_id": "../etc"}, call_id="call-3"),
-        ],
-        [assistant_message("done")],
-    ])
+            [
+                function_call("review_status", {"change_id": "c-42"}, call_id="call-1"),
+                function_call("review_status", {"change_id": "c-43"}, call_id="call-2"),
+                function_call("review_status", {"change_id": "../etc"}, call_id="call-3"),
+            ],
+            [assistant_message("done")],
+        ]
+    )
     agent = Agent(name="reviewer", model=model, tools=[review_status])
     result = await Runner.run(agent, "Which changes are approved?")
-    seen = [item for item in model.last_call.input if isinstance(item, dict) and item.get("type") == "function_call_output"]
+    seen = [
+        item
+        for item in model.last_call.input
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    ]
     for item in seen:
         print(item["call_id"], item["output"])
     print("final:", result.final_output)

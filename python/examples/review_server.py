@@ -45,12 +45,14 @@ def review_status(change_id: str) -> str:
     return UPSTREAM.get(change_id, '{"error":{"status":404}}')
 
 
-@mcp.tool(output_schema={
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["count"],
-    "properties": {"count": {"type": "integer", "minimum": 0}},
-})
+@mcp.tool(
+    output_schema={
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["count"],
+        "properties": {"count": {"type": "integer", "minimum": 0}},
+    }
+)
 def count_items(kind: str) -> ToolResult:
     """How many items of a kind there are."""
     if kind == "broken":

@@ -138,4 +138,3 @@ def guard_tool_result(
         return guarded
 
     return decorate
-

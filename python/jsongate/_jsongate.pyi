@@ -155,7 +155,6 @@ class Contract:
         context: Optional[Mapping[str, str]] = None,
         now: Clock = None,
     ) -> GateResult: ...
-
     def refuse(
         self,
         code: str,

@@ -75,7 +75,10 @@ class ToolRules:
     refused_tools: Dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for opt, allowed in (("screen_tools", ("drop", "flag", None)), ("screen_results", ("reject", "flag", None))):
+        for opt, allowed in (
+            ("screen_tools", ("drop", "flag", None)),
+            ("screen_results", ("reject", "flag", None)),
+        ):
             if getattr(self, opt) not in allowed:
                 raise ValueError(f"{opt} must be one of {allowed}, not {getattr(self, opt)!r}")
 
@@ -106,7 +109,9 @@ class ToolRules:
                 if risky:
                     what = ", ".join(f"{c['kind']} at {c['pointer']}" for c in risky)
                     return self._refuse_tool(name, f"definition changed since it was pinned: {what}")
-                log.info("tool %r: harmless changes since it was pinned: %s", name, [c["kind"] for c in changes])
+                log.info(
+                    "tool %r: harmless changes since it was pinned: %s", name, [c["kind"] for c in changes]
+                )
         try:
             self.tools[name] = _Tool(
                 definition=d,
@@ -189,7 +194,9 @@ class ToolRules:
         tool = self.tools.get(name)
         if tool is not None and tool.output is not None and not is_error:
             if structured is None:
-                return Refusal("INVALID_RESPONSE", "the tool has an outputSchema but returned no structuredContent")
+                return Refusal(
+                    "INVALID_RESPONSE", "the tool has an outputSchema but returned no structuredContent"
+                )
             try:
                 tool.output.validate(as_document(structured))
             except (ValidationError, ScanError) as e:

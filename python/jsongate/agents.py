@@ -67,7 +67,9 @@ def contract_guardrail(
 
     def gate(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         args = _arguments(data)
-        context = {k: v for k, v in (args or {}).items() if isinstance(v, str)} if isinstance(args, dict) else {}
+        context = (
+            {k: v for k, v in (args or {}).items() if isinstance(v, str)} if isinstance(args, dict) else {}
+        )
         request_id = data.context.tool_call_id or "-"
         try:
             r = contract.gate(as_document(data.output), request_id, context)
@@ -88,7 +90,9 @@ def contract_guardrail(
     return ToolOutputGuardrail(guardrail_function=gate, name=name or f"jsongate_contract_{contract.tool}")
 
 
-def schema_guardrail(schema: Schema, *, on_reject: str = "message", name: Optional[str] = None) -> ToolOutputGuardrail:
+def schema_guardrail(
+    schema: Schema, *, on_reject: str = "message", name: Optional[str] = None
+) -> ToolOutputGuardrail:
     """A tool-output guardrail that lets a result through only when it is strict JSON
     satisfying ``schema``; otherwise the model reads a fixed refusal text (``on_reject``
     ``"message"``) or the run stops (``"raise"``)."""
@@ -100,8 +104,12 @@ def schema_guardrail(schema: Schema, *, on_reject: str = "message", name: Option
             schema.validate(as_document(data.output))
             return ToolGuardrailFunctionOutput.allow()
         except (JsongateError, TypeError, ValueError) as e:
-            info = {"kind": getattr(e, "kind", type(e).__name__), "offset": getattr(e, "offset", None),
-                    "pointer": getattr(e, "pointer", None), "keyword_location": getattr(e, "keyword_location", None)}
+            info = {
+                "kind": getattr(e, "kind", type(e).__name__),
+                "offset": getattr(e, "offset", None),
+                "pointer": getattr(e, "pointer", None),
+                "keyword_location": getattr(e, "keyword_location", None),
+            }
         if on_reject == "raise":
             return ToolGuardrailFunctionOutput.raise_exception(output_info=info)
         return ToolGuardrailFunctionOutput.reject_content(

@@ -30,10 +30,12 @@ def shown(model: ScriptedModel) -> dict:
 
 
 def run(tool, *calls):
-    model = ScriptedModel([
-        [function_call(tool.name, args, call_id=f"call-{i}") for i, args in enumerate(calls, 1)],
-        [assistant_message("done")],
-    ])
+    model = ScriptedModel(
+        [
+            [function_call(tool.name, args, call_id=f"call-{i}") for i, args in enumerate(calls, 1)],
+            [assistant_message("done")],
+        ]
+    )
     agent = Agent(name="a", model=model, tools=[tool])
     result = asyncio.run(Runner.run(agent, "go"))
     assert result.final_output == "done"
@@ -41,12 +43,16 @@ def run(tool, *calls):
 
 
 def test_the_example_runs_and_the_model_sees_only_envelopes():
-    spec = importlib.util.spec_from_file_location("agents_guardrail", PYTHON / "examples" / "agents_guardrail.py")
+    spec = importlib.util.spec_from_file_location(
+        "agents_guardrail", PYTHON / "examples" / "agents_guardrail.py"
+    )
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     seen = {i["call_id"]: i["output"] for i in asyncio.run(example.main())}
     assert json.loads(seen["call-1"]) == {
-        "tool": "review_status", "request_id": "call-1", "outcome": "success",
+        "tool": "review_status",
+        "request_id": "call-1",
+        "outcome": "success",
         "data": {"change_id": "c-42", "approved": True},
     }
     assert json.loads(seen["call-2"])["error"]["code"] == "INVALID_RESPONSE"
@@ -101,7 +107,9 @@ def test_dict_outputs_are_gated_too():
 
 
 def test_schema_guardrail_refuses_with_a_fixed_text():
-    schema = jsongate.Schema({"type": "object", "required": ["count"], "properties": {"count": {"type": "integer"}}})
+    schema = jsongate.Schema(
+        {"type": "object", "required": ["count"], "properties": {"count": {"type": "integer"}}}
+    )
 
     @function_tool(tool_output_guardrails=[schema_guardrail(schema)])
     def count(kind: str) -> str:
@@ -111,7 +119,11 @@ def test_schema_guardrail_refuses_with_a_fixed_text():
     assert seen["call-1"] == '{"count": 3}'
     assert seen["call-2"] == "jsongate: the tool result was refused (INVALID_RESPONSE)"
     info = result.tool_output_guardrail_results[1].output.output_info
-    assert (info["kind"], info["pointer"], info["keyword_location"]) == ("schema", "/count", "/properties/count/type")
+    assert (info["kind"], info["pointer"], info["keyword_location"]) == (
+        "schema",
+        "/count",
+        "/properties/count/type",
+    )
 
 
 def test_policy_guardrail_keeps_denied_calls_from_running():

@@ -87,8 +87,13 @@ def test_i_json_profile_rejects_noncharacters():
 def test_default_limits_are_published():
     assert jsongate.DEFAULT_LIMITS["max_depth"] == 128
     assert set(jsongate.DEFAULT_LIMITS) == {
-        "max_bytes", "max_depth", "max_name_bytes", "max_string_bytes",
-        "max_number_bytes", "max_members", "max_items",
+        "max_bytes",
+        "max_depth",
+        "max_name_bytes",
+        "max_string_bytes",
+        "max_number_bytes",
+        "max_members",
+        "max_items",
     }
 
 
@@ -106,7 +111,15 @@ DOC = b'{"change_id":"c-1","approved":true}'
         lambda: DOC.decode(),
         lambda: memoryview(DOC).cast("c"),
     ],
-    ids=["bytes", "bytearray", "memoryview", "memoryview-bytearray", "memoryview-slice", "str", "memoryview-cast"],
+    ids=[
+        "bytes",
+        "bytearray",
+        "memoryview",
+        "memoryview-bytearray",
+        "memoryview-slice",
+        "str",
+        "memoryview-cast",
+    ],
 )
 def test_every_input_type_gives_the_same_verdicts(make):
     s = jsongate.Schema(TOOL_RESULT)
@@ -244,7 +257,13 @@ def test_iter_errors_raises_for_a_document_that_is_not_json():
 
 def test_validator_gives_the_one_shot_verdict_at_every_split():
     s = jsongate.Schema(TOOL_RESULT)
-    docs = [DOC, b'{"change_id":"c-1","approved":"yes"}', b'{"change_id":"c-1","approved":true,"approved":false}', b'{"change_id":"\\u00e9"', b' "x" ']
+    docs = [
+        DOC,
+        b'{"change_id":"c-1","approved":"yes"}',
+        b'{"change_id":"c-1","approved":true,"approved":false}',
+        b'{"change_id":"\\u00e9"',
+        b' "x" ',
+    ]
     for doc in docs:
         try:
             s.validate(doc)
@@ -297,8 +316,10 @@ def test_validator_limits_apply_across_chunks():
 
 def _ticks_in_the_middle_of_calls(validate, doc) -> int:
     """How many ticks of another Python thread fall in the middle 40% of calls of
-    ``validate(doc)``. With the interpreter lock held through a call, none can: the other
-    thread only gets the lock at the call's edges (within the switch interval)."""
+    ``validate(doc)``. With the interpreter lock held through a call, none can, or one or two
+    at most (the other thread gets the lock at the call's edges, within the switch interval,
+    and may tick once more there if the system parks it meanwhile); with it released, the
+    other thread ticks thousands of times."""
     import sys
     import time
 
@@ -335,14 +356,14 @@ def test_large_bytes_are_validated_with_the_gil_released():
     s = jsongate.Schema({"type": "array", "items": {"type": "integer"}})
     doc = b"[" + b"1," * 900_000 + b"1]"  # within max_items
     assert len(doc) > jsongate.RELEASE_GIL_AT
-    assert _ticks_in_the_middle_of_calls(s.is_valid, doc) > 0
+    assert _ticks_in_the_middle_of_calls(s.is_valid, doc) >= 5
 
 
 def test_a_bytearray_is_read_with_the_gil_held():
     # Nothing may write to it while the scanner reads it in place.
     s = jsongate.Schema({"type": "array", "items": {"type": "integer"}})
     doc = bytearray(b"[" + b"1," * 900_000 + b"1]")
-    assert _ticks_in_the_middle_of_calls(s.is_valid, doc) == 0
+    assert _ticks_in_the_middle_of_calls(s.is_valid, doc) < 5
 
 
 def test_schema_is_shared_between_threads():

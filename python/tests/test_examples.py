@@ -31,7 +31,10 @@ def test_mcp_client_example_against_the_fastmcp_server_example():
     out = run("mcp_client.py")
     assert "offered: ['count_items', 'repeat', 'review_status']" in out
     assert '"outcome":"success"' in out
-    assert "repeat{'text': 'ab', 'times': 9}: isError=True jsongate: the call was refused (ARGUMENTS_INVALID)" in out
+    assert (
+        "repeat{'text': 'ab', 'times': 9}: isError=True jsongate: the call was refused (ARGUMENTS_INVALID)"
+        in out
+    )
 
 
 def test_agents_example():

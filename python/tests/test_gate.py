@@ -5,7 +5,7 @@ expected envelope and audit, plus the request-side errors and the transport fail
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime
 
 import jsongate
 import pytest
@@ -130,7 +130,10 @@ def test_contract_from_json_and_config_errors():
             "fields": {"n": {"pointer": "/n"}},
         }
     )
-    assert c.gate(b'{"n":42}', "r-1").output == '{"tool":"t","request_id":"r-1","outcome":"success","data":{"n":42}}'
+    assert (
+        c.gate(b'{"n":42}', "r-1").output
+        == '{"tool":"t","request_id":"r-1","outcome":"success","data":{"n":42}}'
+    )
     assert json.loads(c.envelope_schema)["oneOf"]
     with pytest.raises(jsongate.ConfigError) as e:
         jsongate.Contract.from_json({"contract": 1})

@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import jsongate
 import pytest
@@ -115,7 +114,11 @@ def check(out: dict) -> None:
     envelope = json.loads(text)
     assert not err and structured == envelope
     assert envelope["outcome"] == "success" and envelope["data"] == {"change_id": "c-42", "approved": True}
-    for key, code in [("duplicate", "INVALID_RESPONSE"), ("extra_field", "INVALID_RESPONSE"), ("other_change", "MISMATCH")]:
+    for key, code in [
+        ("duplicate", "INVALID_RESPONSE"),
+        ("extra_field", "INVALID_RESPONSE"),
+        ("other_change", "MISMATCH"),
+    ]:
         err, text, structured = out[key]
         assert err and json.loads(text)["error"]["code"] == code, (key, text)
         assert "admin_override" not in text and "eve" not in text
@@ -205,4 +208,6 @@ def test_the_unguarded_server_really_sends_what_the_guards_refuse():
 
     names, dup = asyncio.run(asyncio.wait_for(go(), TIMEOUT))
     assert "helpful_tool" in names
-    assert '"approved":false,"approved":true' in json.dumps(dup.structured_content) or '"approved":false,"approved":true' in text_of(dup)
+    assert '"approved":false,"approved":true' in json.dumps(
+        dup.structured_content
+    ) or '"approved":false,"approved":true' in text_of(dup)

@@ -104,8 +104,12 @@ def test_screen_reports_pointer_pattern_class_and_offsets():
         ("/body", "ignore_instructions", "override", 4, False)
     ]
     assert f[0].to_dict() == {
-        "pointer": "/body", "in": "value", "pattern": "ignore_instructions",
-        "class": "override", "offset": 4, "at": 8,
+        "pointer": "/body",
+        "in": "value",
+        "pattern": "ignore_instructions",
+        "class": "override",
+        "offset": 4,
+        "at": 8,
     }
 
 

@@ -87,6 +87,8 @@ def test_draft2020_12(name, resources):
             got = verdict_of(schema, data)
             chunked = chunked_verdict(schema, data)
             if got != t["valid"] or chunked != t["valid"]:
-                failures.append(f"{case['description']} / {t['description']}: one-shot {got}, chunked {chunked}")
+                failures.append(
+                    f"{case['description']} / {t['description']}: one-shot {got}, chunked {chunked}"
+                )
     assert count > 0
     assert not failures, "\n".join(failures)
