@@ -1,6 +1,6 @@
-"""The official JSON Schema Test Suite (draft 2020-12, required tests) through the Python
-API, as a smoke check of the binding: every instance validated one-shot and fed to the
-incremental validator in 5-byte chunks; both must give the suite's verdict.
+"""The official JSON Schema Test Suite (required tests of drafts 2020-12, 2019-09 and 7)
+through the Python API, as a smoke check of the binding: every instance validated one-shot
+and fed to the incremental validator in 5-byte chunks; both must give the suite's verdict.
 
 Instances are written back as JSON with their numbers' exact text (``parse_float`` and
 ``parse_int`` keep it), so big and precise numbers reach the engine as the suite wrote them.
@@ -18,8 +18,10 @@ import pytest
 from support import SHARED, shared
 
 SUITE = "suites/json-schema-test-suite"
-DRAFT_DIR = SHARED / SUITE / "tests" / "draft2020-12"
-FILES = sorted(p.name for p in DRAFT_DIR.glob("*.json")) or ["(suite missing)"]
+DRAFTS = {"draft2020-12": "2020-12", "draft2019-09": "2019-09", "draft7": "7"}
+FILES = [
+    (d, p.name) for d in DRAFTS for p in sorted((SHARED / SUITE / "tests" / d).glob("*.json"))
+] or [("draft2020-12", "(suite missing)")]
 LIMITS = {"max_depth": 512}
 
 
@@ -74,13 +76,13 @@ def chunked_verdict(schema: jsongate.Schema, data: bytes) -> bool:
         return False
 
 
-@pytest.mark.parametrize("name", FILES)
-def test_draft2020_12(name, resources):
-    path = shared(f"{SUITE}/tests/draft2020-12/{name}")
+@pytest.mark.parametrize("draft,name", FILES, ids=[f"{d}/{n}" for d, n in FILES])
+def test_required_suite(draft, name, resources):
+    path = shared(f"{SUITE}/tests/{draft}/{name}")
     failures = []
     count = 0
     for case in load(path):
-        schema = jsongate.Schema(dump(case["schema"]), resources=resources)
+        schema = jsongate.Schema(dump(case["schema"]), draft=DRAFTS[draft], resources=resources)
         for t in case["tests"]:
             count += 1
             data = dump(t["data"]).encode()
