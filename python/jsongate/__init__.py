@@ -24,6 +24,8 @@ read in place with the interpreter lock released (from :data:`RELEASE_GIL_AT` by
 
 from __future__ import annotations
 
+import importlib.metadata as _metadata
+
 from ._guard import GuardRejected, guard_tool_result
 from ._jsongate import (
     DEFAULT_LIMITS,
@@ -47,7 +49,8 @@ from ._jsongate import (
     screen,
 )
 
-__version__ = "0.1.0"
+__version__: str = _metadata.version("jsongate")
+"""The package version (the binding crate's); ``ENGINE_VERSION`` is the core crate's."""
 
 __all__ = [
     "DEFAULT_LIMITS",

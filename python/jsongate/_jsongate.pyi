@@ -17,6 +17,7 @@ Limits = Mapping[str, Union[int, bool, None]]
 DEFAULT_LIMITS: Dict[str, int]
 RELEASE_GIL_AT: int
 ENGINE_VERSION: str
+"""The core crate's version: what audit records name (their ``"jsongate"`` member)."""
 
 class JsongateError(ValueError):
     """Base class of every error jsongate raises."""

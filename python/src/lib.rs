@@ -38,11 +38,7 @@ fn _jsongate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add("DEFAULT_LIMITS", defaults)?;
     m.add("RELEASE_GIL_AT", input::RELEASE_AT)?;
-    m.add("ENGINE_VERSION", engine_version())?;
+    // The core crate's version (what audit records name), not this binding's.
+    m.add("ENGINE_VERSION", jsongate::VERSION)?;
     Ok(())
-}
-
-/// The version of the core crate this binding was built with.
-fn engine_version() -> &'static str {
-    env!("CARGO_PKG_VERSION")
 }

@@ -388,3 +388,13 @@ def test_the_installed_package_is_tested_not_the_source_folder():
     here = Path(__file__).resolve().parents[1] / "jsongate"
     assert Path(jsongate.__file__).resolve().parent != here
     assert Path(jsongate._jsongate.__file__).name.startswith("_jsongate")
+
+
+def test_the_package_version_is_the_binding_crates():
+    import re
+    from pathlib import Path
+
+    cargo = (Path(__file__).resolve().parents[1] / "Cargo.toml").read_text()
+    assert jsongate.__version__ == re.search(r'^version = "([^"]+)"', cargo, re.M).group(1)
+    engine = (Path(__file__).resolve().parents[2] / "Cargo.toml").read_text()
+    assert jsongate.ENGINE_VERSION == re.search(r'^version = "([^"]+)"', engine, re.M).group(1)

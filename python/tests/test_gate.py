@@ -41,6 +41,7 @@ def test_every_fixture_case_gives_its_envelope_and_audit(fixture, index, case, c
     assert audit["tool"] == c.tool
     assert audit["verdict"] == ("accepted" if r.accepted else "rejected")
     assert audit["bytes"] == len(data)
+    assert audit["jsongate"] == jsongate.ENGINE_VERSION
     want = case.get("audit", {})
     if "kind" in want:
         assert (audit.get("error") or {}).get("kind") == want["kind"]
