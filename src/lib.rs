@@ -73,6 +73,16 @@ pub use schema::{
 };
 pub use validate::{Rejection, Tier, Validator, Violation};
 
+/// This crate's version: the one audit records name (their `"jsongate"` member), so that a
+/// binding or an embedder can report which engine decided.
+///
+/// # Example
+/// ```
+/// assert_eq!(jsongate::VERSION, env!("CARGO_PKG_VERSION"));
+/// assert!(jsongate::VERSION.split('.').all(|n| n.parse::<u64>().is_ok()));
+/// ```
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Checks that `input` is one valid JSON document within `limits`.
 ///
 /// # Errors

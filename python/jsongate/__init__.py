@@ -1,0 +1,77 @@
+"""jsongate: decide, in one streaming pass and with bounded memory, whether untrusted JSON may
+reach an AI agent.
+
+The engine is the Rust crate of the same name; this package is a thin binding to it plus
+guards for the places Python agent stacks plug things in:
+
+- :func:`check` -- strict JSON (duplicate member names rejected after unescaping) within limits;
+- :class:`Schema` -- JSON Schema 2020-12 / 2019-09 / draft-07, validated while scanning
+  (``validate``, ``is_valid``, ``iter_errors``), and :class:`Validator` for streamed bodies
+  (``feed``/``finish``);
+- :class:`Contract` -- a tool contract: the agent-facing envelope and the audit record;
+- :class:`Policy` -- tool-call decisions (``allow``, ``deny``, ``ask``);
+- :func:`screen` -- instruction-like text in untrusted strings;
+- :class:`ToolDefinition` -- an MCP tool definition's canonical form, pin (SHA-256), screening
+  and classified changes;
+- :func:`guard_tool_result` -- a decorator that gates what a tool function returns;
+- ``jsongate.fastmcp``, ``jsongate.mcp``, ``jsongate.agents`` -- a FastMCP middleware, an MCP
+  ``ClientSession`` wrapper and an OpenAI Agents SDK tool-output guardrail (each imports its
+  framework only when used).
+
+Documents are given as ``bytes``, ``bytearray``, ``memoryview`` or ``str``; ``bytes`` are
+read in place with the interpreter lock released (from :data:`RELEASE_GIL_AT` bytes on).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as _metadata
+
+from ._guard import GuardRejected, guard_tool_result
+from ._jsongate import (
+    DEFAULT_LIMITS,
+    ENGINE_VERSION,
+    RELEASE_GIL_AT,
+    ConfigError,
+    Contract,
+    Decision,
+    Finding,
+    GateResult,
+    JsongateError,
+    LimitExceeded,
+    Policy,
+    ScanError,
+    Schema,
+    SchemaError,
+    ToolDefinition,
+    ValidationError,
+    Validator,
+    check,
+    screen,
+)
+
+__version__: str = _metadata.version("jsongate")
+"""The package version (the binding crate's); ``ENGINE_VERSION`` is the core crate's."""
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "ENGINE_VERSION",
+    "RELEASE_GIL_AT",
+    "ConfigError",
+    "Contract",
+    "Decision",
+    "Finding",
+    "GateResult",
+    "GuardRejected",
+    "JsongateError",
+    "LimitExceeded",
+    "Policy",
+    "ScanError",
+    "Schema",
+    "SchemaError",
+    "ToolDefinition",
+    "ValidationError",
+    "Validator",
+    "check",
+    "guard_tool_result",
+    "screen",
+]

@@ -1,0 +1,224 @@
+"""Type stubs of the compiled module ``jsongate._jsongate`` (the Rust engine's binding)."""
+
+import os
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+
+Document = Union[bytes, bytearray, memoryview, str]
+"""JSON text. ``bytes`` are read in place (with the interpreter lock released from
+``RELEASE_GIL_AT`` bytes on), ``bytearray`` and whole ``memoryview``s in place with the lock
+held, ``str`` and partial views after one copy."""
+
+JsonValue = Union[Dict[str, Any], List[Any], bool]
+Limits = Mapping[str, Union[int, bool, None]]
+"""Limit names (``max_bytes``, ``max_depth``, ``max_name_bytes``, ``max_string_bytes``,
+``max_number_bytes``, ``max_members``, ``max_items``) to integers; ``None`` lifts a limit;
+``"i_json": True`` turns on the I-JSON profile (noncharacters rejected)."""
+
+DEFAULT_LIMITS: Dict[str, int]
+RELEASE_GIL_AT: int
+ENGINE_VERSION: str
+"""The core crate's version: what audit records name (their ``"jsongate"`` member)."""
+
+class JsongateError(ValueError):
+    """Base class of every error jsongate raises."""
+
+    kind: str
+    offset: Optional[int]
+    pointer: Optional[str]
+
+class ScanError(JsongateError):
+    """The document was not read to its end (malformed JSON, duplicate name, bad UTF-8).
+
+    ``kind`` is the engine's stable code: ``syntax``, ``duplicate_name``, ``invalid_utf8``,
+    ``lone_surrogate``, ``noncharacter``, or a limit's (see ``LimitExceeded``)."""
+
+    offset: int
+    line: int
+    column: int
+    pointer: str
+    limit: Optional[int]
+
+class LimitExceeded(ScanError):
+    """A limit was crossed (``too_large``, ``too_deep``, ``name_too_long``,
+    ``string_too_long``, ``number_too_long``, ``too_many_members``, ``too_many_items``) or the
+    evaluation budget ran out (``budget_exceeded``)."""
+
+    limit: int
+
+class ValidationError(JsongateError):
+    """Well-formed JSON that does not satisfy the schema (``kind`` is ``"schema"``)."""
+
+    keyword: str
+    keyword_location: str
+    absolute_keyword_location: str
+    pointer: str
+    offset: int
+    line: int
+    column: int
+    message: str
+
+class SchemaError(JsongateError):
+    """A schema that does not compile (``kind``: ``"invalid"`` or ``"budget"``)."""
+
+    location: str
+    budget: Optional[str]
+    limit: Optional[int]
+
+class ConfigError(JsongateError):
+    """A contract, policy, call or request that cannot be used (``kind``: ``"contract"``,
+    ``"policy"``, ``"call"``, ``"request"``, ``"limits"``, ``"options"``)."""
+
+def check(data: Document, limits: Optional[Limits] = None) -> None:
+    """Checks that ``data`` is one strict JSON document within ``limits``; raises
+    ``ScanError``/``LimitExceeded`` at the first violation."""
+
+class Schema:
+    """A compiled JSON Schema (2020-12 by default); immutable, shareable between threads."""
+
+    def __init__(
+        self,
+        schema: Union[Document, JsonValue],
+        *,
+        draft: str = "2020-12",
+        format_assertion: bool = False,
+        resources: Optional[Mapping[str, Union[Document, JsonValue]]] = None,
+        limits: Optional[Limits] = None,
+        eval_budget: Optional[int] = None,
+    ) -> None: ...
+    def validate(self, data: Document, limits: Optional[Limits] = None) -> None:
+        """Raises ``ValidationError`` at the first violation, ``ScanError`` when the document
+        is not read to its end."""
+    def is_valid(self, data: Document, limits: Optional[Limits] = None) -> bool: ...
+    def iter_errors(
+        self, data: Document, limits: Optional[Limits] = None, max_errors: int = 100
+    ) -> Iterator[ValidationError]: ...
+    def validator(self, limits: Optional[Limits] = None) -> "Validator": ...
+
+class Validator:
+    """Incremental validation of one document at a time: ``feed`` chunks, then ``finish``."""
+
+    def __init__(self, schema: Schema, limits: Optional[Limits] = None) -> None: ...
+    def feed(self, chunk: Document) -> bool:
+        """``True`` while more input is needed, ``False`` once the verdict is decided."""
+    def finish(self) -> None:
+        """``None`` for a valid document; raises as ``Schema.validate`` otherwise."""
+    def reset(self) -> None: ...
+    @property
+    def bytes_read(self) -> int: ...
+
+class GateResult:
+    """One gate decision."""
+
+    @property
+    def accepted(self) -> bool: ...
+    @property
+    def code(self) -> Optional[str]: ...
+    @property
+    def output(self) -> str:
+        """The envelope's JSON line: the only thing the agent should see."""
+    @property
+    def envelope(self) -> Dict[str, Any]: ...
+    @property
+    def audit_json(self) -> str: ...
+    @property
+    def audit(self) -> Dict[str, Any]: ...
+    @property
+    def rendered(self) -> Optional[str]: ...
+
+Clock = Union[None, float, int, str, Any]
+"""``None`` (the system clock), Unix seconds, RFC 3339 text, or a ``datetime``."""
+
+class Contract:
+    """A compiled tool contract."""
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None: ...
+    @staticmethod
+    def from_json(
+        text: Union[Document, JsonValue], base_dir: Optional[Union[str, "os.PathLike[str]"]] = None
+    ) -> "Contract": ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def envelope_schema(self) -> str: ...
+    def gate(
+        self,
+        data: Document,
+        request_id: str,
+        context: Optional[Mapping[str, str]] = None,
+        now: Clock = None,
+    ) -> GateResult: ...
+    def failure(
+        self,
+        code: str,
+        request_id: str,
+        context: Optional[Mapping[str, str]] = None,
+        now: Clock = None,
+    ) -> GateResult: ...
+    def refuse(
+        self,
+        code: str,
+        kind: str,
+        request_id: str,
+        context: Optional[Mapping[str, str]] = None,
+        now: Clock = None,
+    ) -> GateResult:
+        """A failure decision made without reading a response nor checking the request."""
+
+class Decision:
+    """One tool-call decision."""
+
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def rule_failures(self) -> List[Tuple[str, str]]: ...
+    @property
+    def record(self) -> Dict[str, Any]: ...
+    def to_json(self) -> str: ...
+
+class Policy:
+    """A compiled tool-call policy; keeps the rate state of the calls it decided."""
+
+    def __init__(self, policy: Union[str, "os.PathLike[str]", Dict[str, Any]]) -> None: ...
+    @staticmethod
+    def from_json(text: Document) -> "Policy": ...
+    def decide(
+        self,
+        call: Union[Document, Dict[str, Any]],
+        grants: List[str] = ...,
+        workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
+        now_ms: Optional[int] = None,
+    ) -> Decision: ...
+
+class Finding:
+    """An instruction-like pattern in a string of a document."""
+
+    pointer: str
+    in_name: bool
+    pattern: str
+    class_: str
+    offset: int
+    at: int
+    def to_dict(self) -> Dict[str, Any]: ...
+
+def screen(data: Document, limits: Optional[Limits] = None) -> List[Finding]: ...
+
+class ToolDefinition:
+    """An MCP tool definition in canonical form, with its SHA-256 (the pin)."""
+
+    def __init__(self, definition: Union[Document, Dict[str, Any]]) -> None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def canonical(self) -> str: ...
+    def screen(self) -> List[Tuple[str, str]]:
+        """``(pointer, pattern)`` of instruction-like or hidden text, in document order."""
+    def changes_since(self, pinned: "ToolDefinition") -> List[Dict[str, Any]]:
+        """``kind``, ``dangerous``, ``pointer``, ``keyword`` of each change from ``pinned``."""

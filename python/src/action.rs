@@ -1,0 +1,238 @@
+//! `Policy` (tool-call decisions: allow, deny, ask) and `screen` (instruction-like text in
+//! untrusted strings).
+
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use jsongate::action::{Call, Decision as Made, Policy as Compiled, RateState, Session};
+use jsongate::screen::Finding as Found;
+use jsongate::Limits;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::errors::{config_error, scan_error};
+use crate::gate::loads;
+use crate::input::with_bytes;
+use crate::options;
+
+/// A tool-call policy (the JSON format `jsongate decide` reads): the allowlist, each tool's
+/// argument schema, required grants, rules, approval and rate limit. The object keeps the
+/// rate state of the calls it decided: use one per agent session (or share one to share the
+/// limits).
+#[pyclass(frozen, module = "jsongate")]
+pub struct Policy {
+    policy: Compiled,
+    rate: Mutex<RateState>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[pymethods]
+impl Policy {
+    /// Reads and compiles a policy: a path (`str`/`os.PathLike`), or a `dict`.
+    #[new]
+    fn new(py: Python<'_>, policy: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let compiled = if policy.is_instance_of::<PyDict>() {
+            let text = options::document(py, policy)?;
+            with_bytes(py, &text, Compiled::from_slice)?
+        } else {
+            let path: std::path::PathBuf = policy.extract()?;
+            Compiled::from_file(&path)
+        }
+        .map_err(|e| config_error(py, "policy", e))?;
+        Ok(Policy {
+            policy: compiled,
+            rate: Mutex::new(RateState::new()),
+        })
+    }
+
+    /// A policy from JSON text.
+    #[staticmethod]
+    fn from_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let compiled = with_bytes(py, text, Compiled::from_slice)?
+            .map_err(|e| config_error(py, "policy", e))?;
+        Ok(Policy {
+            policy: compiled,
+            rate: Mutex::new(RateState::new()),
+        })
+    }
+
+    /// Decides one proposed call, given as `{"tool": NAME, "arguments": {...}}` (a `dict` or
+    /// JSON text). `grants` are the capabilities the session holds; `workspace`, when given,
+    /// checks `path` rules against the file system under it (symlinks resolved); `now_ms` is
+    /// the clock of the rate limit in milliseconds (default: the system clock). Returns a
+    /// `Decision`; raises `ConfigError` (kind `"call"`) when `call` is not a call document.
+    #[pyo3(signature = (call, grants=Vec::new(), workspace=None, now_ms=None))]
+    fn decide(
+        &self,
+        py: Python<'_>,
+        call: &Bound<'_, PyAny>,
+        grants: Vec<String>,
+        workspace: Option<std::path::PathBuf>,
+        now_ms: Option<u64>,
+    ) -> PyResult<Decision> {
+        let text = options::document(py, call)?;
+        let limits = self.policy.limits();
+        let call = with_bytes(py, &text, |b| Call::parse(b, limits))?
+            .map_err(|e| config_error(py, "call", e))?;
+        let mut session = Session::new(grants);
+        if let Some(root) = workspace {
+            session = session
+                .workspace(&root)
+                .map_err(|e| config_error(py, "call", e))?;
+        }
+        let at = now_ms.unwrap_or_else(self::now_ms);
+        let mut rate = self
+            .rate
+            .lock()
+            .map_err(|_| config_error(py, "policy", "the rate state was poisoned"))?;
+        let made = self.policy.decide(&call, &session, &mut rate, at);
+        Ok(Decision::from(made))
+    }
+}
+
+/// One decision: `verdict` (`"allow"`, `"deny"`, `"ask"`), `reason` (a closed set), and the
+/// record (`to_json`) that `jsongate decide` prints.
+#[pyclass(frozen, module = "jsongate")]
+pub struct Decision {
+    verdict: &'static str,
+    reason: &'static str,
+    record: String,
+    failures: Vec<(&'static str, String)>,
+}
+
+impl From<Made> for Decision {
+    fn from(d: Made) -> Self {
+        Decision {
+            verdict: d.verdict().as_str(),
+            reason: d.reason().as_str(),
+            record: d.to_json(),
+            failures: d
+                .facts()
+                .rule_failures
+                .iter()
+                .map(|f| (f.reason.as_str(), f.pointer.clone()))
+                .collect(),
+        }
+    }
+}
+
+#[pymethods]
+impl Decision {
+    /// `"allow"`, `"deny"` or `"ask"`.
+    #[getter]
+    fn verdict(&self) -> &'static str {
+        self.verdict
+    }
+
+    /// Why: `"ok"`, `"tool_not_allowlisted"`, `"arguments_invalid"`, `"path_escape"`, ….
+    #[getter]
+    fn reason(&self) -> &'static str {
+        self.reason
+    }
+
+    /// Whether the call may run without asking anyone.
+    #[getter]
+    fn allowed(&self) -> bool {
+        self.verdict == "allow"
+    }
+
+    /// The rules that failed, as `(reason, pointer)` pairs.
+    #[getter]
+    fn rule_failures(&self) -> Vec<(&'static str, String)> {
+        self.failures.clone()
+    }
+
+    /// The decision record as a `dict`.
+    #[getter]
+    fn record<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        loads(py, &self.record)
+    }
+
+    /// The decision record as one JSON line.
+    fn to_json(&self) -> &str {
+        &self.record
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<jsongate.Decision {}>", self.record)
+    }
+}
+
+/// One instruction-like pattern found in a string of a document.
+#[pyclass(frozen, module = "jsongate")]
+pub struct Finding {
+    /// JSON Pointer of the string (for a member name: of the member it names).
+    #[pyo3(get)]
+    pointer: String,
+    /// Whether the string is a member name (else a string value).
+    #[pyo3(get)]
+    in_name: bool,
+    /// The pattern id.
+    #[pyo3(get)]
+    pattern: &'static str,
+    /// What kind of steering it looks like (`"override"`, `"role"`, `"exfiltration"`, …).
+    #[pyo3(get, name = "class_")]
+    class: &'static str,
+    /// Byte offset of the match in the decoded string.
+    #[pyo3(get)]
+    offset: usize,
+    /// Byte offset of the string's token in the document.
+    #[pyo3(get)]
+    at: u64,
+}
+
+impl From<Found> for Finding {
+    fn from(f: Found) -> Self {
+        Finding {
+            pointer: f.pointer,
+            in_name: f.in_name,
+            pattern: f.pattern,
+            class: f.class.as_str(),
+            offset: f.offset,
+            at: f.at,
+        }
+    }
+}
+
+#[pymethods]
+impl Finding {
+    /// The finding as `jsongate screen` prints it (`"in"` is `"name"` or `"value"`).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("pointer", &self.pointer)?;
+        d.set_item("in", if self.in_name { "name" } else { "value" })?;
+        d.set_item("pattern", self.pattern)?;
+        d.set_item("class", self.class)?;
+        d.set_item("offset", self.offset)?;
+        d.set_item("at", self.at)?;
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<jsongate.Finding {} {} at {:?}>",
+            self.class, self.pattern, self.pointer
+        )
+    }
+}
+
+/// Screens every string of a JSON document (member names and values) for instruction-like
+/// text. Returns a list of `Finding`s (empty: no known pattern, never "safe"); raises
+/// `ScanError` when the document is not strict JSON within `limits`.
+#[pyfunction]
+#[pyo3(signature = (data, limits=None))]
+pub fn screen<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    limits: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let limits = options::limits(py, limits, Limits::new())?;
+    let found = with_bytes(py, data, |b| jsongate::screen::screen(b, limits))?
+        .map_err(|e| scan_error(py, &e))?;
+    PyList::new(py, found.into_iter().map(Finding::from))
+}

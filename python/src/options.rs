@@ -1,0 +1,128 @@
+//! Reading the keyword arguments Python callers give: limits, drafts, JSON documents given as
+//! Python values.
+
+use jsongate::{Draft, Limits, UNLIMITED};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyList, PyString};
+
+use crate::errors::config_error;
+
+/// The names a `limits` mapping may use, in the order `DEFAULT_LIMITS` lists them.
+pub const LIMIT_NAMES: [&str; 7] = [
+    "max_bytes",
+    "max_depth",
+    "max_name_bytes",
+    "max_string_bytes",
+    "max_number_bytes",
+    "max_members",
+    "max_items",
+];
+
+/// `limits` as the engine's [`Limits`], starting from `base`: a mapping of limit names to
+/// integers (`None` lifts a limit), plus `"i_json": bool`.
+///
+/// # Errors
+/// `ConfigError` (kind `"limits"`) for an unknown name or a value that is not a
+/// non-negative integer or `None`; `TypeError` for something that is not a mapping.
+pub fn limits(py: Python<'_>, given: Option<&Bound<'_, PyDict>>, base: Limits) -> PyResult<Limits> {
+    let mut out = base;
+    let Some(d) = given else {
+        return Ok(out);
+    };
+    for (k, v) in d.iter() {
+        let name: String = k.extract()?;
+        if name == "i_json" {
+            let on: bool = v
+                .extract()
+                .map_err(|_| config_error(py, "limits", "limits: 'i_json' must be a bool"))?;
+            out = out.i_json(on);
+            continue;
+        }
+        let n = if v.is_none() {
+            UNLIMITED
+        } else if v.is_instance_of::<PyBool>() {
+            return Err(config_error(
+                py,
+                "limits",
+                format!("limits: '{name}' must be an integer or None"),
+            ));
+        } else {
+            v.extract::<u64>().map_err(|_| {
+                config_error(
+                    py,
+                    "limits",
+                    format!("limits: '{name}' must be a non-negative integer or None"),
+                )
+            })?
+        };
+        out = out.set_by_name(&name, n).ok_or_else(|| {
+            config_error(
+                py,
+                "limits",
+                format!(
+                    "limits: unknown limit '{name}' (known: {}, i_json)",
+                    LIMIT_NAMES.join(", ")
+                ),
+            )
+        })?;
+    }
+    Ok(out)
+}
+
+/// The values of `l` by name (for `DEFAULT_LIMITS`).
+pub fn limit_values(l: &Limits) -> [(&'static str, u64); 7] {
+    [
+        ("max_bytes", l.get_max_bytes()),
+        ("max_depth", l.get_max_depth()),
+        ("max_name_bytes", l.get_max_name_bytes()),
+        ("max_string_bytes", l.get_max_string_bytes()),
+        ("max_number_bytes", l.get_max_number_bytes()),
+        ("max_members", l.get_max_members()),
+        ("max_items", l.get_max_items()),
+    ]
+}
+
+/// The draft named `s`: `"2020-12"`, `"2019-09"` or `"7"` (also `"draft7"`, `"draft-07"`).
+///
+/// # Errors
+/// `ConfigError` (kind `"options"`) for any other name.
+pub fn draft(py: Python<'_>, s: &str) -> PyResult<Draft> {
+    let t = s.trim_start_matches("draft").trim_start_matches('-');
+    Ok(match t {
+        "2020-12" | "202012" => Draft::Draft202012,
+        "2019-09" | "201909" => Draft::Draft201909,
+        "7" | "07" => Draft::Draft7,
+        _ => {
+            return Err(config_error(
+                py,
+                "options",
+                format!("unknown draft '{s}' (known: 2020-12, 2019-09, 7)"),
+            ))
+        }
+    })
+}
+
+/// `json.dumps`, imported once.
+fn dumps(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    DUMPS
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("json")?.getattr("dumps")?.unbind())
+        })
+        .map(|f| f.bind(py))
+}
+
+/// A JSON document given either as text (`str`, `bytes`, …) or as a Python value (`dict`,
+/// `list`, `bool`): values are serialised with `json.dumps(allow_nan=False)`, text is kept.
+pub fn document<'py>(py: Python<'py>, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if v.is_instance_of::<PyDict>() || v.is_instance_of::<PyList>() || v.is_instance_of::<PyBool>()
+    {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("allow_nan", false)?;
+        kwargs.set_item("ensure_ascii", false)?;
+        let text = dumps(py)?.call((v,), Some(&kwargs))?;
+        return Ok(text.cast_into::<PyString>()?.into_any());
+    }
+    Ok(v.clone())
+}
