@@ -965,7 +965,7 @@ proptest! {
                     let step = step.expect("allowed calls are in the plan");
                     let n = allowed_per_tool.entry(call.tool.clone()).or_default();
                     *n += 1;
-                    prop_assert!(max_calls.map_or(true, |m| *n <= m), "{n} > {max_calls:?}");
+                    prop_assert!(max_calls.is_none_or(|m| *n <= m), "{n} > {max_calls:?}");
                     prop_assert!(!ordered || step >= last_step, "step {step} after {last_step}");
                     last_step = step;
                 }
