@@ -1461,8 +1461,13 @@ impl Runtime {
             return;
         }
         let count = u64::from(idx) + 1;
-        if k.max_properties.is_some_and(|m| count > m) {
-            return self.fail_with(p, e, "maxProperties", offset);
+        // Reported once, at the first member past the bound; when several violations are
+        // collected, the members go on being checked.
+        if k.max_properties.is_some_and(|m| count == m + 1) {
+            self.fail_with(p, e, "maxProperties", offset);
+            if !self.live(e) {
+                return;
+            }
         }
         let (property, watched) = k.member(name);
         if let Some(w) = watched {
@@ -1557,8 +1562,13 @@ impl Runtime {
             }
             _ => return,
         };
-        if k.max_items.is_some_and(|m| u64::from(idx) + 1 > m) {
-            return self.fail_with(p, e, "maxItems", offset);
+        // Reported once, at the first item past the bound; when several violations are
+        // collected, the items go on being checked.
+        if k.max_items.is_some_and(|m| u64::from(idx) == m) {
+            self.fail_with(p, e, "maxItems", offset);
+            if !self.live(e) {
+                return;
+            }
         }
         let mut evaluated = false;
         if let Some(c) = k.prefix_items.get(idx as usize) {

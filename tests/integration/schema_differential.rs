@@ -1267,3 +1267,48 @@ fn max_errors_collects_every_member_violation_next_to_property_names() {
         .collect();
     assert_eq!(at, ["/1", "/2", "/3"]);
 }
+
+/// BUG-D2 (fixed): with `max_errors(n)`, `maxItems` / `maxProperties` were reported again at
+/// every item or member past the bound, and the items or members past it were no longer
+/// checked. Each bound is reported once, at the first item or member past it, and every
+/// item's own violation is still found, in document order.
+#[test]
+fn max_errors_reports_a_bound_once_and_keeps_checking_what_follows() {
+    let seen = |schema: &[u8], doc: &[u8]| -> Vec<(String, String, u64)> {
+        let schema = Schema::compile(schema).unwrap();
+        let mut v = Validator::new(&schema).max_errors(10);
+        assert!(v.validate_slice(doc, limits()).is_err());
+        v.violations()
+            .iter()
+            .map(|x| {
+                (
+                    x.keyword().to_owned(),
+                    x.instance_pointer().to_owned(),
+                    x.offset(),
+                )
+            })
+            .collect()
+    };
+    let got = seen(
+        br#"{"items":{"type":"integer"},"maxItems":2}"#,
+        br#"[1,"a",2,"b",5]"#,
+    );
+    let want = [("type", "/1", 3), ("maxItems", "", 7), ("type", "/3", 9)];
+    let want: Vec<(String, String, u64)> = want
+        .iter()
+        .map(|(k, p, o)| ((*k).to_owned(), (*p).to_owned(), *o))
+        .collect();
+    assert_eq!(got, want);
+    let got = seen(
+        br#"{"maxProperties":1,"additionalProperties":{"type":"integer"}}"#,
+        br#"{"a":1,"b":"x","c":"y"}"#,
+    );
+    let kinds: Vec<(&str, &str)> = got
+        .iter()
+        .map(|(k, p, _)| (k.as_str(), p.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("maxProperties", ""), ("type", "/b"), ("type", "/c")]
+    );
+}
