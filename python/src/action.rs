@@ -86,11 +86,11 @@ impl Policy {
                 .map_err(|e| config_error(py, "call", e))?;
         }
         let at = now_ms.unwrap_or_else(self::now_ms);
-        let mut rate = self
+        let rate = self
             .rate
             .lock()
             .map_err(|_| config_error(py, "policy", "the rate state was poisoned"))?;
-        let made = self.policy.decide(&call, &session, &mut rate, at);
+        let made = self.policy.decide(&call, &session, &rate, at);
         Ok(Decision::from(made))
     }
 }
