@@ -26,6 +26,11 @@
 //! carries upstream text. Operators get the details (keyword location and instance pointer
 //! in full, SHA-256 and size of the line) in the audit log.
 //!
+//! A call the policy answers `ask` waits for a person: an
+//! `elicitation/create` request to a client that declared the capability, or a pending
+//! approval in [`Config::approval_store`]; it is forwarded only when approved for its exact
+//! tool and arguments, and the relay goes on meanwhile.
+//!
 //! [`Proxy::run`] relays over any pair of byte streams; [`child::run_command`] spawns the
 //! server and forwards signals (the `jsongate mcp-proxy` command).
 
@@ -87,7 +92,9 @@ pub struct Config {
     pub format_assertion: bool,
     /// Evaluation budget per validated document (default: the schema's default).
     pub eval_budget: Option<u64>,
-    /// A tool-call policy; `deny` and `ask` decisions are answered by the proxy.
+    /// A tool-call policy; `deny` decisions are answered by the proxy, `ask` decisions wait
+    /// for a person when one can be asked (elicitation, [`Config::approval_store`]) and are
+    /// answered by the proxy otherwise.
     pub policy: Option<Policy>,
     /// The session's grants and workspace, for the policy.
     pub session: Session,
