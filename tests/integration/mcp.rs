@@ -2571,3 +2571,39 @@ fn a_client_that_closes_refuses_the_calls_waiting_for_it() {
         &(json!(2), "refused".into(), "client_closed".into())
     );
 }
+
+#[test]
+fn past_the_bound_on_waiting_calls_or_when_the_store_fails_an_ask_is_refused() {
+    let mut h = approval_harness(Config::default(), &json!({"elicitation":{}}));
+    for n in 1..=jsongate::mcp::MAX_AWAITING as u32 {
+        h.client(&call(n, "delete", "{}"));
+        assert_eq!(h.client_gets_json()["method"], "elicitation/create");
+    }
+    let n = jsongate::mcp::MAX_AWAITING as u32 + 1;
+    h.client(&call(n, "delete", "{}"));
+    let text = replacement(&h.client_gets_json(), &json!(n));
+    assert!(
+        text.contains("too many calls are waiting for approval"),
+        "{text}"
+    );
+    h.server_gets_nothing();
+    // A store that cannot record the approval: nobody can approve, the call is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir").join("state.json");
+    let config = Config {
+        approval_store: Some(Arc::new(jsongate::state::FileStore::new(&missing))),
+        ..Config::default()
+    };
+    let mut h = approval_harness(config, &json!({}));
+    h.client(&call(2, "delete", "{}"));
+    let text = replacement(&h.client_gets_json(), &json!(2));
+    assert!(
+        text.contains("the approval could not be recorded"),
+        "{text}"
+    );
+    h.server_gets_nothing();
+    let a = h.audit.lines();
+    let last = a.last().unwrap();
+    assert_eq!(last["approval"]["outcome"], "state_error");
+    assert_eq!(last["keyword"], "not_approved");
+}
