@@ -37,7 +37,8 @@ USAGE:
                   [--pin LOCKFILE] [--on-tool-change refuse|warn]
                   [--screen-tools flag|reject] [--max-result-bytes [TOOL=]N]... [--truncate-text]
                   [--alerts FILE] [--state SPEC [--on-state-error deny|allow]]
-                  [--plan FILE] [--context KEY=VALUE]... -- SERVER_COMMAND [ARGS]...
+                  [--plan FILE] [--context KEY=VALUE]... [--approval-wait SECONDS]
+                  -- SERVER_COMMAND [ARGS]...
     jsongate mcp-proxy --upstream http://HOST:PORT/PATH [--listen IP:PORT]
                   [--allow-origin ORIGIN]... [--answer-timeout SECONDS] [the same OPTIONS]
     jsongate mcp-pin --out LOCKFILE [--timeout SECONDS] [OPTIONS] -- SERVER_COMMAND [ARGS]...
@@ -211,6 +212,18 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              while it is open, calls to the tool are refused (breaker_open).
              --state SPEC (as for decide) shares rate limits and breakers with every
              replica that names the same store; a store failure is audited (state_error).
+             Approvals: a call the policy (or --plan) answers ask waits for a person
+             instead of being refused. When the client declared the elicitation
+             capability, the proxy sends it an elicitation/create request (tool, reason,
+             a summary and the SHA-256 of the arguments, one boolean 'approve'); only
+             accept with approve true forwards the call. Otherwise, with --state SPEC and
+             --approval-wait, a pending approval is stored, its id written to stderr
+             ('jsongate approve ID --state SPEC [--deny]' answers it, from any host that
+             shares the store). Decline, cancel, --deny, an answer for other arguments or
+             no answer within --approval-wait SECONDS (default 120) is a refusal
+             (not_approved); without either way to ask, ask is refused (policy_ask).
+             Other messages flow while a call waits. Audit lines carry
+             \"approval\":{\"id\",\"via\",\"outcome\"}.
              --audit appends one JSON line per tool call (and per dropped line). Signals
              are forwarded to the server; the exit status is the server's.
              Tool definitions: every listed tool is hashed in canonical form and held to
@@ -1209,6 +1222,7 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
     let mut state = StateArgs::default();
     let mut plan: Option<String> = None;
     let mut context = jsongate::action::Context::new();
+    let mut approval_wait: Option<u64> = None;
     let mut it = opts.iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -1239,6 +1253,13 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
             "--state" | "--on-state-error" | "--state-scope" => state.set(flag, value()?),
             "--plan" => plan = Some(value()?),
             "--context" => context = parse_context(context, &value()?)?,
+            "--approval-wait" => {
+                let v = value()?;
+                approval_wait =
+                    Some(v.parse().map_err(|_| {
+                        format!("--approval-wait: '{v}' is not a number of seconds")
+                    })?);
+            }
             "--screen" => config.screen = Some(parse_screen(flag, &value()?)?),
             "--screen-tools" => config.screen_tools = Some(parse_screen(flag, &value()?)?),
             "--max-result-bytes" => {
@@ -1285,6 +1306,20 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
     }
     config.limits = limits;
     config.rate = state.rate()?;
+    if let Some(secs) = approval_wait {
+        config.approval_wait = std::time::Duration::from_secs(secs);
+        if state.spec.is_some() {
+            // A client that cannot be asked: the operator answers a record in the store.
+            config.approval_store = Some(std::sync::Arc::clone(config.rate.store()));
+            config.on_approval = Some(Box::new(|a: &jsongate::action::Approval| {
+                eprintln!(
+                    "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny)",
+                    a.to_json(),
+                    a.id
+                );
+            }));
+        }
+    }
     if state.spec.is_some() {
         // Breakers live in the shared store too, so replicas see each other's.
         if let Some(a) = config.alerts.take() {

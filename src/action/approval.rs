@@ -193,6 +193,44 @@ impl Approval {
         Ok(Some(a))
     }
 
+    /// Takes the answer to this approval if there is one yet (single use), without
+    /// waiting: `None` while nobody answered.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn poll(
+        &self,
+        store: &dyn Store,
+        now_ms: u64,
+    ) -> Result<Option<ApprovalOutcome>, StateError> {
+        let Some(text) = store.take(&format!("answer:{}", self.id), now_ms)? else {
+            return Ok(None);
+        };
+        Ok(Some(match Approval::parse(&text) {
+            Some((a, Some(true))) if a == *self => ApprovalOutcome::Granted,
+            Some((a, Some(false))) if a.id == self.id => ApprovalOutcome::Refused,
+            _ => ApprovalOutcome::Mismatch,
+        }))
+    }
+
+    /// Gives up on this approval: withdraws the pending record, so whoever answers now
+    /// finds nothing pending. An answer given before that is still taken and counts;
+    /// otherwise the outcome is [`ApprovalOutcome::TimedOut`].
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn withdraw(&self, store: &dyn Store, now_ms: u64) -> Result<ApprovalOutcome, StateError> {
+        if store
+            .take(&format!("approval:{}", self.id), now_ms)?
+            .is_some()
+        {
+            return Ok(ApprovalOutcome::TimedOut);
+        }
+        Ok(self
+            .poll(store, now_ms)?
+            .unwrap_or(ApprovalOutcome::TimedOut))
+    }
+
     /// Waits up to `timeout` for the answer to this approval and takes it (single use).
     /// `now` is the caller's clock in milliseconds (for the memory and file stores).
     ///
@@ -205,19 +243,12 @@ impl Approval {
         now: impl Fn() -> u64,
     ) -> Result<ApprovalOutcome, StateError> {
         let start = Instant::now();
-        let key = format!("answer:{}", self.id);
         loop {
-            if let Some(text) = store.take(&key, now())? {
-                return Ok(match Approval::parse(&text) {
-                    Some((a, Some(true))) if a == *self => ApprovalOutcome::Granted,
-                    Some((a, Some(false))) if a.id == self.id => ApprovalOutcome::Refused,
-                    _ => ApprovalOutcome::Mismatch,
-                });
+            if let Some(o) = self.poll(store, now())? {
+                return Ok(o);
             }
             if start.elapsed() >= timeout {
-                // Whoever answers now finds nothing pending.
-                store.take(&format!("approval:{}", self.id), now())?;
-                return Ok(ApprovalOutcome::TimedOut);
+                return self.withdraw(store, now());
             }
             std::thread::sleep(APPROVAL_POLL.min(timeout.saturating_sub(start.elapsed())));
         }
@@ -274,5 +305,20 @@ mod tests {
         assert_ne!(a.id, b.id);
         Approval::answer(&s, &b.id, false, 1000, 0).unwrap();
         assert_eq!(b.wait(&s, t, || 0).unwrap(), ApprovalOutcome::Refused);
+    }
+
+    #[test]
+    fn a_withdrawn_approval_cannot_be_answered_and_an_earlier_answer_still_counts() {
+        let s = MemoryStore::new();
+        let a = Approval::request(&s, &call(r#"{"to":"a"}"#), 60_000, 0).unwrap();
+        assert_eq!(a.poll(&s, 0).unwrap(), None);
+        assert_eq!(a.withdraw(&s, 0).unwrap(), ApprovalOutcome::TimedOut);
+        assert!(Approval::answer(&s, &a.id, true, 1000, 0)
+            .unwrap()
+            .is_none());
+        let b = Approval::request(&s, &call(r#"{"to":"a"}"#), 60_000, 0).unwrap();
+        Approval::answer(&s, &b.id, true, 1000, 0).unwrap();
+        assert_eq!(b.withdraw(&s, 0).unwrap(), ApprovalOutcome::Granted);
+        assert_eq!(b.poll(&s, 0).unwrap(), None);
     }
 }

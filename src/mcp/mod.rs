@@ -26,9 +26,15 @@
 //! carries upstream text. Operators get the details (keyword location and instance pointer
 //! in full, SHA-256 and size of the line) in the audit log.
 //!
+//! A call the policy answers `ask` waits for a person: an
+//! `elicitation/create` request to a client that declared the capability, or a pending
+//! approval in [`Config::approval_store`]; it is forwarded only when approved for its exact
+//! tool and arguments, and the relay goes on meanwhile.
+//!
 //! [`Proxy::run`] relays over any pair of byte streams; [`child::run_command`] spawns the
 //! server and forwards signals (the `jsongate mcp-proxy` command).
 
+mod approve;
 mod budget;
 pub mod child;
 mod expect;
@@ -51,6 +57,7 @@ use sha2::{Digest, Sha256};
 
 use crate::action::{Policy, RateState, Session};
 use crate::{Limits, Rejection, Validator};
+pub use approve::{DEFAULT_APPROVAL_WAIT, MAX_AWAITING};
 pub use budget::TEXT_TRUNCATION_MARKER;
 use frame::{LineIn, Recovered};
 pub use message::Id;
@@ -73,6 +80,9 @@ const WRITE_BUFFER: usize = 64 * 1024;
 /// proxy lists tools); past it new requests are answered with an error.
 pub const MAX_PENDING: usize = 4096;
 
+/// Told of each approval recorded in the store ([`Config::on_approval`]).
+pub type OnApproval = Box<dyn Fn(&crate::action::Approval) + Send + Sync>;
+
 /// How the relay judges messages.
 pub struct Config {
     /// Limits applied to every line, in both directions. Default: the crate's limits with
@@ -82,7 +92,9 @@ pub struct Config {
     pub format_assertion: bool,
     /// Evaluation budget per validated document (default: the schema's default).
     pub eval_budget: Option<u64>,
-    /// A tool-call policy; `deny` and `ask` decisions are answered by the proxy.
+    /// A tool-call policy; `deny` decisions are answered by the proxy, `ask` decisions wait
+    /// for a person when one can be asked (elicitation, [`Config::approval_store`]) and are
+    /// answered by the proxy otherwise.
     pub policy: Option<Policy>,
     /// The session's grants and workspace, for the policy.
     pub session: Session,
@@ -132,6 +144,17 @@ pub struct Config {
     pub alerts: Option<Arc<crate::gate::Alerts>>,
     /// The server command (or endpoint) as audit lines name it (`"upstream"`), if set.
     pub upstream: Option<String>,
+    /// How long a call the policy answers `ask` waits for a person (the client's
+    /// elicitation, or an answer to its record in [`Config::approval_store`]) before it is
+    /// refused (`not_approved`). Default: [`DEFAULT_APPROVAL_WAIT`].
+    pub approval_wait: Duration,
+    /// Where a pending approval is recorded when the client did not declare elicitation
+    /// (answered by `jsongate approve ID`, or [`Approval::answer`](crate::action::Approval::answer)).
+    /// `None` (the default): such an `ask` is refused (`policy_ask`).
+    pub approval_store: Option<Arc<dyn crate::state::Store>>,
+    /// Told of every approval recorded in [`Config::approval_store`], so an operator learns
+    /// its id (the command writes it to standard error).
+    pub on_approval: Option<OnApproval>,
 }
 
 /// What screening does with a message in which it finds instruction-like text.
@@ -165,6 +188,9 @@ impl Default for Config {
             truncate_text: false,
             alerts: None,
             upstream: None,
+            approval_wait: DEFAULT_APPROVAL_WAIT,
+            approval_store: None,
+            on_approval: None,
         }
     }
 }
@@ -221,6 +247,11 @@ struct Shared {
     truncate_text: bool,
     alerts: Option<Arc<crate::gate::Alerts>>,
     upstream: Option<String>,
+    approval_wait: Duration,
+    approval_store: Option<Arc<dyn crate::state::Store>>,
+    on_approval: Option<OnApproval>,
+    /// Wakes the approvals thread when a call starts waiting.
+    approvals_wake: Mutex<Sender<()>>,
     state: Mutex<State>,
     /// Buffered so that a line and its newline leave in one write.
     to_client: Mutex<BufWriter<Box<dyn Write + Send>>>,
@@ -281,6 +312,7 @@ impl Proxy {
     {
         let c = self.config;
         let (server_queue, queue) = channel();
+        let (approvals_wake, wake) = channel();
         let (compiler, compile_work) = tools::compiler();
         let shared = Arc::new(Shared {
             server_queue,
@@ -301,6 +333,10 @@ impl Proxy {
             truncate_text: c.truncate_text,
             alerts: c.alerts,
             upstream: c.upstream,
+            approval_wait: c.approval_wait,
+            approval_store: c.approval_store,
+            on_approval: c.on_approval,
+            approvals_wake: Mutex::new(approvals_wake),
             state: Mutex::new(State {
                 pins: pin::Pins::new(c.pin, c.on_tool_change),
                 ..State::default()
@@ -322,11 +358,14 @@ impl Proxy {
             .name("mcp-client".into())
             .spawn(move || {
                 client_loop(&s, client_in);
+                let mut refused = Vec::new();
                 let close = {
                     let mut st = lock(&s.state);
                     st.client_closed = true;
+                    approve::abandon(&s, &mut st, &mut refused);
                     st.may_close_server()
                 };
+                flush(&s, refused, &[], true);
                 // Closing the server's input tells it to exit; calls held for the proxy's
                 // own listing or for their tool's schemas are sent first (the server loop
                 // or the compile coordinator closes it then).
@@ -353,6 +392,10 @@ impl Proxy {
                     }
                 }
             })?;
+        let s = Arc::clone(&shared);
+        let approvals = std::thread::Builder::new()
+            .name("mcp-approvals".into())
+            .spawn(move || approve::run(&s, &wake))?;
         // (Jobs submitted before it starts wait in its queue.)
         let s = Arc::clone(&shared);
         let compile = tools::spawn(&shared.compiler, compile_work, opts, move |o| {
@@ -367,6 +410,12 @@ impl Proxy {
         if end.as_ref().is_ok_and(|e| *e == End::ServerClosed) {
             answer_all_pending(&shared);
         }
+        // The approvals thread ends once its wake channel closes.
+        {
+            let (closed, _) = channel();
+            *lock(&shared.approvals_wake) = closed;
+        }
+        let _ = approvals.join();
         // The server is gone (or the client): nothing more goes to it.
         let _ = shared.server_queue.send(ToServer::Close);
         let _ = writer.join();
@@ -546,6 +595,7 @@ fn answer_all_pending(shared: &Shared) {
                 "jsongate: the server closed its output before answering",
             )));
         }
+        approve::server_gone(shared, &mut st, &mut outs);
     }
     flush(shared, outs, &[], true);
 }

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::approve::{self, Ask, Awaiting};
 use super::expect::argument_reason;
 use super::message::{Finding, Inline, Message};
 use super::pin::{
@@ -90,6 +91,10 @@ pub(super) struct State {
     pub(super) pins: Pins,
     /// Why each refused tool was refused, in full, for the audit line of a refused call.
     pub(super) refused_tools: HashMap<String, Finding>,
+    /// The client declared form elicitation in `initialize`.
+    pub(super) client_elicits: bool,
+    /// Calls waiting for a person's approval.
+    pub(super) awaiting: Vec<Awaiting>,
 }
 
 impl State {
@@ -142,16 +147,44 @@ pub(super) fn on_client(
         return;
     }
     let (Some(method), Some(id)) = (msg.method.as_deref(), msg.id.clone()) else {
+        // The answer to the proxy's own elicitation goes no further.
+        if let Some(i) = msg
+            .id
+            .as_ref()
+            .filter(|_| msg.method.is_none())
+            .and_then(|id| approve::answers(st, id))
+        {
+            return approve::answered(shared, st, i, line, outs);
+        }
+        if msg.method.is_none() && msg.id.as_ref().is_some_and(approve::is_own_request) {
+            // An answer to an elicitation that was settled already (it timed out): it
+            // answers nothing the server sent.
+            let f = Finding::of("late_approval_answer");
+            audit(
+                shared,
+                outs,
+                None,
+                msg.id.as_ref(),
+                "to_server",
+                "dropped",
+                Some(&f),
+                facts,
+            );
+            return;
+        }
         // Notifications and responses to the server's requests.
         outs.push(Out::ServerLine);
         return;
     };
-    if st.pending.contains_key(&id) || st.held.iter().any(|h| h.id == id) {
+    if st.pending.contains_key(&id)
+        || st.held.iter().any(|h| h.id == id)
+        || st.awaiting.iter().any(|a| a.call == id)
+    {
         let f = Finding::of("id_in_use");
         refuse_line(shared, outs, Some(&id), &f, facts);
         return;
     }
-    if st.pending.len() + st.held.len() >= MAX_PENDING {
+    if st.pending.len() + st.held.len() + st.awaiting.len() >= MAX_PENDING {
         let f = Finding::of("too_many_pending");
         refuse_line(shared, outs, Some(&id), &f, facts);
         return;
@@ -163,6 +196,7 @@ pub(super) fn on_client(
             outs.push(Out::ServerLine);
         }
         "initialize" => {
+            st.client_elicits = approve::declares_elicitation(line, shared);
             st.pending.insert(id, Pending::Initialize);
             outs.push(Out::ServerLine);
         }
@@ -427,6 +461,24 @@ fn on_call(
             Verdict::Deny => ("policy_deny", "the policy denies it"),
             Verdict::Ask => ("policy_ask", "approval is required"),
         };
+        if d.verdict() == Verdict::Ask {
+            let asked = approve::ask(
+                shared,
+                st,
+                &id,
+                &tool,
+                msg.wants_task,
+                line,
+                &call,
+                &d,
+                facts,
+                outs,
+            );
+            match asked {
+                Ask::Waiting | Ask::Refused => return,
+                Ask::NoWay => {}
+            }
+        }
         if !class.is_empty() {
             let reason = d.reason().as_str();
             let f = Finding {

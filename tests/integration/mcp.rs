@@ -2295,3 +2295,315 @@ fn a_pinned_tool_left_out_of_a_complete_listing_is_audited_once() {
     // It is not pinned any more than it was: listed again as it was, it is back.
     assert_eq!(names(&relist(&mut h, &tools())), ["lookup", "free"]);
 }
+
+// ---- approvals: elicitation to the client, records in the store ---------------------------
+
+/// `lookup` is free, `delete` always asks.
+fn ask_policy() -> Policy {
+    Policy::from_slice(
+        br#"{"policy":1,"tools":{
+            "lookup":{"arguments":{"type":"object"},"requires":[]},
+            "delete":{"arguments":{"type":"object"},"requires":[],"ask":true}}}"#,
+    )
+    .unwrap()
+}
+
+/// A relay with [`ask_policy`] whose client declared `capabilities` and listed the tools.
+fn approval_harness(config: Config, capabilities: &Value) -> Harness {
+    let mut h = Harness::new(Config {
+        policy: Some(ask_policy()),
+        session: Session::new(Vec::<String>::new()),
+        ..config
+    });
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":capabilities,
+        "clientInfo":{"name":"c","version":"1"}}})
+    .to_string();
+    h.call_forwarded(&init);
+    h.passes(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#);
+    h.list(&json!([
+        {"name":"lookup","inputSchema":{"type":"object"}},
+        {"name":"delete","inputSchema":{"type":"object"}}
+    ]));
+    h
+}
+
+/// The audit lines that carry an approval: (call id, verdict, approval outcome).
+fn approvals(h: &Harness) -> Vec<(Value, String, String)> {
+    h.audit
+        .lines()
+        .into_iter()
+        .filter(|x| x.get("approval").is_some())
+        .map(|x| {
+            (
+                x["id"].clone(),
+                x["verdict"].as_str().unwrap().to_owned(),
+                x["approval"]["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_elicitation_the_client_accepts_forwards_the_call_and_anything_else_refuses_it() {
+    let mut h = approval_harness(Config::default(), &json!({"elicitation":{}}));
+    let c = call(2, "delete", r#"{"file":"notes.txt"}"#);
+    h.client(&c);
+    let e = h.client_gets_json();
+    assert_eq!(e["method"], "elicitation/create", "{e}");
+    let rid = e["id"].clone();
+    assert!(rid.as_str().unwrap().starts_with("jsongate-approval-"));
+    let m = e["params"]["message"].as_str().unwrap();
+    let digest = jsongate::action::arguments_digest(&jsongate::action::Call {
+        tool: "delete".into(),
+        arguments: jsongate::select::Value::parse(br#"{"file":"notes.txt"}"#, Limits::new())
+            .unwrap(),
+    });
+    assert!(
+        m.contains("'delete'")
+            && m.contains("needs_approval")
+            && m.contains(r#"{"file":"notes.txt"}"#)
+            && m.contains(&digest),
+        "{m}"
+    );
+    let schema = &e["params"]["requestedSchema"];
+    assert_eq!(schema["properties"]["approve"]["type"], "boolean");
+    assert_eq!(schema["required"], json!(["approve"]));
+    h.server_gets_nothing();
+    // While it waits, other messages flow, and its id stays in use.
+    h.call_forwarded(&call(3, "lookup", "{}"));
+    h.passes(r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#);
+    h.client(&call(2, "lookup", "{}"));
+    assert_eq!(h.client_gets_json()["error"]["code"], -32600);
+    // Accepted with approve true: the call, exactly as sent, reaches the server; the answer
+    // to the elicitation does not.
+    h.client(
+        &json!({"jsonrpc":"2.0","id":rid,"result":{"action":"accept","content":{"approve":true}}})
+            .to_string(),
+    );
+    assert_eq!(h.server_gets_str(), c);
+    h.passes(r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#);
+    // Decline, cancel, accept without approval, an error or a malformed answer: refused.
+    let answers = [
+        (4, json!({"result":{"action":"decline"}}), "declined"),
+        (5, json!({"result":{"action":"cancel"}}), "cancelled"),
+        (
+            6,
+            json!({"result":{"action":"accept","content":{"approve":false}}}),
+            "not_approved",
+        ),
+        (
+            7,
+            json!({"result":{"action":"accept","content":{"approve":"yes"}}}),
+            "not_approved",
+        ),
+        (
+            8,
+            json!({"error":{"code":-32601,"message":"no elicitation"}}),
+            "invalid_answer",
+        ),
+        (9, json!({"result":{}}), "invalid_answer"),
+    ];
+    let expected: Vec<(u32, &str)> = answers.iter().map(|(n, _, how)| (*n, *how)).collect();
+    for (n, mut answer, how) in answers {
+        h.client(&call(n, "delete", "{}"));
+        let e = h.client_gets_json();
+        assert_eq!(e["method"], "elicitation/create");
+        answer["jsonrpc"] = json!("2.0");
+        answer["id"] = e["id"].clone();
+        h.client(&answer.to_string());
+        let text = replacement(&h.client_gets_json(), &json!(n));
+        assert!(
+            text.contains("not_approved") && text.contains(&format!("(approval {how})")),
+            "{text}"
+        );
+        h.server_gets_nothing();
+    }
+    let got = approvals(&h);
+    assert_eq!(got[0], (json!(2), "asked".into(), "pending".into()));
+    assert_eq!(got[1], (json!(2), "approved".into(), "granted".into()));
+    for (i, (n, how)) in expected.iter().enumerate() {
+        assert_eq!(got[2 + 2 * i], (json!(n), "asked".into(), "pending".into()));
+        assert_eq!(
+            got[3 + 2 * i],
+            (json!(n), "refused".into(), (*how).to_owned())
+        );
+    }
+    let a = h.audit.lines();
+    let granted = a.iter().find(|x| x["verdict"] == "approved").unwrap();
+    assert_eq!(granted["approval"]["via"], "elicitation");
+    assert_eq!(granted["approval"]["id"], rid);
+    assert!(a
+        .iter()
+        .filter(|x| x["verdict"] == "refused" && x.get("approval").is_some())
+        .all(|x| x["class"] == "policy_deny" && x["keyword"] == "not_approved"));
+}
+
+#[test]
+fn an_unanswered_elicitation_times_out_and_a_late_answer_goes_nowhere() {
+    let config = Config {
+        approval_wait: Duration::from_millis(300),
+        ..Config::default()
+    };
+    let mut h = approval_harness(config, &json!({"elicitation":{"form":{}}}));
+    h.client(&call(2, "delete", "{}"));
+    let e = h.client_gets_json();
+    assert_eq!(e["method"], "elicitation/create");
+    let text = replacement(&h.client_gets_json(), &json!(2));
+    assert!(text.contains("(approval timed_out)"), "{text}");
+    h.client(
+        &json!({"jsonrpc":"2.0","id":e["id"],"result":{"action":"accept","content":{"approve":true}}})
+            .to_string(),
+    );
+    h.server_gets_nothing();
+    let a = h.audit.lines();
+    assert_eq!(a.last().unwrap()["class"], "late_approval_answer");
+    assert_eq!(a.last().unwrap()["verdict"], "dropped");
+}
+
+#[test]
+fn without_elicitation_or_a_store_an_ask_is_refused() {
+    // Only URL-mode elicitation (no form): the proxy cannot ask for a boolean.
+    for caps in [
+        json!({}),
+        json!({"elicitation":{"url":{}}}),
+        json!({"elicitation":true}),
+    ] {
+        let mut h = approval_harness(Config::default(), &caps);
+        h.client(&call(2, "delete", "{}"));
+        let text = replacement(&h.client_gets_json(), &json!(2));
+        assert!(
+            text.contains("approval is required: needs_approval"),
+            "{caps}: {text}"
+        );
+        h.server_gets_nothing();
+    }
+}
+
+/// The wall clock the relay gives the store, in milliseconds.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+#[test]
+fn a_record_in_the_store_answered_for_these_arguments_forwards_the_call() {
+    use jsongate::action::{arguments_digest, Approval};
+    use jsongate::state::{MemoryStore, Store};
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let (told_tx, told) = channel::<Approval>();
+    let told_tx = Mutex::new(told_tx);
+    let config = Config {
+        approval_store: Some(Arc::clone(&store)),
+        on_approval: Some(Box::new(move |a: &Approval| {
+            let _ = told_tx.lock().unwrap().send(a.clone());
+        })),
+        ..Config::default()
+    };
+    // A client without elicitation: the operator answers the record.
+    let mut h = approval_harness(config, &json!({}));
+    let c = call(2, "delete", r#"{"file":"a"}"#);
+    h.client(&c);
+    let a = told.recv_timeout(WAIT).unwrap();
+    assert_eq!(a.tool, "delete");
+    h.server_gets_nothing();
+    // Other calls flow meanwhile.
+    h.call_forwarded(&call(3, "lookup", "{}"));
+    assert!(
+        Approval::answer(store.as_ref(), &a.id, true, 60_000, now_ms())
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(h.server_gets_str(), c);
+    // Refused by the operator.
+    h.client(&call(4, "delete", r#"{"file":"a"}"#));
+    let b = told.recv_timeout(WAIT).unwrap();
+    Approval::answer(store.as_ref(), &b.id, false, 60_000, now_ms()).unwrap();
+    let text = replacement(&h.client_gets_json(), &json!(4));
+    assert!(text.contains("(approval refused)"), "{text}");
+    // A grant for other arguments under the pending id: denied.
+    h.client(&call(5, "delete", r#"{"file":"a"}"#));
+    let p = told.recv_timeout(WAIT).unwrap();
+    let forged = Approval {
+        arguments_sha256: arguments_digest(&jsongate::action::Call {
+            tool: "delete".into(),
+            arguments: jsongate::select::Value::parse(br#"{"file":"b"}"#, Limits::new()).unwrap(),
+        }),
+        ..p.clone()
+    };
+    let mut record = forged.to_json();
+    record.pop();
+    record.push_str(",\"granted\":true}");
+    assert!(store
+        .put_new(&format!("answer:{}", p.id), &record, 60_000, now_ms())
+        .unwrap());
+    let text = replacement(&h.client_gets_json(), &json!(5));
+    assert!(text.contains("(approval mismatch)"), "{text}");
+    h.server_gets_nothing();
+    let got = approvals(&h);
+    let settled: Vec<_> = got.iter().filter(|g| g.1 != "asked").collect();
+    assert_eq!(
+        settled,
+        [
+            &(json!(2), "approved".into(), "granted".into()),
+            &(json!(4), "refused".into(), "refused".into()),
+            &(json!(5), "refused".into(), "mismatch".into()),
+        ]
+    );
+    let a = h.audit.lines();
+    let asked = a.iter().find(|x| x["verdict"] == "asked").unwrap();
+    assert_eq!(asked["approval"]["via"], "state");
+}
+
+#[test]
+fn a_client_that_closes_refuses_the_calls_waiting_for_it() {
+    let mut h = approval_harness(Config::default(), &json!({"elicitation":{}}));
+    h.client(&call(2, "delete", "{}"));
+    assert_eq!(h.client_gets_json()["method"], "elicitation/create");
+    h.close_client();
+    h.client_closed.recv_timeout(WAIT).unwrap();
+    h.server_gets_nothing();
+    let got = approvals(&h);
+    assert_eq!(
+        got.last().unwrap(),
+        &(json!(2), "refused".into(), "client_closed".into())
+    );
+}
+
+#[test]
+fn past_the_bound_on_waiting_calls_or_when_the_store_fails_an_ask_is_refused() {
+    let mut h = approval_harness(Config::default(), &json!({"elicitation":{}}));
+    for n in 1..=jsongate::mcp::MAX_AWAITING as u32 {
+        h.client(&call(n, "delete", "{}"));
+        assert_eq!(h.client_gets_json()["method"], "elicitation/create");
+    }
+    let n = jsongate::mcp::MAX_AWAITING as u32 + 1;
+    h.client(&call(n, "delete", "{}"));
+    let text = replacement(&h.client_gets_json(), &json!(n));
+    assert!(
+        text.contains("too many calls are waiting for approval"),
+        "{text}"
+    );
+    h.server_gets_nothing();
+    // A store that cannot record the approval: nobody can approve, the call is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir").join("state.json");
+    let config = Config {
+        approval_store: Some(Arc::new(jsongate::state::FileStore::new(&missing))),
+        ..Config::default()
+    };
+    let mut h = approval_harness(config, &json!({}));
+    h.client(&call(2, "delete", "{}"));
+    let text = replacement(&h.client_gets_json(), &json!(2));
+    assert!(
+        text.contains("the approval could not be recorded"),
+        "{text}"
+    );
+    h.server_gets_nothing();
+    let a = h.audit.lines();
+    let last = a.last().unwrap();
+    assert_eq!(last["approval"]["outcome"], "state_error");
+    assert_eq!(last["keyword"], "not_approved");
+}

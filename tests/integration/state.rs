@@ -880,3 +880,201 @@ fn session_bound_rules_compare_arguments_with_the_callers_context() {
     let (_, err, code) = decide_call(&policy, &["--context", "nokey"], r#"{"tool":"read"}"#);
     assert_eq!(code, 2, "{err}");
 }
+
+// ---- approvals in the MCP proxy ------------------------------------------------------------
+
+/// `mcp-proxy` in front of the test server, its tool `w` always asking; its standard error
+/// is read too (where the ids of stored approvals are written).
+struct AskingProxy {
+    run: ProxyRun,
+    stderr: std::sync::mpsc::Receiver<String>,
+}
+
+impl AskingProxy {
+    fn start(dir: &Path, extra: &[&str], capabilities: &str) -> AskingProxy {
+        let policy = write(
+            dir,
+            "ask-policy.json",
+            r#"{"policy":1,"tools":{"w":{"arguments":true,"requires":[],"ask":true},
+                "bad":{"arguments":true,"requires":[]}}}"#,
+        );
+        let server = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/integration/state_server.py"
+        );
+        let mut child = bin()
+            .arg("mcp-proxy")
+            .arg("--policy")
+            .arg(&policy)
+            .args(["--grants", ""])
+            .args(extra)
+            .args(["--", "python3", server])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let err = BufReader::new(child.stderr.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for l in out.lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        let (tx, stderr) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for l in err.lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        let mut p = AskingProxy {
+            run: ProxyRun { child, lines },
+            stderr,
+        };
+        p.run.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{capabilities},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+        ));
+        let init = p.next();
+        assert!(init.contains("state-test"), "{init}");
+        p
+    }
+
+    fn next(&mut self) -> String {
+        self.run
+            .lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a line from the proxy")
+    }
+
+    fn call(&mut self, id: u32, args: &str) {
+        self.run.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"w","arguments":{args}}}}}"#
+        ));
+    }
+
+    /// The id of the approval the proxy stored, from its standard error.
+    fn approval_id(&mut self) -> String {
+        loop {
+            let l = self
+                .stderr
+                .recv_timeout(Duration::from_secs(20))
+                .expect("the proxy names the approval on stderr");
+            if let Some(at) = l.find("approval requested: {\"id\":\"") {
+                let at = at + "approval requested: {\"id\":\"".len();
+                return l[at..at + 32].to_owned();
+            }
+        }
+    }
+}
+
+/// Whether an answer line is the server's (`done`) rather than the proxy's refusal.
+fn reached_server(line: &str) -> bool {
+    let v = Value::parse(line.as_bytes(), Limits::new()).unwrap();
+    v.pointer("/result/content/0/text").and_then(Value::as_str) == Some("done")
+        && v.pointer("/result/isError").is_none()
+}
+
+#[test]
+fn the_proxy_waits_for_jsongate_approve_against_a_state_file() {
+    use jsongate::action::{arguments_digest, Approval};
+    use jsongate::state::FileStore;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let audit = dir.path().join("audit.jsonl");
+    let extra = [
+        "--state",
+        state.to_str().unwrap(),
+        "--approval-wait",
+        "20",
+        "--audit",
+        audit.to_str().unwrap(),
+    ];
+    let mut p = AskingProxy::start(dir.path(), &extra, "{}");
+    p.call(1, r#"{"to":"a"}"#);
+    let id = p.approval_id();
+    // Granted by another process while the proxy waits.
+    let (out, code) = approve(&state, &id, &[]);
+    assert_eq!(code, 0, "{out}");
+    let l = p.next();
+    assert!(reached_server(&l), "{l}");
+    // Single use: the id is spent.
+    assert_eq!(approve(&state, &id, &[]).1, 2);
+    // Refused.
+    p.call(2, r#"{"to":"a"}"#);
+    let id = p.approval_id();
+    assert_eq!(approve(&state, &id, &["--deny"]).1, 0);
+    let l = p.next();
+    assert!(
+        !reached_server(&l) && l.contains("(approval refused)"),
+        "{l}"
+    );
+    // A grant recorded for other arguments under the pending id: denied.
+    p.call(3, r#"{"to":"a"}"#);
+    let id = p.approval_id();
+    let other = Call {
+        tool: "w".into(),
+        arguments: Value::parse(br#"{"to":"evil"}"#, Limits::new()).unwrap(),
+    };
+    let forged = Approval {
+        id: id.clone(),
+        tool: "w".into(),
+        arguments_sha256: arguments_digest(&other),
+    };
+    let mut record = forged.to_json();
+    record.pop();
+    record.push_str(",\"granted\":true}");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(FileStore::new(&state)
+        .put_new(&format!("answer:{id}"), &record, 60_000, now)
+        .unwrap());
+    let l = p.next();
+    assert!(
+        !reached_server(&l) && l.contains("(approval mismatch)"),
+        "{l}"
+    );
+    let a = std::fs::read_to_string(&audit).unwrap();
+    for outcome in ["granted", "refused", "mismatch"] {
+        assert!(
+            a.contains(&format!("\"via\":\"state\",\"outcome\":\"{outcome}\"")),
+            "{a}"
+        );
+    }
+}
+
+#[test]
+fn the_proxy_asks_a_client_that_declared_elicitation() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = AskingProxy::start(dir.path(), &[], r#"{"elicitation":{}}"#);
+    for (id, action, reaches) in [(1, "accept", true), (2, "decline", false)] {
+        p.call(id, "{}");
+        let e = p.next();
+        let v = Value::parse(e.as_bytes(), Limits::new()).unwrap();
+        assert_eq!(
+            v.get("method").and_then(Value::as_str),
+            Some("elicitation/create"),
+            "{e}"
+        );
+        let rid = v.get("id").unwrap().to_json();
+        p.run.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{rid},"result":{{"action":"{action}","content":{{"approve":true}}}}}}"#
+        ));
+        let l = p.next();
+        assert_eq!(reached_server(&l), reaches, "{l}");
+    }
+    // Without --state there is no record to fall back on: a client that cannot be asked is
+    // refused at once.
+    let mut p = AskingProxy::start(dir.path(), &["--approval-wait", "5"], "{}");
+    p.call(1, "{}");
+    let l = p.next();
+    assert!(l.contains("approval is required: needs_approval"), "{l}");
+    let out = bin()
+        .args(["mcp-proxy", "--approval-wait", "soon", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--approval-wait: 'soon'"));
+}

@@ -1,0 +1,500 @@
+//! Approvals in the relay: a call the policy answers `ask` waits for a person instead of
+//! being refused, when there is a way to ask one.
+//!
+//! - The client declared the `elicitation` capability (form mode) in `initialize`: the proxy
+//!   sends it an `elicitation/create` request naming the tool, the reason, a bounded summary
+//!   and the SHA-256 of the arguments, with a `requestedSchema` of one boolean `approve`.
+//!   Only `action: "accept"` with `approve: true` forwards the call; `decline`, `cancel`,
+//!   an error, anything else, or no answer in time refuses it (`not_approved`).
+//! - Otherwise, with [`Config::approval_store`](super::Config::approval_store): a pending
+//!   [`Approval`] record in the store (the one `jsongate decide --approval-wait` uses),
+//!   announced through [`Config::on_approval`](super::Config::on_approval), answered by
+//!   `jsongate approve ID`; the answer counts only for the exact tool and argument digest.
+//! - Otherwise the call is refused as before (`policy_ask`).
+//!
+//! Waiting never holds the relay: the call is parked in the state ([`Awaiting`]), its id
+//! stays in use, other messages flow, and the answer (a client response, read by the client
+//! loop) or the approvals thread ([`run`]: store answers and deadlines) settles it. Every
+//! settlement goes through [`Decision::approved`], so only an `ask` can become `allow`;
+//! each step is audited with `"approval":{"id","via","outcome"}`.
+//!
+//! This module does not decide policy and does not read the call's arguments beyond what
+//! the decision already parsed.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::message::Finding;
+use super::reply::{audit, call_reason, error_response, error_result};
+use super::session::{Pending, State};
+use super::tools::Tool;
+use super::{flush, lock, Id, LineFacts, Out, Shared};
+use crate::action::{arguments_digest, Approval, ApprovalOutcome, Call, Decision, Verdict};
+use crate::select::{write_json_string, Value};
+
+/// Default time a call waits for a person: two minutes.
+pub const DEFAULT_APPROVAL_WAIT: Duration = Duration::from_secs(120);
+
+/// Most calls waiting for a person at once; past it an `ask` is refused.
+pub const MAX_AWAITING: usize = 64;
+
+/// Longest summary of the arguments shown to the person, in characters.
+const SUMMARY_CHARS: usize = 300;
+
+/// How the person was asked.
+pub(super) enum Asked {
+    /// An `elicitation/create` request to the client, with this id.
+    Client(Id),
+    /// A pending record in the approval store.
+    Store(Approval),
+}
+
+/// A call waiting for a person's answer.
+pub(super) struct Awaiting {
+    /// The call's id (in use while it waits).
+    pub(super) call: Id,
+    tool: Arc<Tool>,
+    wants_task: bool,
+    line: Vec<u8>,
+    decision: Decision,
+    asked: Asked,
+    deadline: Instant,
+}
+
+impl Awaiting {
+    fn approval_id(&self) -> String {
+        match &self.asked {
+            Asked::Client(id) => match id {
+                Id::Str(s) => s.clone(),
+                other => other.to_json(),
+            },
+            Asked::Store(a) => a.id.clone(),
+        }
+    }
+
+    fn via(&self) -> &'static str {
+        match self.asked {
+            Asked::Client(_) => "elicitation",
+            Asked::Store(_) => "state",
+        }
+    }
+
+    /// `"approval":{"id","via","outcome"}` for the audit line.
+    fn audit_member(&self, outcome: &str) -> String {
+        let mut s = String::from("\"approval\":{\"id\":");
+        write_json_string(&mut s, &self.approval_id());
+        s.push_str(",\"via\":\"");
+        s.push_str(self.via());
+        s.push_str("\",\"outcome\":");
+        write_json_string(&mut s, outcome);
+        s.push('}');
+        s
+    }
+}
+
+/// What became of an `ask`.
+pub(super) enum Ask {
+    /// A person was asked; the call waits.
+    Waiting,
+    /// No way to ask anyone: refuse as `policy_ask`.
+    NoWay,
+    /// Asking failed: the call was refused (answered and audited).
+    Refused,
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The compact arguments, cut at a character boundary past [`SUMMARY_CHARS`].
+fn summary(call: &Call) -> String {
+    let json = call.arguments.to_json();
+    match json.char_indices().nth(SUMMARY_CHARS) {
+        Some((at, _)) => format!("{}…", &json[..at]),
+        None => json,
+    }
+}
+
+/// The `elicitation/create` request for `call`.
+fn elicitation(id: &Id, call: &Call, d: &Decision) -> Vec<u8> {
+    let text = format!(
+        "jsongate: approve one call of the tool '{}' ({})? Arguments: {} (SHA-256 {}). \
+         An approval counts for this tool with exactly these arguments, once.",
+        call.tool,
+        d.reason().as_str(),
+        summary(call),
+        arguments_digest(call),
+    );
+    let mut s = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"elicitation/create\",\"params\":{{\"message\":",
+        id.to_json()
+    );
+    write_json_string(&mut s, &text);
+    s.push_str(
+        ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"approve\":{\"type\":\"boolean\",\
+         \"title\":\"Approve this call\",\"description\":\"Allow this one call with these exact arguments\"}},\
+         \"required\":[\"approve\"]}}}",
+    );
+    s.into_bytes()
+}
+
+/// Whether an `initialize` line declares form elicitation (`capabilities.elicitation` an
+/// object that is empty or names `form`).
+pub(super) fn declares_elicitation(line: &[u8], shared: &Shared) -> bool {
+    let Ok(v) = Value::parse(line, shared.limits) else {
+        return false;
+    };
+    match v.pointer("/params/capabilities/elicitation") {
+        Some(Value::Object(m)) => m.is_empty() || m.iter().any(|(k, _)| k == "form"),
+        _ => false,
+    }
+}
+
+/// An `ask` for the call `id` (its line `line`, its tool `tool`, the decision `d`): asks a
+/// person when there is a way to.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn ask(
+    shared: &Shared,
+    st: &mut State,
+    id: &Id,
+    tool: &Arc<Tool>,
+    wants_task: bool,
+    line: &[u8],
+    call: &Call,
+    d: &Decision,
+    facts: &LineFacts<'_>,
+    outs: &mut Vec<Out>,
+) -> Ask {
+    if d.verdict() != Verdict::Ask || st.client_closed {
+        return Ask::NoWay;
+    }
+    let elicit = st.client_elicits;
+    if !elicit && shared.approval_store.is_none() {
+        return Ask::NoWay;
+    }
+    if st.awaiting.len() >= MAX_AWAITING {
+        let f = Finding::of("too_many_pending");
+        let text = call_reason(&f, "too many calls are waiting for approval");
+        outs.push(Out::Client(error_result(id, &text)));
+        audit(
+            shared,
+            outs,
+            Some(&call.tool),
+            Some(id),
+            "to_server",
+            "refused",
+            Some(&f),
+            facts,
+        );
+        return Ask::Refused;
+    }
+    let asked = if elicit {
+        let rid = loop {
+            st.next_id += 1;
+            let rid = Id::Str(format!("{REQUEST_PREFIX}{}", st.next_id));
+            if !st
+                .awaiting
+                .iter()
+                .any(|a| matches!(&a.asked, Asked::Client(r) if *r == rid))
+            {
+                break rid;
+            }
+        };
+        outs.push(Out::Client(elicitation(&rid, call, d)));
+        Asked::Client(rid)
+    } else {
+        let Some(store) = &shared.approval_store else {
+            return Ask::NoWay;
+        };
+        let ttl = u64::try_from(shared.approval_wait.as_millis())
+            .unwrap_or(u64::MAX)
+            .saturating_add(60_000);
+        match Approval::request(store.as_ref(), call, ttl, unix_ms()) {
+            Ok(a) => {
+                if let Some(tell) = &shared.on_approval {
+                    tell(&a);
+                }
+                Asked::Store(a)
+            }
+            Err(e) => {
+                // Nobody can approve what was never recorded.
+                let mut extra = String::from(
+                    "\"approval\":{\"via\":\"state\",\"outcome\":\"state_error\",\"state_error\":",
+                );
+                write_json_string(&mut extra, e.message());
+                extra.push('}');
+                let f = Finding {
+                    class: "policy_deny",
+                    keyword: Some("not_approved".into()),
+                    extra: Some(extra.into()),
+                    ..Finding::default()
+                };
+                let text = call_reason(
+                    &f,
+                    "the policy denies it: not_approved (the approval could not be recorded)",
+                );
+                outs.push(Out::Client(error_result(id, &text)));
+                audit(
+                    shared,
+                    outs,
+                    Some(&call.tool),
+                    Some(id),
+                    "to_server",
+                    "refused",
+                    Some(&f),
+                    facts,
+                );
+                return Ask::Refused;
+            }
+        }
+    };
+    let a = Awaiting {
+        call: id.clone(),
+        tool: Arc::clone(tool),
+        wants_task,
+        line: line.to_vec(),
+        decision: d.clone(),
+        asked,
+        deadline: Instant::now() + shared.approval_wait,
+    };
+    let f = Finding {
+        class: "policy_ask",
+        keyword: Some(d.reason().as_str().to_owned()),
+        extra: Some(a.audit_member("pending").into()),
+        ..Finding::default()
+    };
+    audit(
+        shared,
+        outs,
+        Some(&call.tool),
+        Some(id),
+        "to_server",
+        "asked",
+        Some(&f),
+        facts,
+    );
+    st.awaiting.push(a);
+    // The approvals thread learns of the new deadline (and of a record to poll).
+    let _ = lock(&shared.approvals_wake).send(());
+    Ask::Waiting
+}
+
+/// The prefix of the ids of the proxy's elicitation requests.
+const REQUEST_PREFIX: &str = "jsongate-approval-";
+
+/// Whether `id` is one the proxy gives its elicitation requests.
+pub(super) fn is_own_request(id: &Id) -> bool {
+    matches!(id, Id::Str(s) if s.starts_with(REQUEST_PREFIX))
+}
+
+/// The waiting call whose elicitation request `id` answers, if any.
+pub(super) fn answers(st: &State, id: &Id) -> Option<usize> {
+    st.awaiting
+        .iter()
+        .position(|a| matches!(&a.asked, Asked::Client(r) if r == id))
+}
+
+/// The client answered the elicitation of `st.awaiting[i]` with `line`.
+pub(super) fn answered(
+    shared: &Shared,
+    st: &mut State,
+    i: usize,
+    line: &[u8],
+    outs: &mut Vec<Out>,
+) {
+    let a = st.awaiting.swap_remove(i);
+    let v = Value::parse(line, shared.limits).ok();
+    let action = v
+        .as_ref()
+        .and_then(|v| v.pointer("/result/action"))
+        .and_then(Value::as_str);
+    let approve = v
+        .as_ref()
+        .and_then(|v| v.pointer("/result/content/approve"))
+        .and_then(Value::as_bool);
+    let (outcome, how) = match (action, approve) {
+        (Some("accept"), Some(true)) => (ApprovalOutcome::Granted, "granted"),
+        (Some("accept"), _) => (ApprovalOutcome::Refused, "not_approved"),
+        (Some("decline"), _) => (ApprovalOutcome::Refused, "declined"),
+        (Some("cancel"), _) => (ApprovalOutcome::Refused, "cancelled"),
+        _ => (ApprovalOutcome::Refused, "invalid_answer"),
+    };
+    settle(shared, st, a, outcome, how, outs);
+}
+
+/// Ends the wait of `a` with `outcome` (`how` names it in the audit line and the reason):
+/// the call is forwarded only when the decision becomes `allow`.
+fn settle(
+    shared: &Shared,
+    st: &mut State,
+    a: Awaiting,
+    outcome: ApprovalOutcome,
+    how: &str,
+    outs: &mut Vec<Out>,
+) {
+    let d = a.decision.approved(outcome);
+    let facts = LineFacts {
+        bytes: &a.line,
+        size: a.line.len() as u64,
+        sha256: None,
+    };
+    let tool = a.tool.name.clone();
+    let extra = a.audit_member(how);
+    if d.verdict() == Verdict::Allow {
+        let f = Finding {
+            class: "policy_ask",
+            keyword: Some(a.decision.reason().as_str().to_owned()),
+            extra: Some(extra.into()),
+            ..Finding::default()
+        };
+        audit(
+            shared,
+            outs,
+            Some(&tool),
+            Some(&a.call),
+            "to_server",
+            "approved",
+            Some(&f),
+            &facts,
+        );
+        outs.push(Out::Server(a.line.clone()));
+        st.pending.insert(
+            a.call,
+            Pending::Call {
+                tool: a.tool,
+                wants_task: a.wants_task,
+            },
+        );
+        return;
+    }
+    let f = Finding {
+        class: "policy_deny",
+        keyword: Some(d.reason().as_str().to_owned()),
+        extra: Some(extra.into()),
+        ..Finding::default()
+    };
+    let what = format!(
+        "the policy denies it: {} (approval {how})",
+        d.reason().as_str()
+    );
+    outs.push(Out::Client(error_result(&a.call, &call_reason(&f, &what))));
+    audit(
+        shared,
+        outs,
+        Some(&tool),
+        Some(&a.call),
+        "to_server",
+        "refused",
+        Some(&f),
+        &facts,
+    );
+}
+
+/// The client closed its side: every waiting call is refused (its answer could reach no
+/// one) and its store record withdrawn.
+pub(super) fn abandon(shared: &Shared, st: &mut State, outs: &mut Vec<Out>) {
+    for a in std::mem::take(&mut st.awaiting) {
+        if let (Asked::Store(ap), Some(store)) = (&a.asked, &shared.approval_store) {
+            let _ = ap.withdraw(store.as_ref(), unix_ms());
+        }
+        settle(
+            shared,
+            st,
+            a,
+            ApprovalOutcome::TimedOut,
+            "client_closed",
+            outs,
+        );
+    }
+}
+
+/// The server closed its output: every waiting call is answered with an error.
+pub(super) fn server_gone(shared: &Shared, st: &mut State, outs: &mut Vec<Out>) {
+    for a in std::mem::take(&mut st.awaiting) {
+        if let (Asked::Store(ap), Some(store)) = (&a.asked, &shared.approval_store) {
+            let _ = ap.withdraw(store.as_ref(), unix_ms());
+        }
+        outs.push(Out::Client(error_response(
+            &a.call,
+            -32603,
+            "jsongate: the server closed its output before answering",
+        )));
+    }
+}
+
+/// The approvals thread: polls the store for answers to pending records and ends every
+/// wait at its deadline. Woken by `wake` when a call starts waiting; ends when `wake`
+/// closes.
+pub(super) fn run(shared: &Shared, wake: &Receiver<()>) {
+    loop {
+        let (next, polls) = {
+            let st = lock(&shared.state);
+            let next = st.awaiting.iter().map(|a| a.deadline).min();
+            let polls: Vec<(Id, Approval)> = st
+                .awaiting
+                .iter()
+                .filter_map(|a| match &a.asked {
+                    Asked::Store(ap) => Some((a.call.clone(), ap.clone())),
+                    Asked::Client(_) => None,
+                })
+                .collect();
+            (next, polls)
+        };
+        let sleep = next.map(|d| {
+            let left = d.saturating_duration_since(Instant::now());
+            if polls.is_empty() {
+                left
+            } else {
+                left.min(crate::action::APPROVAL_POLL)
+            }
+        });
+        let woken = match sleep {
+            None => wake.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(t) => wake.recv_timeout(t),
+        };
+        if woken == Err(RecvTimeoutError::Disconnected) {
+            return;
+        }
+        // Store answers are read outside the state lock.
+        let mut answers = Vec::new();
+        if let Some(store) = &shared.approval_store {
+            for (call, ap) in polls {
+                match ap.poll(store.as_ref(), unix_ms()) {
+                    Ok(Some(o)) => answers.push((call, o, o.as_str())),
+                    Ok(None) => {}
+                    Err(_) => answers.push((call, ApprovalOutcome::TimedOut, "state_error")),
+                }
+            }
+        }
+        let mut outs = Vec::new();
+        {
+            let mut st = lock(&shared.state);
+            for (call, o, how) in answers {
+                if let Some(i) = st.awaiting.iter().position(|a| a.call == call) {
+                    let a = st.awaiting.swap_remove(i);
+                    settle(shared, &mut st, a, o, how, &mut outs);
+                }
+            }
+            let now = Instant::now();
+            while let Some(i) = st.awaiting.iter().position(|a| a.deadline <= now) {
+                let a = st.awaiting.swap_remove(i);
+                let (o, how) = match (&a.asked, &shared.approval_store) {
+                    (Asked::Store(ap), Some(store)) => match ap.withdraw(store.as_ref(), unix_ms())
+                    {
+                        Ok(ApprovalOutcome::TimedOut) => (ApprovalOutcome::TimedOut, "timed_out"),
+                        Ok(o) => (o, o.as_str()),
+                        Err(_) => (ApprovalOutcome::TimedOut, "state_error"),
+                    },
+                    _ => (ApprovalOutcome::TimedOut, "timed_out"),
+                };
+                settle(shared, &mut st, a, o, how, &mut outs);
+            }
+        }
+        if !outs.is_empty() {
+            flush(shared, outs, &[], true);
+        }
+    }
+}
