@@ -1320,6 +1320,10 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
             }));
         }
     }
+    if state.spec.is_some() && config.pin.is_none() {
+        // Pins taken on first use are shared too: every replica holds the first one's.
+        config.pin_store = Some(std::sync::Arc::clone(config.rate.store()));
+    }
     if state.spec.is_some() {
         // Breakers live in the shared store too, so replicas see each other's.
         if let Some(a) = config.alerts.take() {
@@ -1403,7 +1407,8 @@ fn mcp_http_cmd(args: &[String]) -> Result<ExitCode, String> {
             _ => rest.push(arg.clone()),
         }
     }
-    let (authority, path) = split_url(&upstream.unwrap_or_default())?;
+    let upstream = upstream.unwrap_or_default();
+    let (authority, path) = split_url(&upstream)?;
     let Some(first) = mcp_config(&rest)? else {
         print!("{USAGE}");
         return Ok(ExitCode::SUCCESS);
@@ -1416,7 +1421,12 @@ fn mcp_http_cmd(args: &[String]) -> Result<ExitCode, String> {
         allowed_origins: origins,
         // Each session gets a relay of its own, configured as the options say (they were
         // read once above, so reading them again cannot fail but for a file that changed).
-        config: Box::new(move || mcp_config(&rest).ok().flatten().unwrap_or_default()),
+        config: Box::new(move || {
+            let mut c = mcp_config(&rest).ok().flatten().unwrap_or_default();
+            // Audit lines name the endpoint; shared first-use pins are kept under it.
+            c.upstream = Some(upstream.clone());
+            c
+        }),
         answer_timeout,
     };
     let addr: std::net::SocketAddr = listen

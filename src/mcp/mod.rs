@@ -155,6 +155,13 @@ pub struct Config {
     /// Told of every approval recorded in [`Config::approval_store`], so an operator learns
     /// its id (the command writes it to standard error).
     pub on_approval: Option<OnApproval>,
+    /// Where pins taken on first use (no [`Config::pin`]) are shared with the other
+    /// replicas in front of the same server: the first replica's first complete listing is
+    /// recorded under a key named after [`Config::upstream`], and every replica holds it
+    /// like a lockfile. A store that fails refuses the tools (`pin_state_unavailable`) when
+    /// [`Config::rate`]'s failure choice denies. `None` (the default): each session pins on
+    /// its own.
+    pub pin_store: Option<Arc<dyn crate::state::Store>>,
 }
 
 /// What screening does with a message in which it finds instruction-like text.
@@ -191,6 +198,7 @@ impl Default for Config {
             approval_wait: DEFAULT_APPROVAL_WAIT,
             approval_store: None,
             on_approval: None,
+            pin_store: None,
         }
     }
 }
@@ -310,7 +318,16 @@ impl Proxy {
         SI: Write + Send + 'static,
         SO: Read,
     {
-        let c = self.config;
+        let mut c = self.config;
+        let pins = pin::Pins::new(c.pin.take(), c.on_tool_change);
+        let pins = match c.pin_store.take() {
+            Some(store) => pins.shared(
+                store,
+                format!("pins:{}", c.upstream.as_deref().unwrap_or("")),
+                c.rate.on_error() == crate::state::OnStateError::Deny,
+            ),
+            None => pins,
+        };
         let (server_queue, queue) = channel();
         let (approvals_wake, wake) = channel();
         let (compiler, compile_work) = tools::compiler();
@@ -338,7 +355,7 @@ impl Proxy {
             on_approval: c.on_approval,
             approvals_wake: Mutex::new(approvals_wake),
             state: Mutex::new(State {
-                pins: pin::Pins::new(c.pin, c.on_tool_change),
+                pins,
                 ..State::default()
             }),
             to_client: Mutex::new(BufWriter::with_capacity(WRITE_BUFFER, Box::new(client_out))),

@@ -337,6 +337,9 @@ fn on_call(
                     "the tool's definition could not be verified"
                 }
                 "pin_wrong_server" => "the lockfile is for another server",
+                "pin_state_unavailable" => {
+                    "the shared pins could not be read or recorded in the state store"
+                }
                 "tool_listed_twice" => "the server lists two tools under this name",
                 _ => "the tool's schemas are unusable",
             }

@@ -323,6 +323,11 @@ struct ProxyRun {
 
 impl ProxyRun {
     fn start(args: &[&str]) -> ProxyRun {
+        ProxyRun::start_with(args, &[])
+    }
+
+    /// [`ProxyRun::start`] with `env` set for the proxy and its server.
+    fn start_with(args: &[&str], env: &[(&str, &str)]) -> ProxyRun {
         let server = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/integration/state_server.py"
@@ -330,6 +335,7 @@ impl ProxyRun {
         let mut child = bin()
             .arg("mcp-proxy")
             .args(args)
+            .envs(env.iter().copied())
             .args(["--", "python3", server])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -1077,4 +1083,56 @@ fn the_proxy_asks_a_client_that_declared_elicitation() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--approval-wait: 'soon'"));
+}
+
+/// Pins taken on first use are shared through the store: a replica started after the
+/// server changed a tool holds the first replica's pins (the changed tool is refused),
+/// where a replica without the shared store would trust the changed listing; a pins record
+/// that does not read as a lock refuses every tool.
+#[test]
+fn first_use_pins_are_shared_between_replicas_through_the_state_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let state = state.to_str().unwrap();
+    let mut a = ProxyRun::start(&["--state", state]);
+    let r = a.calls("w", 1..2);
+    assert!(r[0].1, "the pinned tool works: {:?}", r[0]);
+    drop(a);
+    let text = std::fs::read_to_string(state).unwrap();
+    assert!(text.contains("pins:"), "the pins are recorded: {text}");
+
+    let changed = [("STATE_TOOLS_CHANGED", "1")];
+    let mut b = ProxyRun::start_with(&["--state", state], &changed);
+    let r = b.calls("w", 2..3);
+    assert!(!r[0].1 && r[0].2.contains("tool_changed"), "{:?}", r[0]);
+    drop(b);
+
+    let mut alone = ProxyRun::start_with(&[], &changed);
+    assert!(
+        alone.calls("w", 3..4)[0].1,
+        "without the store, first use trusts it"
+    );
+    drop(alone);
+
+    // A pins record another program wrote: every tool refused, whatever the listing.
+    let store = jsongate::state::FileStore::new(dir.path().join("other.json").as_path());
+    let server = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/integration/state_server.py"
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(store
+        .put_new(&format!("pins:python3 {server}"), "not a lock", 60_000, now)
+        .unwrap());
+    let other = dir.path().join("other.json");
+    let mut c = ProxyRun::start(&["--state", other.to_str().unwrap()]);
+    let r = c.calls("w", 4..5);
+    assert!(
+        !r[0].1 && r[0].2.contains("pin_state_unavailable"),
+        "{:?}",
+        r[0]
+    );
 }

@@ -2,9 +2,11 @@
 
 Tools: `w` (any arguments, answers with text) and `bad` (declares an output schema and
 answers with structured content that violates it, so the proxy replaces the result and
-counts a block toward the tool's breaker).
+counts a block toward the tool's breaker). With $STATE_TOOLS_CHANGED set, `w` lists a
+different inputSchema (for the shared pins).
 """
 import json
+import os
 import sys
 
 TOOLS = [
@@ -19,6 +21,9 @@ TOOLS = [
         },
     },
 ]
+
+if os.environ.get("STATE_TOOLS_CHANGED"):
+    TOOLS[0] = {"name": "w", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}}
 
 for line in sys.stdin:
     try:

@@ -540,10 +540,44 @@ pub(crate) enum Judged {
     Refused(&'static str, Vec<Change>),
 }
 
+/// Pins taken on first use kept in a state store ([`crate::state::Store`]) under one key,
+/// so that every replica in front of the same server holds the first replica's pins.
+pub(crate) struct SharedPins {
+    store: std::sync::Arc<dyn crate::state::Store>,
+    key: String,
+    /// Whether a store that fails refuses every tool (`pin_state_unavailable`) rather than
+    /// falling back to this process's own first use.
+    deny_on_error: bool,
+}
+
+impl fmt::Debug for SharedPins {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedPins")
+            .field("store", &self.store.describe())
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long shared first-use pins are kept (they are meant to last: about ten years).
+const SHARED_PINS_TTL_MS: u64 = 10 * 365 * 24 * 3600 * 1000;
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// The pins of one relay session: the lockfile's, or those taken on first use.
 #[derive(Debug, Default)]
 pub(crate) struct Pins {
     lock: Option<Lock>,
+    /// The store that shares first-use pins between replicas, until this session has
+    /// recorded or adopted them.
+    shared: Option<SharedPins>,
+    /// The shared pins could not be read or recorded and the store's failure denies:
+    /// every tool is refused (`pin_state_unavailable`).
+    unavailable: bool,
     /// Pins taken on first use (no lockfile).
     first_use: BTreeMap<String, Definition>,
     /// The first complete listing was read: no tool is pinned on first use any more.
@@ -565,6 +599,37 @@ impl Pins {
         }
     }
 
+    /// Shares first-use pins through `store` under `key` (no effect with a lockfile): pins
+    /// another replica recorded there are held like a lockfile's; otherwise this session's
+    /// first complete listing is recorded there, unless another replica recorded its own
+    /// first, which then holds. A record that does not read as a lock refuses every tool; a
+    /// store that fails does too when `deny_on_error`, else this session pins on its own.
+    pub(crate) fn shared(
+        mut self,
+        store: std::sync::Arc<dyn crate::state::Store>,
+        key: String,
+        deny_on_error: bool,
+    ) -> Pins {
+        if self.lock.is_some() {
+            return self;
+        }
+        match store.get(&key, now_ms()) {
+            Ok(Some(text)) => match Lock::from_slice(text.as_bytes()) {
+                Ok(lock) => self.lock = Some(lock),
+                Err(_) => self.unavailable = true,
+            },
+            Ok(None) => {
+                self.shared = Some(SharedPins {
+                    store,
+                    key,
+                    deny_on_error,
+                });
+            }
+            Err(_) => self.unavailable = deny_on_error,
+        }
+        self
+    }
+
     /// The server answered `initialize` with `name`: returns whether the lock is for another
     /// server (then every tool is refused, `pin_wrong_server`).
     pub(crate) fn server_named(&mut self, name: &str) -> bool {
@@ -574,13 +639,39 @@ impl Pins {
         self.wrong_server
     }
 
-    /// The first complete listing was read.
+    /// The first complete listing was read: with shared pins, they are recorded (or the
+    /// pins another replica recorded first are adopted).
     pub(crate) fn listing_complete(&mut self) {
         self.frozen = true;
+        let Some(s) = self.shared.take() else { return };
+        let mut lock = Lock::new(None);
+        for d in self.first_use.values() {
+            // Names are unique in `first_use`, so this cannot fail.
+            let _ = lock.insert(d.clone());
+        }
+        let now = now_ms();
+        match s
+            .store
+            .put_new(&s.key, &lock.to_json(), SHARED_PINS_TTL_MS, now)
+        {
+            Ok(true) => self.lock = Some(lock),
+            Ok(false) => match s.store.get(&s.key, now) {
+                Ok(Some(text)) => match Lock::from_slice(text.as_bytes()) {
+                    Ok(theirs) => self.lock = Some(theirs),
+                    Err(_) => self.unavailable = true,
+                },
+                Ok(None) => self.lock = Some(lock),
+                Err(_) => self.unavailable = s.deny_on_error,
+            },
+            Err(_) => self.unavailable = s.deny_on_error,
+        }
     }
 
     /// The pin decision for `def` (a tool listed once on its page, within the bounds).
     pub(crate) fn judge(&mut self, def: &Definition) -> Judged {
+        if self.unavailable {
+            return Judged::Refused("pin_state_unavailable", Vec::new());
+        }
         if self.wrong_server {
             return Judged::Refused("pin_wrong_server", Vec::new());
         }
