@@ -111,8 +111,8 @@ OPTIONS (N is a non-negative integer or 'unlimited'):
 
 SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the read):
     --schema FILE          JSON Schema to validate against (draft 2020-12 unless its $schema
-                           names 2019-09 or draft-07); an invalid or unresolvable schema is
-                           a configuration error (exit 2)
+                           names 2019-09, draft-07, -06 or -04); an invalid or unresolvable
+                           schema is a configuration error (exit 2)
     --format-assertion     validate 'format' instead of treating it as an annotation
     --resource URI=FILE    make FILE available to $ref as URI (repeatable); nothing is ever
                            fetched from the network or read from disk otherwise

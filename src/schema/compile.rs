@@ -184,6 +184,22 @@ fn value_at_path<'v>(root: &'v Value, path: &[u32]) -> Option<&'v Value> {
     Some(v)
 }
 
+/// The index path of the value a JSON Pointer names.
+fn path_to(root: &Value, pointer: &str) -> Option<Vec<u32>> {
+    let mut v = root;
+    let mut path = Vec::new();
+    for t in pointer_tokens(pointer)? {
+        let i = match v {
+            Value::Object(m) => m.iter().position(|(n, _)| *n == t)?,
+            Value::Array(a) => t.parse::<usize>().ok().filter(|&i| i < a.len())?,
+            _ => return None,
+        };
+        path.push(i as u32);
+        v = v.child(&t)?;
+    }
+    Some(path)
+}
+
 fn value_at<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
     let mut v = root;
     for t in pointer_tokens(pointer)? {
@@ -441,23 +457,39 @@ impl Compiler {
             value: value.clone(),
         });
         let res = self.new_resource(base.base(), (doc, String::new()));
-        let vocab = Vocab::ALL;
-        let mut stack: Vec<(String, Vec<u32>, LocInfo, bool)> = vec![(
-            String::new(),
-            Vec::new(),
-            LocInfo {
-                base: base.clone(),
-                draft,
-                vocab,
-                resource: res,
-            },
-            true,
-        )];
+        let info = LocInfo {
+            base: base.clone(),
+            draft,
+            vocab: Vocab::ALL,
+            resource: res,
+        };
+        self.index(doc, base, String::new(), Vec::new(), info, true)?;
+        Ok(doc)
+    }
+
+    /// Indexes the subschema at `ptr` (index path `path`) of document `doc` and every
+    /// subschema under it, starting from what is in force there (`info`); `base` is the
+    /// document's own URI. Locations already indexed are skipped.
+    fn index(
+        &mut self,
+        doc: usize,
+        base: &Uri,
+        ptr: String,
+        path: Vec<u32>,
+        info: LocInfo,
+        doc_root: bool,
+    ) -> Result<(), CompileError> {
+        let value = self.docs[doc].value.clone();
+        let value = &*value;
+        let mut stack: Vec<(String, Vec<u32>, LocInfo, bool)> = vec![(ptr, path, info, doc_root)];
         while let Some((ptr, path, mut info, doc_root)) = stack.pop() {
             let Some(v) = value_at_path(value, &path) else {
                 continue;
             };
             let loc = (doc, ptr.clone());
+            if self.info.contains_key(&loc) {
+                continue;
+            }
             let Value::Object(members) = v else {
                 self.info.insert(loc.clone(), info);
                 self.paths.insert(loc, path.into_boxed_slice());
@@ -468,16 +500,17 @@ impl Compiler {
             })?;
             let at = format!("{}#{}", info.base.base(), ptr);
             let has_ref = v.get("$ref").is_some();
-            // Identify the resource this location starts, if any.
-            let id = v.get("$id").and_then(Value::as_str);
+            // Identify the resource this location starts, if any: `$id`, or `id` in draft-04
+            // (the draft a `$schema` here names decides which).
+            let draft_here = match v.get("$schema").and_then(Value::as_str) {
+                Some(s) => known_draft(s).unwrap_or(info.draft),
+                None => info.draft,
+            };
+            let id = v.get(draft_here.id_keyword()).and_then(Value::as_str);
             let mut new_base = None;
             let mut legacy_anchor = None;
             if let Some(id) = id {
-                let draft_here = match v.get("$schema").and_then(Value::as_str) {
-                    Some(s) => known_draft(s).unwrap_or(info.draft),
-                    None => info.draft,
-                };
-                if draft_here == Draft::Draft7 {
+                if draft_here.legacy() {
                     if !has_ref {
                         if let Some(name) = id.strip_prefix('#') {
                             legacy_anchor = Some(name.to_string());
@@ -521,7 +554,7 @@ impl Compiler {
                 self.anchors
                     .insert(format!("{}#{}", info.base.base(), name), loc.clone());
             }
-            if info.draft != Draft::Draft7 {
+            if !info.draft.legacy() {
                 if let Some(a) = v.get("$anchor").and_then(Value::as_str) {
                     self.declare(&at)?;
                     self.anchors
@@ -596,7 +629,7 @@ impl Compiler {
             }
             self.paths.insert(loc, path.into_boxed_slice());
         }
-        Ok(doc)
+        Ok(())
     }
 
     fn new_resource(&mut self, uri: String, loc: Loc) -> u32 {
@@ -629,8 +662,16 @@ impl Compiler {
         id
     }
 
-    /// Resolves a reference against `base` to a location, loading registered documents.
-    fn resolve(&mut self, base: &Uri, reference: &str, at: &str) -> Result<Loc, CompileError> {
+    /// Resolves a reference against `base` to a location, loading registered documents: a
+    /// document without `$schema` is read in `draft`, the dialect of the resource that
+    /// references it.
+    fn resolve(
+        &mut self,
+        base: &Uri,
+        reference: &str,
+        at: &str,
+        draft: Draft,
+    ) -> Result<Loc, CompileError> {
         let target = base.resolve(reference);
         let uri = target.base();
         let fragment = percent_decode(target.fragment.as_deref().unwrap_or(""));
@@ -640,7 +681,6 @@ impl Compiler {
                 let Some((doc, size)) = self.settings.registry.get_sized(&uri) else {
                     return Err(CompileError::new(format!("cannot resolve reference '{reference}' ({uri} is not a known resource)"), at));
                 };
-                let draft = self.settings.default_draft;
                 let d = self.add_doc(&doc, size, &Uri::parse(&uri), draft)?;
                 (d, String::new())
             }
@@ -659,7 +699,9 @@ impl Compiler {
                 ));
             }
             if !self.info.contains_key(&loc) {
-                // A location the index did not visit: inherit from the nearest visited parent.
+                // A location the index did not visit (under a member that is no keyword of
+                // its dialect): it and the subschemas under it are read with what is in force
+                // at the nearest visited parent, its resource's base URI and dialect.
                 let mut p = loc.1.clone();
                 let inherited = loop {
                     match p.rfind('/') {
@@ -670,10 +712,13 @@ impl Compiler {
                         break Some(i.clone());
                     }
                 };
-                if let Some(i) =
-                    inherited.or_else(|| self.info.get(&(loc.0, String::new())).cloned())
-                {
-                    self.info.insert(loc.clone(), i);
+                let root = self.docs[loc.0].value.clone();
+                if let (Some(i), Some(path)) = (
+                    inherited.or_else(|| self.info.get(&(loc.0, String::new())).cloned()),
+                    path_to(&root, &loc.1),
+                ) {
+                    let base = i.base.clone();
+                    self.index(loc.0, &base, loc.1.clone(), path, i, false)?;
                 }
             }
             return Ok(loc);
@@ -838,14 +883,14 @@ impl Compiler {
             let r = r
                 .as_str()
                 .ok_or_else(|| err("'$ref' must be a string".into()))?;
-            let target = self.resolve(&info.base, r, &at)?;
+            let target = self.resolve(&info.base, r, &at, draft)?;
             let node = self.node_for(target);
             k.refs.push(Child {
                 node,
                 label: self.label("$ref"),
                 skipped: 0,
             });
-            if draft == Draft::Draft7 {
+            if draft.legacy() {
                 self.nodes[id as usize].simple = false;
                 self.nodes[id as usize].kind = NodeKind::Keywords(Box::new(k));
                 return Ok(());
@@ -856,7 +901,7 @@ impl Compiler {
                 let r = r
                     .as_str()
                     .ok_or_else(|| err("'$dynamicRef' must be a string".into()))?;
-                let target = self.resolve(&info.base, r, &at)?;
+                let target = self.resolve(&info.base, r, &at, draft)?;
                 let name = Uri::parse(r)
                     .fragment
                     .filter(|f| !f.is_empty() && !f.starts_with('/'));
@@ -886,7 +931,7 @@ impl Compiler {
                 let r = r
                     .as_str()
                     .ok_or_else(|| err("'$recursiveRef' must be a string".into()))?;
-                let target = self.resolve(&info.base, r, &at)?;
+                let target = self.resolve(&info.base, r, &at, draft)?;
                 let res = self.info.get(&target).map_or(0, |i| i.resource);
                 let node = self.node_for(target);
                 let fallback = Child {
@@ -926,7 +971,8 @@ impl Compiler {
             if get("not").is_some() {
                 k.not = Some(self.child(loc, "not", "not"));
             }
-            if get("if").is_some() {
+            // `if`/`then`/`else` arrived in draft-07.
+            if get("if").is_some() && !matches!(draft, Draft::Draft4 | Draft::Draft6) {
                 k.if_ = Some(self.child(loc, "if", "if"));
                 if get("then").is_some() {
                     k.then_ = Some(self.child(loc, "then", "then"));
@@ -937,7 +983,7 @@ impl Compiler {
             }
             // `dependencies` is draft-07's keyword; later drafts split it into
             // `dependentSchemas`/`dependentRequired` but it is still honoured for compatibility.
-            let dep_keys: &[&str] = if draft == Draft::Draft7 {
+            let dep_keys: &[&str] = if draft.legacy() {
                 &["dependencies"]
             } else {
                 &["dependentSchemas", "dependencies"]
@@ -1001,7 +1047,8 @@ impl Compiler {
                 k.additional_properties =
                     Some(self.child(loc, "additionalProperties", "additionalProperties"));
             }
-            if get("propertyNames").is_some() {
+            // `propertyNames`, `contains` and `const` arrived in draft-06.
+            if get("propertyNames").is_some() && draft != Draft::Draft4 {
                 k.property_names = Some(self.child(loc, "propertyNames", "propertyNames"));
             }
             match (draft, get("items")) {
@@ -1035,10 +1082,10 @@ impl Compiler {
                         .collect();
                 }
             }
-            if get("contains").is_some() {
+            if get("contains").is_some() && draft != Draft::Draft4 {
                 k.contains = Some(self.child(loc, "contains", "contains"));
                 k.min_contains = 1;
-                if draft != Draft::Draft7 && vocab.validation {
+                if !draft.legacy() && vocab.validation {
                     if let Some(n) = uint("minContains")? {
                         k.min_contains = n;
                     }
@@ -1046,7 +1093,7 @@ impl Compiler {
                 }
             }
         }
-        if vocab.unevaluated && draft != Draft::Draft7 {
+        if vocab.unevaluated && !draft.legacy() {
             if get("unevaluatedItems").is_some() {
                 k.unevaluated_items = Some(self.child(loc, "unevaluatedItems", "unevaluatedItems"));
                 self.uses_unevaluated = true;
@@ -1084,8 +1131,12 @@ impl Compiler {
                     }
                     _ => return Err(err("'type' must be a string or an array".into())),
                 });
+                if draft == Draft::Draft4 {
+                    // Draft-04's integers are written without a fraction or exponent.
+                    k.types = k.types.map(|t| t | types::INTEGER_LITERAL);
+                }
             }
-            if let Some(c) = get("const") {
+            if let Some(c) = get("const").filter(|_| draft != Draft::Draft4) {
                 let node = self.compile_const(c, loc)?;
                 k.consts.push(Child {
                     node,
@@ -1124,7 +1175,8 @@ impl Compiler {
             }
             k.minimum = number("minimum")?;
             k.maximum = number("maximum")?;
-            // Draft-04 wrote exclusive bounds as booleans beside minimum/maximum.
+            // Draft-04 wrote exclusive bounds as booleans beside minimum/maximum (read in
+            // every draft: the meta-schema check rejects them after draft-04).
             match get("exclusiveMinimum") {
                 Some(Value::Bool(true)) => k.exclusive_minimum = k.minimum.take(),
                 Some(Value::Bool(false)) => {}
@@ -1162,7 +1214,7 @@ impl Compiler {
                     );
                 }
             }
-            if draft != Draft::Draft7 {
+            if !draft.legacy() {
                 if let Some(m) = get("dependentRequired").and_then(Value::as_object) {
                     for (name, req) in m {
                         let req = req.as_array().ok_or_else(|| {
@@ -1182,7 +1234,7 @@ impl Compiler {
         let assert_format = self.settings.format_assertion || vocab.format_assertion;
         if assert_format {
             if let Some(f) = get("format").and_then(Value::as_str) {
-                if super::format::is_known(f) {
+                if super::format::known_in(f, draft) {
                     k.format = Some(f.into());
                 }
             }

@@ -287,21 +287,9 @@ impl SchemaOptions {
     pub(crate) fn meta_of(&self, value: &Value) -> Result<Meta, CompileError> {
         let meta_uri = match value.get("$schema").and_then(Value::as_str) {
             Some(s) => s.to_string(),
-            None => match self.draft {
-                Draft::Draft7 => "http://json-schema.org/draft-07/schema".into(),
-                Draft::Draft201909 => "https://json-schema.org/draft/2019-09/schema".into(),
-                Draft::Draft202012 => "https://json-schema.org/draft/2020-12/schema".into(),
-            },
+            None => self.draft.meta_schema_uri().into(),
         };
         Ok(match registry::known_draft(&meta_uri) {
-            Some(d)
-                if registry::normalize(&meta_uri).starts_with("http://json-schema.org/draft-0")
-                    && d == Draft::Draft7
-                    && !meta_uri.contains("draft-07") =>
-            {
-                // Draft-04/06 documents: no embedded meta-schema to check against.
-                Meta::None
-            }
             Some(d) => Meta::Embedded(d),
             None => {
                 // A custom meta-schema registered by the caller.
@@ -319,8 +307,6 @@ impl SchemaOptions {
 
 /// Which meta-schema a schema document is checked against.
 pub(crate) enum Meta {
-    /// None is embedded for its draft (draft-04/06).
-    None,
     /// The official meta-schema of a draft, embedded.
     Embedded(Draft),
     /// A meta-schema the caller registered as a resource.
@@ -329,11 +315,7 @@ pub(crate) enum Meta {
 
 /// The official meta-schema document of a draft, with its size in bytes.
 pub(crate) fn embedded_meta_document(d: Draft) -> Result<(Value, u64), CompileError> {
-    let uri = match d {
-        Draft::Draft7 => "http://json-schema.org/draft-07/schema",
-        Draft::Draft201909 => "https://json-schema.org/draft/2019-09/schema",
-        Draft::Draft202012 => "https://json-schema.org/draft/2020-12/schema",
-    };
+    let uri = d.meta_schema_uri();
     let (doc, size) = Registry::default()
         .get_sized(uri)
         .ok_or_else(|| CompileError::new("missing embedded meta-schema", uri))?;

@@ -53,6 +53,9 @@ pub(crate) mod types {
     pub(crate) const STRING: u8 = 32;
     /// Numbers with a zero fractional part (`1`, `1.0`, `1e2`).
     pub(crate) const INTEGER: u8 = 64;
+    /// Beside [`INTEGER`]: only numbers written without a fraction or exponent are integers
+    /// (draft-04's definition, so `1.0` is not).
+    pub(crate) const INTEGER_LITERAL: u8 = 128;
 }
 
 /// A compiled subschema.

@@ -46,7 +46,6 @@ impl SchemaOptions {
     /// Checks a schema document against the meta-schema its `$schema` names.
     fn check_against_meta(&self, value: &Value) -> Result<(), CompileError> {
         let meta = match self.meta_of(value)? {
-            Meta::None => return Ok(()),
             Meta::Embedded(d) => embedded_meta(d)?,
             Meta::Registered(doc) => {
                 let mut opts = self.clone().validate_schema(false);
@@ -79,10 +78,14 @@ impl SchemaOptions {
 
 /// The compiled official meta-schema of a draft, built once per process.
 fn embedded_meta(d: Draft) -> Result<Schema, CompileError> {
+    static M4: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
+    static M6: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
     static M7: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
     static M19: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
     static M20: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
     let cell = match d {
+        Draft::Draft4 => &M4,
+        Draft::Draft6 => &M6,
         Draft::Draft7 => &M7,
         Draft::Draft201909 => &M19,
         Draft::Draft202012 => &M20,

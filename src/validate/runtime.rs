@@ -1183,14 +1183,18 @@ impl Runtime {
     ) -> Result<(), &'static str> {
         if let Some(t) = k.types {
             let ok = match ev {
-                // `integer` without `number`: `1.0` and `1e2` are integers too.
+                // `integer` without `number`: `1.0` and `1e2` are integers too, except in
+                // draft-04.
                 Event::Number(n) if t & types::NUMBER == 0 => {
                     t & types::INTEGER != 0
                         && (n.is_integer()
-                            || match num {
-                                Some(d) => d.is_integer(),
-                                None => Decimal::parse(n.as_str()).is_some_and(|d| d.is_integer()),
-                            })
+                            || t & types::INTEGER_LITERAL == 0
+                                && match num {
+                                    Some(d) => d.is_integer(),
+                                    None => {
+                                        Decimal::parse(n.as_str()).is_some_and(|d| d.is_integer())
+                                    }
+                                })
                 }
                 _ => t & kind_bits(ev, num) != 0,
             };

@@ -6,6 +6,7 @@ mod budget;
 mod chunking;
 mod cli;
 mod common;
+mod dialects;
 mod differential;
 mod errors;
 mod gate;

@@ -76,14 +76,41 @@ fn bytewise(v: &mut Validator, data: &[u8]) -> Result<(), Rejection> {
     v.verdict(&s, out)
 }
 
+/// How a run names the dialect of the suite's schemas (which carry no `$schema`).
+#[derive(Clone, Copy)]
+enum Dialect {
+    /// As the default draft of the options.
+    Named(Draft),
+    /// As a `$schema` member written into each root schema object, under the default
+    /// options (2020-12): remote documents without `$schema` then follow the dialect of the
+    /// schema that references them.
+    Declared(Draft),
+}
+
+/// A case's schema as compiled under `dialect`.
+fn schema_text(raw: &str, dialect: Dialect) -> String {
+    match dialect {
+        Dialect::Declared(d) if raw.starts_with('{') && !raw.contains("\"$schema\"") => {
+            let uri = format!("\"$schema\":\"{}#\"", d.meta_schema_uri());
+            let rest = raw[1..].trim_start();
+            let sep = if rest.starts_with('}') { "" } else { "," };
+            format!("{{{uri}{sep}{rest}")
+        }
+        _ => raw.to_string(),
+    }
+}
+
 /// Runs every file of `dir`; returns the failures (`file / case / test: reason`).
 fn run_dir(
     dir: &Path,
-    draft: Draft,
+    dialect: Dialect,
     format_assertion: bool,
     bytewise_too: bool,
 ) -> (usize, Vec<String>) {
-    let opts = options(draft, format_assertion);
+    let opts = match dialect {
+        Dialect::Named(draft) => options(draft, format_assertion),
+        Dialect::Declared(_) => options(Draft::Draft202012, format_assertion),
+    };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -97,7 +124,8 @@ fn run_dir(
         let fname = file.file_name().unwrap().to_string_lossy().to_string();
         let cases: Vec<Case> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
         for case in cases {
-            let schema = match opts.compile(case.schema.get().as_bytes()) {
+            let text = schema_text(case.schema.get(), dialect);
+            let schema = match opts.compile(text.as_bytes()) {
                 Ok(s) => s,
                 Err(e) => {
                     for t in &case.tests {
@@ -175,7 +203,20 @@ fn run_dir(
 }
 
 fn assert_suite(rel: &str, draft: Draft, format_assertion: bool, xfail: &[&str]) {
-    let (count, failures) = run_dir(&shared(rel), draft, format_assertion, true);
+    assert_suite_as(rel, Dialect::Named(draft), format_assertion, xfail);
+}
+
+fn assert_suite_as(rel: &str, dialect: Dialect, format_assertion: bool, xfail: &[&str]) {
+    let (count, failures) = run_dir(&shared(rel), dialect, format_assertion, true);
+    let how = match dialect {
+        Dialect::Named(d) => format!("default draft {}", d.name()),
+        Dialect::Declared(d) => format!("$schema of draft {}", d.name()),
+    };
+    eprintln!(
+        "{rel} ({how}): {} of {count} tests pass ({} expected failures listed)",
+        count - failures.len(),
+        xfail.len()
+    );
     let mut unexpected = Vec::new();
     let mut fixed: BTreeMap<&str, bool> = xfail.iter().map(|x| (*x, false)).collect();
     for f in &failures {
@@ -286,4 +327,75 @@ fn draft7_optional() {
         true,
         &[],
     );
+}
+
+#[test]
+fn draft6_required() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft6",
+        Draft::Draft6,
+        false,
+        &[],
+    );
+}
+
+#[test]
+fn draft4_required() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft4",
+        Draft::Draft4,
+        false,
+        &[],
+    );
+}
+
+#[test]
+fn draft6_optional() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft6/optional",
+        Draft::Draft6,
+        false,
+        &[],
+    );
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft6/optional/format",
+        Draft::Draft6,
+        true,
+        &[],
+    );
+}
+
+#[test]
+fn draft4_optional() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft4/optional",
+        Draft::Draft4,
+        false,
+        &[],
+    );
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft4/optional/format",
+        Draft::Draft4,
+        true,
+        &[],
+    );
+}
+
+/// The drafts before 2019-09 selected by `$schema` alone, as published schemas do: every
+/// required test passes with the dialect declared in the root schema instead of named in the
+/// options, remote documents included.
+#[test]
+fn legacy_drafts_selected_by_schema_member() {
+    for (dir, draft) in [
+        ("draft4", Draft::Draft4),
+        ("draft6", Draft::Draft6),
+        ("draft7", Draft::Draft7),
+    ] {
+        assert_suite_as(
+            &format!("suites/json-schema-test-suite/tests/{dir}"),
+            Dialect::Declared(draft),
+            false,
+            &[],
+        );
+    }
 }
