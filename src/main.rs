@@ -10,7 +10,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use jsongate::{
-    Error, ErrorKind, Ignore, Limits, Rejection, Scanner, Schema, Validator, Violation, UNLIMITED,
+    Draft, Error, ErrorKind, Ignore, Limits, Rejection, Scanner, Schema, Validator, Violation,
+    UNLIMITED,
 };
 
 const USAGE: &str = "\
@@ -29,9 +30,9 @@ USAGE:
                   [FILE | -]
     jsongate screen [--contract FILE] [FILE | -]
     jsongate policy schema | decision schema | alerts schema
-    jsongate mcp-proxy [OPTIONS] [--format-assertion] [--eval-budget N] [--policy FILE
-                  --grants A,B [--workspace DIR]] [--screen flag|reject] [--audit FILE]
-                  [--pin LOCKFILE] [--on-tool-change refuse|warn]
+    jsongate mcp-proxy [OPTIONS] [--format-assertion] [--draft D] [--eval-budget N]
+                  [--policy FILE --grants A,B [--workspace DIR]] [--screen flag|reject]
+                  [--audit FILE] [--pin LOCKFILE] [--on-tool-change refuse|warn]
                   [--screen-tools flag|reject] [--max-result-bytes [TOOL=]N]... [--truncate-text]
                   [--alerts FILE] -- SERVER_COMMAND [ARGS]...
     jsongate mcp-proxy --upstream http://HOST:PORT/PATH [--listen IP:PORT]
@@ -114,6 +115,8 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
                            names 2019-09, draft-07, -06 or -04); an invalid or unresolvable
                            schema is a configuration error (exit 2)
     --format-assertion     validate 'format' instead of treating it as an annotation
+    --draft D              dialect of the schema and of every resource without $schema:
+                           2020-12 (default), 2019-09, 7, 6 or 4
     --resource URI=FILE    make FILE available to $ref as URI (repeatable); nothing is ever
                            fetched from the network or read from disk otherwise
     --errors N             collect up to N violations (default 1); the line then also has
@@ -182,6 +185,7 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              (as for gate) alerts on blocks of listed classes (tool_poisoned, screen, ...)
              and counts replaced results and removed tools toward each tool's breaker;
              while it is open, calls to the tool are refused (breaker_open).
+             --draft D names the dialect of tool schemas without $schema (as for check).
              --audit appends one JSON line per tool call (and per dropped line). Signals
              are forwarded to the server; the exit status is the server's.
              Tool definitions: every listed tool is hashed in canonical form and held to
@@ -281,6 +285,8 @@ fn parse_limit(flag: &str, value: Option<&String>) -> Result<u64, String> {
 
 struct SchemaArgs {
     schema: Option<String>,
+    /// `--draft`: the dialect of the schema and resources without `$schema`.
+    draft: Option<Draft>,
     format_assertion: bool,
     resources: Vec<(String, String)>,
     errors: usize,
@@ -293,6 +299,7 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
     let mut file: Option<String> = None;
     let mut sa = SchemaArgs {
         schema: None,
+        draft: None,
         format_assertion: false,
         resources: Vec::new(),
         errors: 1,
@@ -324,6 +331,10 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
             }
             "--format-assertion" => {
                 sa.format_assertion = true;
+                continue;
+            }
+            "--draft" => {
+                sa.draft = Some(parse_draft(value().as_deref())?);
                 continue;
             }
             "--resource" => {
@@ -425,9 +436,19 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
     Ok(code)
 }
 
+/// `--draft D`: one of the names [`Draft::from_name`] reads.
+fn parse_draft(v: Option<&str>) -> Result<Draft, String> {
+    let v = v.ok_or("--draft needs 2020-12, 2019-09, 7, 6 or 4")?;
+    Draft::from_name(v)
+        .ok_or_else(|| format!("--draft: '{v}' is not one of 2020-12, 2019-09, 7, 6, 4"))
+}
+
 fn load_schema(path: &str, sa: &SchemaArgs) -> Result<Validator, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read schema '{path}': {e}"))?;
     let mut opts = Schema::options().format_assertion(sa.format_assertion);
+    if let Some(d) = sa.draft {
+        opts = opts.draft(d);
+    }
     if let Some(b) = sa.budget {
         opts = opts.eval_budget(b);
     }
@@ -1023,6 +1044,7 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
             }
             "--profile" => limits = parse_profile(limits, Some(&value()?))?,
             "--format-assertion" => config.format_assertion = true,
+            "--draft" => config.draft = Some(parse_draft(Some(&value()?))?),
             "--eval-budget" => config.eval_budget = Some(parse_limit(flag, Some(&value()?))?),
             "--policy" => policy = Some(value()?),
             "--grants" => grants = Some(value()?),

@@ -191,9 +191,11 @@ impl Gate {
     /// A schema that does not compile, a bad pointer, or a check on an unknown field.
     pub fn new(contract: &Contract) -> Result<Gate, ContractError> {
         let compile = |what: &str, src: &contract::SchemaSource| {
-            Schema::options()
-                .format_assertion(contract.format_assertion)
-                .compile(&src.bytes()?)
+            let mut o = Schema::options().format_assertion(contract.format_assertion);
+            if let Some(d) = contract.draft {
+                o = o.draft(d);
+            }
+            o.compile(&src.bytes()?)
                 .map_err(|e| contract::err(format!("{what}: invalid schema: {e}")))
         };
         let mut shapes = Vec::new();

@@ -80,6 +80,8 @@ pub struct Config {
     pub limits: Limits,
     /// Whether `format` asserts in tool schemas (default: annotation only).
     pub format_assertion: bool,
+    /// The dialect of tool schemas without `$schema` (default: 2020-12).
+    pub draft: Option<crate::Draft>,
     /// Evaluation budget per validated document (default: the schema's default).
     pub eval_budget: Option<u64>,
     /// A tool-call policy; `deny` and `ask` decisions are answered by the proxy.
@@ -147,6 +149,7 @@ impl Default for Config {
         Config {
             limits: Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES),
             format_assertion: false,
+            draft: None,
             eval_budget: None,
             policy: None,
             session: Session::new(Vec::<String>::new()),
@@ -310,6 +313,7 @@ impl Proxy {
         });
         let opts = CompileOptions {
             format_assertion: c.format_assertion,
+            draft: c.draft,
             eval_budget: c.eval_budget,
             limits: c.limits,
         };

@@ -87,6 +87,9 @@ impl std::error::Error for CompileError {}
 #[derive(Clone)]
 pub(crate) struct Settings {
     pub(crate) default_draft: Draft,
+    /// The dialect of registered resources without `$schema`, when the caller named one
+    /// (otherwise they follow the resource that references them).
+    pub(crate) resource_draft: Option<Draft>,
     pub(crate) format_assertion: bool,
     pub(crate) bounds: Bounds,
     pub(crate) registry: Registry,
@@ -663,8 +666,8 @@ impl Compiler {
     }
 
     /// Resolves a reference against `base` to a location, loading registered documents: a
-    /// document without `$schema` is read in `draft`, the dialect of the resource that
-    /// references it.
+    /// document without `$schema` is read in the dialect the caller named, or else in
+    /// `draft`, the dialect of the resource that references it.
     fn resolve(
         &mut self,
         base: &Uri,
@@ -681,6 +684,7 @@ impl Compiler {
                 let Some((doc, size)) = self.settings.registry.get_sized(&uri) else {
                     return Err(CompileError::new(format!("cannot resolve reference '{reference}' ({uri} is not a known resource)"), at));
                 };
+                let draft = self.settings.resource_draft.unwrap_or(draft);
                 let d = self.add_doc(&doc, size, &Uri::parse(&uri), draft)?;
                 (d, String::new())
             }
@@ -1175,17 +1179,22 @@ impl Compiler {
             }
             k.minimum = number("minimum")?;
             k.maximum = number("maximum")?;
-            // Draft-04 wrote exclusive bounds as booleans beside minimum/maximum (read in
-            // every draft: the meta-schema check rejects them after draft-04).
-            match get("exclusiveMinimum") {
-                Some(Value::Bool(true)) => k.exclusive_minimum = k.minimum.take(),
-                Some(Value::Bool(false)) => {}
-                _ => k.exclusive_minimum = number("exclusiveMinimum")?,
-            }
-            match get("exclusiveMaximum") {
-                Some(Value::Bool(true)) => k.exclusive_maximum = k.maximum.take(),
-                Some(Value::Bool(false)) => {}
-                _ => k.exclusive_maximum = number("exclusiveMaximum")?,
+            if draft == Draft::Draft4 {
+                // Draft-04 wrote exclusive bounds as booleans beside minimum/maximum.
+                let flag = |name: &str| match v.get(name) {
+                    None | Some(Value::Bool(false)) => Ok(false),
+                    Some(Value::Bool(true)) => Ok(true),
+                    Some(_) => Err(err(format!("'{name}' must be a boolean in draft-04"))),
+                };
+                if flag("exclusiveMinimum")? {
+                    k.exclusive_minimum = k.minimum.take();
+                }
+                if flag("exclusiveMaximum")? {
+                    k.exclusive_maximum = k.maximum.take();
+                }
+            } else {
+                k.exclusive_minimum = number("exclusiveMinimum")?;
+                k.exclusive_maximum = number("exclusiveMaximum")?;
             }
             k.min_length = uint("minLength")?;
             k.max_length = uint("maxLength")?;

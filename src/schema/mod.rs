@@ -84,6 +84,9 @@ impl Schema {
 #[derive(Clone)]
 pub struct SchemaOptions {
     pub(crate) draft: Draft,
+    /// Whether [`draft`](Self::draft) was called: the named draft then also applies to
+    /// every registered resource without `$schema`.
+    draft_named: bool,
     format_assertion: bool,
     pub(crate) validate_schema: bool,
     pub(crate) bounds: Bounds,
@@ -109,6 +112,7 @@ impl SchemaOptions {
     pub fn new() -> Self {
         SchemaOptions {
             draft: Draft::Draft202012,
+            draft_named: false,
             format_assertion: false,
             validate_schema: true,
             bounds: Bounds::default(),
@@ -120,10 +124,24 @@ impl SchemaOptions {
         }
     }
 
-    /// The draft for schemas without `$schema`.
+    /// The dialect of documents without `$schema`: the schema compiled and every registered
+    /// resource it reaches. Without it, the schema is read as 2020-12 and a resource without
+    /// `$schema` in the dialect of the resource that references it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Draft, Limits, Schema, Validator};
+    /// // Draft-04: `exclusiveMaximum` is a boolean beside `maximum`.
+    /// let schema = Schema::options()
+    ///     .draft(Draft::Draft4)
+    ///     .compile(br#"{"maximum":3,"exclusiveMaximum":true}"#)?;
+    /// assert!(Validator::new(&schema).validate_slice(b"3", Limits::new()).is_err());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn draft(mut self, draft: Draft) -> Self {
         self.draft = draft;
+        self.draft_named = true;
         self
     }
 
@@ -269,6 +287,7 @@ impl SchemaOptions {
     pub(crate) fn build(&self, value: Value, size: u64) -> Result<Schema, CompileError> {
         let settings = compile::Settings {
             default_draft: self.draft,
+            resource_draft: self.draft_named.then_some(self.draft),
             format_assertion: self.format_assertion,
             bounds: self.bounds,
             registry: self.registry.clone(),

@@ -175,3 +175,70 @@ fn resources_inherit_the_referencing_dialect() {
         .unwrap_err();
     assert!(e.message().contains("fragment"), "{}", e.message());
 }
+
+/// A dialect named in the options applies to registered resources without `$schema` too,
+/// even when the schema that references them declares another one.
+#[test]
+fn a_named_draft_applies_to_resources() {
+    let remote = br##"{"definitions":{"r":{"$ref":"#foo"},"A":{"$id":"#foo","type":"integer"}}}"##;
+    let root = br#"{"$schema":"https://json-schema.org/draft/2020-12/schema",
+        "$ref":"http://example.com/r.json#/definitions/r"}"#;
+    let s = SchemaOptions::new()
+        .draft(Draft::Draft7)
+        .resource("http://example.com/r.json", remote)
+        .compile(root)
+        .unwrap();
+    assert!(valid(&s, "1") && !valid(&s, r#""x""#));
+}
+
+/// Contracts and policies name the dialect of their schemas with `draft`.
+#[test]
+fn contracts_and_policies_name_the_draft() {
+    use jsongate::action::{Call, Policy, RateState, Reason, Session};
+    use jsongate::gate::{Context, Contract, Gate, Request};
+    let d4 = r#"{"properties":{"n":{"maximum":3,"exclusiveMaximum":true}}}"#;
+    let contract = |draft: &str| {
+        format!(
+            r#"{{"contract":1,"tool":"t","version":"1",{draft}
+            "upstream":[{{"version":"v","schema":{d4}}}],"fields":{{"n":{{"pointer":"/n"}}}}}}"#
+        )
+    };
+    let dir = std::path::Path::new(".");
+    let c = Contract::from_slice(contract(r#""draft":"4","#).as_bytes(), dir).unwrap();
+    let g = Gate::new(&c).unwrap();
+    let outcome = |doc: &str| {
+        let d = g
+            .run_slice(doc.as_bytes(), &Request::new("r", Context::new()))
+            .unwrap();
+        let out: serde_json::Value = serde_json::from_str(&d.output).unwrap();
+        out["outcome"].as_str().unwrap().to_string()
+    };
+    assert_eq!(outcome(r#"{"n":2}"#), "success");
+    assert_eq!(outcome(r#"{"n":3}"#), "failure");
+    // Read as 2020-12 the boolean bound is refused.
+    let c = Contract::from_slice(contract("").as_bytes(), dir).unwrap();
+    let e = Gate::new(&c).unwrap_err().to_string();
+    assert!(e.contains("exclusiveMaximum"), "{e}");
+    // An unknown draft name is refused by the contract's own schema.
+    assert!(Contract::from_slice(contract(r#""draft":"5","#).as_bytes(), dir).is_err());
+
+    let policy = |draft: &str| {
+        format!(r#"{{"policy":1,{draft}"tools":{{"t":{{"arguments":{d4},"requires":[]}}}}}}"#)
+    };
+    let p = Policy::from_slice(policy(r#""draft":"4","#).as_bytes()).unwrap();
+    let s = Session::new::<[&str; 0], &str>([]);
+    let decide = |args: &str| {
+        let arguments = jsongate::select::Value::parse(args.as_bytes(), Limits::new()).unwrap();
+        let call = Call {
+            tool: "t".into(),
+            arguments,
+        };
+        p.decide(&call, &s, &mut RateState::new(), 0).reason()
+    };
+    assert_eq!(decide(r#"{"n":2}"#), Reason::Ok);
+    assert_eq!(decide(r#"{"n":3}"#), Reason::ArgumentsInvalid);
+    let e = Policy::from_slice(policy("").as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("exclusiveMaximum"), "{e}");
+}
