@@ -456,9 +456,12 @@ fn load_schema(path: &str, sa: &SchemaArgs) -> Result<Validator, String> {
         let doc = std::fs::read(file).map_err(|e| format!("cannot read resource '{file}': {e}"))?;
         opts = opts.resource(uri, &doc);
     }
-    let schema = opts
-        .compile(&bytes)
-        .map_err(|e| format!("invalid schema '{path}': {e}"))?;
+    let schema = opts.compile(&bytes).map_err(|e| match e.resource() {
+        Some(uri) => {
+            format!("invalid schema '{path}': {e}; give the document with --resource {uri}=FILE")
+        }
+        None => format!("invalid schema '{path}': {e}"),
+    })?;
     Ok(Validator::new(&schema))
 }
 

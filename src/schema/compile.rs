@@ -27,14 +27,19 @@ pub struct CompileError {
     kind: CompileErrorKind,
     message: String,
     location: String,
+    /// For [`CompileErrorKind::UnknownResource`]: the document's URI.
+    resource: Option<Box<str>>,
 }
 
 /// The kind of a [`CompileError`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CompileErrorKind {
-    /// The schema is not valid JSON, not a valid schema, or references something unknown.
+    /// The schema is not valid JSON or not a valid schema.
     Invalid,
+    /// A reference names a document that is neither embedded nor registered (nothing is
+    /// ever fetched): register it with [`SchemaOptions::resource`](crate::SchemaOptions).
+    UnknownResource,
     /// The schema exhausted a compile budget (see [`SchemaOptions`](crate::SchemaOptions)).
     Budget {
         /// Which budget.
@@ -44,12 +49,23 @@ pub enum CompileErrorKind {
     },
 }
 
+/// The base URI of a schema document without `$id`: never shown (see [`public`]).
+pub(crate) const INTERNAL_BASE: &str = "jsongate:///schema.json";
+
+/// A location or message as the caller reads it: locations in the schema given without
+/// `$id` are plain fragments (`#/properties/a`), and references resolved against it read as
+/// they were written (`other.json`).
+fn public(s: &str) -> String {
+    s.replace(INTERNAL_BASE, "").replace("jsongate:///", "")
+}
+
 impl CompileError {
     pub(crate) fn new(message: impl Into<String>, location: impl Into<String>) -> Self {
         CompileError {
             kind: CompileErrorKind::Invalid,
-            message: message.into(),
-            location: location.into(),
+            message: public(&message.into()),
+            location: public(&location.into()),
+            resource: None,
         }
     }
 
@@ -57,8 +73,28 @@ impl CompileError {
         CompileError {
             kind: CompileErrorKind::Budget { budget, limit },
             message: budget.describe(limit),
-            location: location.into(),
+            location: public(&location.into()),
+            resource: None,
         }
+    }
+
+    /// A reference to `uri`, which is not a known document.
+    pub(crate) fn unresolved(reference: &str, uri: &str, location: &str) -> Self {
+        CompileError {
+            kind: CompileErrorKind::UnknownResource,
+            message: public(&format!(
+                "cannot resolve reference '{reference}': no resource is registered as '{uri}' \
+                 (nothing is fetched from the network)"
+            )),
+            location: public(location),
+            resource: Some(public(uri).into_boxed_str()),
+        }
+    }
+
+    /// For [`CompileErrorKind::UnknownResource`]: the URI of the document the reference
+    /// needs, as [`SchemaOptions::resource`](crate::SchemaOptions::resource) takes it.
+    pub fn resource(&self) -> Option<&str> {
+        self.resource.as_deref()
     }
 
     /// What kind of failure this is.
@@ -69,7 +105,8 @@ impl CompileError {
     pub fn message(&self) -> &str {
         &self.message
     }
-    /// Where: the absolute location (`base URI#pointer`) of the offending subschema.
+    /// Where: the location of the offending subschema, `#pointer` in the schema itself, or
+    /// `URI#pointer` in a resource or a subschema with its own `$id`.
     pub fn location(&self) -> &str {
         &self.location
     }
@@ -682,7 +719,7 @@ impl Compiler {
             Some(l) => l.clone(),
             None => {
                 let Some((doc, size)) = self.settings.registry.get_sized(&uri) else {
-                    return Err(CompileError::new(format!("cannot resolve reference '{reference}' ({uri} is not a known resource)"), at));
+                    return Err(CompileError::unresolved(reference, &uri, at));
                 };
                 let draft = self.settings.resource_draft.unwrap_or(draft);
                 let d = self.add_doc(&doc, size, &Uri::parse(&uri), draft)?;
@@ -987,6 +1024,7 @@ impl Compiler {
             }
             // `dependencies` is draft-07's keyword; later drafts split it into
             // `dependentSchemas`/`dependentRequired` but it is still honoured for compatibility.
+            k.legacy_dependencies = draft.legacy();
             let dep_keys: &[&str] = if draft.legacy() {
                 &["dependencies"]
             } else {
@@ -1034,9 +1072,7 @@ impl Compiler {
                 for (pat, _) in m {
                     self.step(pat.len() as u64, || at.clone())?;
                     let re = Regex::new(pat).map_err(|e| {
-                        err(format!(
-                            "invalid pattern '{pat}' in patternProperties: {e:?}"
-                        ))
+                        err(format!("invalid pattern '{pat}' in patternProperties: {e}"))
                     })?;
                     let t = escape_token(pat);
                     let c = self.child(
@@ -1204,7 +1240,7 @@ impl Compiler {
                     .ok_or_else(|| err("'pattern' must be a string".into()))?;
                 self.step(p.len() as u64, || at.clone())?;
                 k.pattern =
-                    Some(Regex::new(p).map_err(|e| err(format!("invalid pattern '{p}': {e:?}")))?);
+                    Some(Regex::new(p).map_err(|e| err(format!("invalid pattern '{p}': {e}")))?);
             }
             k.min_items = uint("minItems")?;
             k.max_items = uint("maxItems")?;

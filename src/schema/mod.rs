@@ -251,7 +251,8 @@ impl SchemaOptions {
     pub fn resource(mut self, uri: &str, document: &[u8]) -> Self {
         match Value::parse(document, self.limits) {
             Ok(v) => {
-                let key = uri::Uri::parse(uri).base();
+                // Relative URIs name documents beside the schema, as its references do.
+                let key = uri::Uri::parse(compile::INTERNAL_BASE).resolve(uri).base();
                 self.registry
                     .resources
                     .insert(key, (Arc::new(v), document.len() as u64));
@@ -291,7 +292,7 @@ impl SchemaOptions {
             format_assertion: self.format_assertion,
             bounds: self.bounds,
             registry: self.registry.clone(),
-            base_uri: "jsongate:///schema.json".into(),
+            base_uri: compile::INTERNAL_BASE.into(),
         };
         let program = compile::Compiler::new(settings).compile(value, size)?;
         Ok(Schema {

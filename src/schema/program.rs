@@ -209,6 +209,9 @@ pub(crate) struct Keywords {
     pub(crate) max_properties: Option<u64>,
     pub(crate) required: Vec<Box<str>>,
     pub(crate) dependent_required: Vec<(Box<str>, Vec<Box<str>>)>,
+    /// Whether `dependentRequired`/`dependentSchemas` came from drafts 4 to 7's
+    /// `dependencies`, the keyword their violations then name.
+    pub(crate) legacy_dependencies: bool,
     pub(crate) unevaluated_properties: Option<Child>,
     /// Whether a number instance must be parsed exactly before this node sees it (bounds
     /// that do not fit `i64`, `const`/`enum`); other cases parse lazily.
@@ -327,6 +330,25 @@ impl IntBounds {
 }
 
 impl Keywords {
+    /// The keyword a violation of a dependent `required` names.
+    pub(crate) fn dependent_required_keyword(&self) -> &'static str {
+        if self.legacy_dependencies {
+            "dependencies"
+        } else {
+            "dependentRequired"
+        }
+    }
+
+    /// The keyword a violation of a dependent schema names (when it fails late, as its
+    /// property arrives).
+    pub(crate) fn dependent_schemas_keyword(&self) -> &'static str {
+        if self.legacy_dependencies {
+            "dependencies"
+        } else {
+            "dependentSchemas"
+        }
+    }
+
     /// Whether no keyword applies another subschema to the same value.
     pub(crate) fn in_place_free(&self) -> bool {
         self.refs.is_empty()
@@ -383,6 +405,7 @@ impl Keywords {
             max_properties,
             required,
             dependent_required,
+            legacy_dependencies: _,
             unevaluated_properties,
             needs_decimal: _,
             int_bounds: _,

@@ -45,7 +45,12 @@ impl SchemaOptions {
 
     /// Checks a schema document against the meta-schema its `$schema` names.
     fn check_against_meta(&self, value: &Value) -> Result<(), CompileError> {
-        let meta = match self.meta_of(value)? {
+        let meta_of = self.meta_of(value)?;
+        let which = match &meta_of {
+            Meta::Embedded(d) => format!("the draft {} meta-schema", d.name()),
+            Meta::Registered(_) => "its meta-schema".to_string(),
+        };
+        let meta = match meta_of {
             Meta::Embedded(d) => embedded_meta(d)?,
             Meta::Registered(doc) => {
                 let mut opts = self.clone().validate_schema(false);
@@ -66,11 +71,14 @@ impl SchemaOptions {
         if ok {
             return Ok(());
         }
-        let (kw, at) = v.violation().map_or(("", String::new()), |x| {
-            (x.keyword(), x.instance_pointer().to_string())
+        let (why, at) = v.violation().map_or((String::new(), String::new()), |x| {
+            (
+                format!(": {}", x.message()),
+                x.instance_pointer().to_string(),
+            )
         });
         Err(CompileError::new(
-            format!("schema does not conform to its meta-schema ({kw} failed)"),
+            format!("schema does not conform to {which}{why}"),
             format!("#{at}"),
         ))
     }

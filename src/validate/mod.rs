@@ -5,6 +5,7 @@
 //! The validator never builds a tree of the instance. Its state is owned by a reusable
 //! runtime (`runtime.rs`): resetting it for the next document allocates nothing new.
 
+mod explain;
 mod meta;
 mod runtime;
 
@@ -18,6 +19,8 @@ use crate::{Error, ErrorKind, Limits};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
     keyword: &'static str,
+    /// What the keyword expected, in schema terms (empty where the keyword says it all).
+    detail: String,
     keyword_location: String,
     absolute_location: String,
     instance_pointer: String,
@@ -56,7 +59,34 @@ impl Violation {
     pub fn column(&self) -> u64 {
         self.column
     }
-    /// A message for operators (names schema keywords, never instance content).
+    /// What the failing keyword expected, in schema terms: `missing required property
+    /// "name"`, `expected integer`, `expected at most 10 items`, `expected one of "a", "b"`;
+    /// empty where the keyword says it all (`not`, `anyOf`, a `false` schema). Schema
+    /// strings and constants are written as JSON and cut after 64 characters.
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// A message a person can act on: what is wrong, what the schema expected, the keyword
+    /// and its location through the schema (`missing required property "id" (required at
+    /// /required)`). It names schema keywords and values, and an unexpected property by the
+    /// name its pointer carries; never an instance value.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"required":["id"],"properties":{"n":{"maximum":3}}}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// let Err(Rejection::Violation(x)) = v.validate_slice(br#"{"n":1}"#, Limits::new()) else {
+    ///     panic!()
+    /// };
+    /// assert_eq!(x.message(), r#"missing required property "id" (required at /required)"#);
+    /// let Err(Rejection::Violation(x)) = v.validate_slice(br#"{"id":1,"n":4}"#, Limits::new()) else {
+    ///     panic!()
+    /// };
+    /// assert_eq!(x.message(), "number is out of range: expected at most 3 (maximum at /properties/n/maximum)");
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn message(&self) -> String {
         let what = match self.keyword {
             "false" => "the schema allows no value here",
@@ -64,8 +94,18 @@ impl Violation {
             "const" => "value is not the required constant",
             "enum" => "value is not one of the allowed values",
             "required" => "a required property is missing",
-            "additionalProperties" => "property is not allowed",
-            "unevaluatedProperties" => "property is not allowed (unevaluated)",
+            "additionalProperties" | "unevaluatedProperties" => {
+                let name = unexpected_name(&self.instance_pointer);
+                let how = if self.keyword == "additionalProperties" {
+                    ""
+                } else {
+                    " (unevaluated)"
+                };
+                return format!(
+                    "property {name} is not allowed{how} ({} at {})",
+                    self.keyword, self.keyword_location
+                );
+            }
             "unevaluatedItems" => "item is not allowed (unevaluated)",
             "anyOf" => "value matches none of the anyOf alternatives",
             "oneOf" => "value does not match exactly one oneOf alternative",
@@ -83,12 +123,49 @@ impl Violation {
             "contains" | "minContains" | "maxContains" => {
                 "array does not contain the required items"
             }
-            "dependentRequired" => "a property required by another property is missing",
+            "dependentRequired" | "dependencies" => {
+                "a property required by another property is missing"
+            }
             "propertyNames" => "property name is not allowed",
             _ => "value does not satisfy the schema",
         };
-        format!("{what} ({} at {})", self.keyword, self.keyword_location)
+        match self.keyword {
+            // The detail says it all.
+            "required" | "dependentRequired" | "dependencies" if !self.detail.is_empty() => {
+                format!(
+                    "{} ({} at {})",
+                    self.detail, self.keyword, self.keyword_location
+                )
+            }
+            _ if !self.detail.is_empty() => format!(
+                "{what}: {} ({} at {})",
+                self.detail, self.keyword, self.keyword_location
+            ),
+            _ => format!("{what} ({} at {})", self.keyword, self.keyword_location),
+        }
     }
+}
+
+/// The last name of a pointer as a JSON string, cut after 64 characters (`/a/b~1c` →
+/// `"b/c"`).
+fn unexpected_name(pointer: &str) -> String {
+    let last = pointer.rsplit('/').next().unwrap_or("");
+    let name = last.replace("~1", "/").replace("~0", "~");
+    let mut out = String::from("\"");
+    let long = name.chars().count() > 64;
+    for c in name.chars().take(64) {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push_str(if long { "…\"" } else { "\"" });
+    out
 }
 
 impl fmt::Display for Violation {
@@ -286,6 +363,7 @@ impl Validator {
                 // A stop without a verdict cannot happen; treat it as a rejection of the root.
                 None => Err(Rejection::Violation(Box::new(Violation {
                     keyword: "false",
+                    detail: String::new(),
                     keyword_location: String::new(),
                     absolute_location: String::new(),
                     instance_pointer: String::new(),

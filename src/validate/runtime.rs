@@ -877,8 +877,10 @@ impl Runtime {
             }
         }
         let node = &p.nodes[ev.node as usize];
+        let detail = super::explain::detail(p, ev.node, reason.keyword, &|w| ev.seen.get(w));
         Violation {
             keyword,
+            detail,
             keyword_location,
             absolute_location: node.location.to_string(),
             instance_pointer: instance,
@@ -1475,7 +1477,7 @@ impl Runtime {
             // A dependent schema that already failed now applies.
             for (i, (dep, _)) in k.dependent_schemas.iter().enumerate() {
                 if &**dep == name && self.evals[e as usize].dep_failed.get(i as u32) {
-                    return self.fail_with(p, e, "dependentSchemas", offset);
+                    return self.fail_with(p, e, k.dependent_schemas_keyword(), offset);
                 }
             }
         }
@@ -1618,7 +1620,7 @@ impl Runtime {
                             ev.seen.get(*key) && names.iter().any(|&n| !ev.seen.get(n))
                         });
                         if missing_dep {
-                            fail(self, "dependentRequired");
+                            fail(self, k.dependent_required_keyword());
                         }
                     } else {
                         if k.min_items.is_some_and(|m| count < m) {

@@ -19,6 +19,7 @@ mod limits;
 mod mcp;
 mod mcp_http;
 mod memory;
+mod messages;
 mod regressions;
 mod schema_differential;
 mod schema_early;
