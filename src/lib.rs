@@ -69,7 +69,7 @@ pub use schema::{
     DEFAULT_MAX_COMPILE_STEPS, DEFAULT_MAX_REF_DEPTH, DEFAULT_MAX_SCHEMA_BYTES,
     DEFAULT_MAX_SCHEMA_NODES,
 };
-pub use validate::{Rejection, Tier, Validator, Violation};
+pub use validate::{OutputFormat, Rejection, Tier, Validator, Violation};
 
 /// Checks that `input` is one valid JSON document within `limits`.
 ///

@@ -10,8 +10,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use jsongate::{
-    Draft, Error, ErrorKind, Ignore, Limits, Rejection, Scanner, Schema, Validator, Violation,
-    UNLIMITED,
+    Draft, Error, ErrorKind, Ignore, Limits, OutputFormat, Rejection, Scanner, Schema, Validator,
+    Violation, UNLIMITED,
 };
 
 const USAGE: &str = "\
@@ -117,6 +117,10 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
     --format-assertion     validate 'format' instead of treating it as an annotation
     --draft D              dialect of the schema and of every resource without $schema:
                            2020-12 (default), 2019-09, 7, 6 or 4
+    --output F             print the verdict in the JSON Schema output format F instead:
+                           flag ({\"valid\":false}), basic (a flat list of output units,
+                           one per violation collected with --errors) or detailed (nested
+                           as the schema nests the failing subschemas); exit codes as above
     --resource URI=FILE    make FILE available to $ref as URI (repeatable); nothing is ever
                            fetched from the network or read from disk otherwise
     --errors N             collect up to N violations (default 1); the line then also has
@@ -287,6 +291,8 @@ struct SchemaArgs {
     schema: Option<String>,
     /// `--draft`: the dialect of the schema and resources without `$schema`.
     draft: Option<Draft>,
+    /// `--output`: the specification's output format instead of the verdict line.
+    output: Option<OutputFormat>,
     format_assertion: bool,
     resources: Vec<(String, String)>,
     errors: usize,
@@ -300,6 +306,7 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
     let mut sa = SchemaArgs {
         schema: None,
         draft: None,
+        output: None,
         format_assertion: false,
         resources: Vec::new(),
         errors: 1,
@@ -335,6 +342,13 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
             }
             "--draft" => {
                 sa.draft = Some(parse_draft(value().as_deref())?);
+                continue;
+            }
+            "--output" => {
+                let v = value().ok_or("--output needs flag, basic or detailed")?;
+                sa.output = Some(OutputFormat::from_name(&v).ok_or_else(|| {
+                    format!("--output: '{v}' is not one of flag, basic, detailed")
+                })?);
                 continue;
             }
             "--resource" => {
@@ -394,6 +408,20 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
         ),
         Some(mut v) => {
             let r = v.validate_read(&mut scanner, input);
+            if let Some(format) = sa.output {
+                if let Err(Rejection::Error(e)) = &r {
+                    if let ErrorKind::Io(kind) = e.kind() {
+                        let at = scanner.bytes_read();
+                        return Err(format!("read failed after {at} bytes: {kind}"));
+                    }
+                }
+                let uri = sa.schema.as_deref().and_then(file_uri);
+                let line = v.output(&r, format, uri.as_deref());
+                let mut stdout = io::stdout().lock();
+                let _ = writeln!(stdout, "{line}");
+                let _ = stdout.flush();
+                return Ok(ExitCode::from(u8::from(r.is_err())));
+            }
             (r, v.violations().to_vec())
         }
     };
@@ -434,6 +462,24 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
     let _ = writeln!(stdout, "{line}");
     let _ = stdout.flush();
     Ok(code)
+}
+
+/// The `file://` URI of a file, for the output's absolute keyword locations.
+fn file_uri(path: &str) -> Option<String> {
+    let abs = std::fs::canonicalize(path).ok()?;
+    let mut uri = String::from("file://");
+    for c in abs.to_str()?.chars() {
+        match c {
+            'A'..='Z' | 'a'..='z' | '0'..='9' | '/' | '-' | '.' | '_' | '~' => uri.push(c),
+            c => {
+                let mut buf = [0; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    let _ = write!(uri, "%{b:02X}");
+                }
+            }
+        }
+    }
+    Some(uri)
 }
 
 /// `--draft D`: one of the names [`Draft::from_name`] reads.

@@ -23,6 +23,7 @@ pub use bounds::{
     CompileBudget, DEFAULT_MAX_ANCHORS, DEFAULT_MAX_COMPILE_STEPS, DEFAULT_MAX_REF_DEPTH,
     DEFAULT_MAX_SCHEMA_BYTES, DEFAULT_MAX_SCHEMA_NODES,
 };
+pub(crate) use compile::INTERNAL_BASE;
 pub use compile::{CompileError, CompileErrorKind};
 pub use registry::Draft;
 

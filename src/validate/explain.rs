@@ -31,10 +31,9 @@ pub(super) fn detail(
         _ => return String::new(),
     };
     let count = |what: &str, n: Option<u64>, unit: &str| match n {
-        Some(n) => format!(
-            "expected {what} {n} {unit}{}",
-            if n == 1 { "" } else { "s" }
-        ),
+        Some(1) => format!("expected {what} 1 {unit}"),
+        Some(n) if unit == "property" => format!("expected {what} {n} properties"),
+        Some(n) => format!("expected {what} {n} {unit}s"),
         None => String::new(),
     };
     let bound = |what: &str, d: &Option<crate::schema::decimal::Decimal>| match d {

@@ -7,7 +7,10 @@
 
 mod explain;
 mod meta;
+mod output;
 mod runtime;
+
+pub use output::OutputFormat;
 
 use std::fmt;
 
@@ -21,6 +24,9 @@ pub struct Violation {
     keyword: &'static str,
     /// What the keyword expected, in schema terms (empty where the keyword says it all).
     detail: String,
+    /// Whether the keyword is one of the failing subschema's own (not the keyword whose
+    /// `false` subschema failed).
+    own_keyword: bool,
     keyword_location: String,
     absolute_location: String,
     instance_pointer: String,
@@ -42,6 +48,19 @@ impl Violation {
     /// The absolute location of the failing subschema (`base URI#pointer`).
     pub fn absolute_location(&self) -> &str {
         &self.absolute_location
+    }
+    /// The absolute location of the failing keyword (`base URI#pointer/keyword`), as the
+    /// specification's output formats name it.
+    pub fn absolute_keyword_location(&self) -> String {
+        let mut at = self.absolute_location.clone();
+        if self.own_keyword && !at.is_empty() {
+            if !at.contains('#') {
+                at.push('#');
+            }
+            at.push('/');
+            at.push_str(self.keyword);
+        }
+        at
     }
     /// JSON Pointer of the instance value that failed.
     pub fn instance_pointer(&self) -> &str {
@@ -364,6 +383,7 @@ impl Validator {
                 None => Err(Rejection::Violation(Box::new(Violation {
                     keyword: "false",
                     detail: String::new(),
+                    own_keyword: false,
                     keyword_location: String::new(),
                     absolute_location: String::new(),
                     instance_pointer: String::new(),

@@ -881,6 +881,7 @@ impl Runtime {
         Violation {
             keyword,
             detail,
+            own_keyword: reason.keyword != "false",
             keyword_location,
             absolute_location: node.location.to_string(),
             instance_pointer: instance,

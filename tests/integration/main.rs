@@ -20,6 +20,7 @@ mod mcp;
 mod mcp_http;
 mod memory;
 mod messages;
+mod output;
 mod regressions;
 mod schema_differential;
 mod schema_early;

@@ -538,6 +538,7 @@ impl Runtime {
             self.violations.push(Violation {
                 keyword: d.keyword,
                 detail: String::new(),
+                own_keyword: true,
                 keyword_location: format!("/{}", d.keyword),
                 absolute_location: p.nodes[p.root as usize].location.to_string(),
                 instance_pointer: String::new(),
@@ -576,6 +577,7 @@ impl Runtime {
             }
             At::Child { .. } => super::super::explain::detail(p, node, keyword, &|_| true),
         };
+        let own_keyword = keyword != "false";
         let keyword = false_keyword(p, keyword, own_label);
         let mut instance = String::new();
         for f in &self.fast_frames[..levels] {
@@ -597,6 +599,7 @@ impl Runtime {
         self.violations.push(Violation {
             keyword,
             detail,
+            own_keyword,
             keyword_location,
             absolute_location: p.nodes[node as usize].location.to_string(),
             instance_pointer: instance,
