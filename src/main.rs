@@ -223,7 +223,7 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
 ERROR KINDS:
     too_large, too_deep, name_too_long, string_too_long, number_too_long, too_many_members,
     too_many_items, duplicate_name, invalid_utf8, lone_surrogate, noncharacter, syntax,
-    schema, budget_exceeded
+    schema, budget_exceeded, schema_cycle
 
 EXIT STATUS:
     0 accepted (decide: allow), 1 rejected (decide: deny), 2 usage, configuration or I/O

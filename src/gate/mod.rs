@@ -658,9 +658,15 @@ impl<'g> Session<'g> {
         let v = &self.validators[0];
         let at = self.scanner.bytes_read();
         let budget = v.budget_exceeded();
+        let kind = match v.schema_cycle() {
+            Some(_) => "schema_cycle",
+            None if budget => "budget_exceeded",
+            None => "schema",
+        };
         let mut e = AuditError {
-            kind: if budget { "budget_exceeded" } else { "schema" }.into(),
+            kind: kind.into(),
             offset: Some(at),
+            schema_path: v.schema_cycle().map(str::to_owned),
             ..AuditError::default()
         };
         if let Some(x) = v.violation() {

@@ -344,6 +344,13 @@ impl Compiler {
                 dynamic_anchors.insert((info.resource, name.clone().into_boxed_str()), node);
             }
         }
+        // Regions that apply themselves to the same value without end are compiled as
+        // `false` nodes that the runtime reports as cycles when a document reaches them.
+        let cycles = in_place_cycles(&self.nodes, &dynamic_anchors, &self.resources);
+        for &n in &cycles {
+            self.nodes[n as usize].kind = NodeKind::Bool(false);
+            self.nodes[n as usize].simple = true;
+        }
         check_in_place_cycles(
             &self.nodes,
             &dynamic_anchors,
@@ -363,8 +370,10 @@ impl Compiler {
             uses_unevaluated: self.uses_unevaluated,
             fast: false,
             dispatch: None,
+            cycles,
         };
-        program.fast = program.fast_tier_applies();
+        // The specialised tier has no cycle report: schemas with cycles run in the general one.
+        program.fast = program.cycles.is_empty() && program.fast_tier_applies();
         if program.fast {
             program.dispatch = program.root_dispatch();
         }
@@ -1296,46 +1305,57 @@ impl Compiler {
     }
 }
 
-/// Rejects schemas that apply themselves to the same instance value without end (`{"$ref":"#"}`,
-/// `{"allOf":[{"$ref":"#"}]}`): such an evaluation never terminates, so it is a compile error,
-/// not a run-time budget question. Dynamic references count with every target they might take.
-/// Also bounds the longest chain of in-place applications (`max_depth`), which is what one
-/// instance value may cost in nested evaluations.
-///
-/// Linear in nodes and edges: a dynamic reference points at one virtual node per anchor name
-/// (and one for `$recursiveRef`), which points at every target of that name, instead of at
-/// every target itself (which made `n` references to `n` anchors cost `n²`).
-fn check_in_place_cycles(
-    nodes: &[Node],
-    dynamic_anchors: &HashMap<(u32, Box<str>), NodeId>,
-    resources: &[Resource],
-    max_depth: u64,
-) -> Result<(), CompileError> {
-    let real = nodes.len();
-    let mut names: HashMap<&str, usize> = HashMap::new();
-    let mut by_name: Vec<Vec<NodeId>> = Vec::new();
-    for ((_, name), &target) in dynamic_anchors {
-        let i = *names.entry(&**name).or_insert_with(|| {
-            by_name.push(Vec::new());
-            by_name.len() - 1
-        });
-        by_name[i].push(target);
+/// The in-place edges of node `n` of the graph [`check_in_place_cycles`] walks: real nodes
+/// first, then one virtual node per `$dynamicAnchor` name, then one for `$recursiveRef`.
+struct InPlaceGraph<'a> {
+    nodes: &'a [Node],
+    names: HashMap<&'a str, usize>,
+    by_name: Vec<Vec<NodeId>>,
+    recursive: Vec<NodeId>,
+}
+
+impl<'a> InPlaceGraph<'a> {
+    fn new(
+        nodes: &'a [Node],
+        dynamic_anchors: &'a HashMap<(u32, Box<str>), NodeId>,
+        resources: &[Resource],
+    ) -> Self {
+        let mut names: HashMap<&str, usize> = HashMap::new();
+        let mut by_name: Vec<Vec<NodeId>> = Vec::new();
+        for ((_, name), &target) in dynamic_anchors {
+            let i = *names.entry(&**name).or_insert_with(|| {
+                by_name.push(Vec::new());
+                by_name.len() - 1
+            });
+            by_name[i].push(target);
+        }
+        let recursive = resources
+            .iter()
+            .filter(|r| r.recursive_anchor)
+            .filter_map(|r| r.root)
+            .collect();
+        InPlaceGraph {
+            nodes,
+            names,
+            by_name,
+            recursive,
+        }
     }
-    let recursive_node = real + by_name.len();
-    let recursive: Vec<NodeId> = resources
-        .iter()
-        .filter(|r| r.recursive_anchor)
-        .filter_map(|r| r.root)
-        .collect();
-    let total = recursive_node + 1;
-    let edges = |n: usize| -> Vec<usize> {
+
+    fn len(&self) -> usize {
+        self.nodes.len() + self.by_name.len() + 1
+    }
+
+    fn edges(&self, n: usize) -> Vec<usize> {
+        let real = self.nodes.len();
+        let recursive_node = real + self.by_name.len();
         if n == recursive_node {
-            return recursive.iter().map(|&t| t as usize).collect();
+            return self.recursive.iter().map(|&t| t as usize).collect();
         }
         if n >= real {
-            return by_name[n - real].iter().map(|&t| t as usize).collect();
+            return self.by_name[n - real].iter().map(|&t| t as usize).collect();
         }
-        let NodeKind::Keywords(k) = &nodes[n].kind else {
+        let NodeKind::Keywords(k) = &self.nodes[n].kind else {
             return Vec::new();
         };
         let mut out: Vec<usize> = k
@@ -1356,7 +1376,7 @@ fn check_in_place_cycles(
             out.push(d.fallback.node as usize);
             match &d.dynamic {
                 Dynamic::Anchor(name) => {
-                    if let Some(&i) = names.get(&**name) {
+                    if let Some(&i) = self.names.get(&**name) {
                         out.push(real + i);
                     }
                 }
@@ -1364,7 +1384,96 @@ fn check_in_place_cycles(
             }
         }
         out
-    };
+    }
+}
+
+/// The real nodes that lie on an in-place cycle (a strongly connected component of the
+/// in-place graph with more than one node, or a node that applies itself), sorted. Tarjan's
+/// algorithm, iterative: linear in nodes and edges.
+fn in_place_cycles(
+    nodes: &[Node],
+    dynamic_anchors: &HashMap<(u32, Box<str>), NodeId>,
+    resources: &[Resource],
+) -> Vec<NodeId> {
+    const UNSEEN: usize = usize::MAX;
+    let g = InPlaceGraph::new(nodes, dynamic_anchors, resources);
+    let total = g.len();
+    let mut index = vec![UNSEEN; total];
+    let mut low = vec![0usize; total];
+    let mut on_stack = vec![false; total];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut next = 0usize;
+    let mut out: Vec<NodeId> = Vec::new();
+    for start in 0..total {
+        if index[start] != UNSEEN {
+            continue;
+        }
+        let mut work: Vec<(usize, Vec<usize>)> = vec![(start, g.edges(start))];
+        index[start] = next;
+        low[start] = next;
+        next += 1;
+        stack.push(start);
+        on_stack[start] = true;
+        while let Some((n, edges)) = work.last_mut() {
+            let n = *n;
+            if let Some(m) = edges.pop() {
+                if index[m] == UNSEEN {
+                    index[m] = next;
+                    low[m] = next;
+                    next += 1;
+                    stack.push(m);
+                    on_stack[m] = true;
+                    let e = g.edges(m);
+                    work.push((m, e));
+                } else if on_stack[m] {
+                    low[n] = low[n].min(index[m]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some((parent, _)) = work.last() {
+                low[*parent] = low[*parent].min(low[n]);
+            }
+            if low[n] == index[n] {
+                let at = stack.iter().rposition(|&x| x == n).unwrap_or(0);
+                let component = stack.split_off(at);
+                for &x in &component {
+                    on_stack[x] = false;
+                }
+                let cyclic = component.len() > 1 || g.edges(n).contains(&n);
+                if cyclic {
+                    out.extend(
+                        component
+                            .iter()
+                            .filter(|&&x| x < nodes.len())
+                            .map(|&x| x as NodeId),
+                    );
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Bounds the longest chain of in-place applications (`max_depth`), which is what one
+/// instance value may cost in nested evaluations, once [`in_place_cycles`] has cut every
+/// cycle (a cycle left would be a compile error: evaluation would never terminate).
+/// Dynamic references count with every target they might take.
+///
+/// Linear in nodes and edges: a dynamic reference points at one virtual node per anchor name
+/// (and one for `$recursiveRef`), which points at every target of that name, instead of at
+/// every target itself (which made `n` references to `n` anchors cost `n²`).
+fn check_in_place_cycles(
+    nodes: &[Node],
+    dynamic_anchors: &HashMap<(u32, Box<str>), NodeId>,
+    resources: &[Resource],
+    max_depth: u64,
+) -> Result<(), CompileError> {
+    let g = InPlaceGraph::new(nodes, dynamic_anchors, resources);
+    let real = nodes.len();
+    let total = g.len();
+    let edges = |n: usize| g.edges(n);
     // Iterative depth-first search: 0 unvisited, 1 on the stack, 2 done. `depth` of a done
     // node: the longest in-place chain starting there (virtual nodes add nothing).
     let mut state = vec![0u8; total];

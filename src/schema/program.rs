@@ -944,6 +944,10 @@ pub(crate) struct Program {
     /// The root's `oneOf`/`anyOf` when the specialised tier dispatches it by a member (see
     /// [`Dispatch`]); only with `fast`.
     pub(crate) dispatch: Option<Dispatch>,
+    /// Nodes on in-place reference cycles, sorted: compiled as `false`, and a document
+    /// whose evaluation reaches one is rejected with `ErrorKind::SchemaCycle` there. Empty
+    /// for almost every schema.
+    pub(crate) cycles: Vec<NodeId>,
 }
 
 /// A root `oneOf` or `anyOf` (and nothing else) whose alternatives are closed-typed objects

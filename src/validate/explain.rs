@@ -203,7 +203,8 @@ fn write_constant(p: &Program, node: NodeId, out: &mut String, depth: usize) {
     }
 }
 
-fn write_string(out: &mut String, s: &str) {
+/// Appends `s` as a JSON string literal (`"` and `\` escaped, control characters as `\u00XX`).
+pub(super) fn write_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {

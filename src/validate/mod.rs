@@ -323,7 +323,14 @@ impl Validator {
 
     /// Whether the evaluation budget ran out (the document is then rejected).
     pub fn budget_exceeded(&self) -> bool {
-        self.rt.budget_exceeded
+        self.rt.budget_exceeded && self.rt.schema_cycle.is_none()
+    }
+
+    /// Where the document reached an in-place reference cycle of the schema (its keyword
+    /// location), if it did: the document is then rejected with
+    /// [`ErrorKind::SchemaCycle`].
+    pub fn schema_cycle(&self) -> Option<&str> {
+        self.rt.schema_cycle.as_ref().map(|(at, _)| &**at)
     }
 
     /// After the scanner finished the document: whether it satisfied the schema.
@@ -369,6 +376,12 @@ impl Validator {
     pub fn verdict(&self, scanner: &Scanner, out: Result<Outcome, Error>) -> Result<(), Rejection> {
         match out {
             Err(e) => Err(Rejection::Error(e)),
+            Ok(_) if self.rt.schema_cycle.is_some() => {
+                let (keyword_location, at) = self.rt.schema_cycle.clone().unwrap_or_default();
+                Err(Rejection::Error(
+                    scanner.error_at(ErrorKind::SchemaCycle { keyword_location }, at),
+                ))
+            }
             Ok(_) if self.rt.budget_exceeded => {
                 let limit = self.rt.allowance();
                 let at = scanner.bytes_read();

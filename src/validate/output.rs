@@ -8,8 +8,8 @@
 
 use std::fmt::Write as _;
 
+use super::explain::write_string as write_json_string;
 use super::{Rejection, Validator, Violation};
-use crate::select::write_json_string;
 
 /// One of the output formats of JSON Schema 2020-12 (section 12.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

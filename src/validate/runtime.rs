@@ -271,6 +271,9 @@ pub(crate) struct Runtime {
     /// How many violations to collect before stopping (1: stop at the first).
     pub(crate) max_errors: usize,
     pub(crate) budget_exceeded: bool,
+    /// Set (with `budget_exceeded`, which stops the scan) when the document reached an
+    /// in-place reference cycle of the schema: the keyword location where it entered it.
+    pub(crate) schema_cycle: Option<(Box<str>, u64)>,
     /// Work units charged so far in this document (see [`Runtime::charge`]).
     work: u64,
     /// Fixed work units allowed per document.
@@ -344,6 +347,7 @@ impl Runtime {
             skip: 0,
             max_errors: 1,
             budget_exceeded: false,
+            schema_cycle: None,
             work: 0,
             budget: 0,
             budget_per_byte: 0,
@@ -386,6 +390,7 @@ impl Runtime {
         self.violations.clear();
         self.skip = 0;
         self.budget_exceeded = false;
+        self.schema_cycle = None;
         self.work = 0;
         self.allowance = self.budget;
         self.event_offset = 0;
@@ -617,6 +622,14 @@ impl Runtime {
 
     /// Marks `id` failed for its own `keyword` at `offset`.
     fn fail_with(&mut self, p: &Program, id: u32, keyword: &'static str, offset: u64) {
+        if keyword == "false"
+            && !p.cycles.is_empty()
+            && p.cycles
+                .binary_search(&self.evals[id as usize].node)
+                .is_ok()
+        {
+            return self.cycle_reached(p, id, offset);
+        }
         self.fail(
             p,
             id,
@@ -626,6 +639,25 @@ impl Runtime {
                 offset,
             },
         );
+    }
+
+    /// The document reached a node of an in-place cycle (compiled as `false`): its
+    /// evaluation could never end, so it stops here with the cycle's keyword location.
+    #[cold]
+    #[inline(never)]
+    fn cycle_reached(&mut self, p: &Program, id: u32, offset: u64) {
+        if self.schema_cycle.is_none() {
+            let v = self.describe(
+                p,
+                Reason {
+                    eval: id,
+                    keyword: "false",
+                    offset,
+                },
+            );
+            self.schema_cycle = Some((v.keyword_location().into(), offset));
+        }
+        self.budget_exceeded = true;
     }
 
     /// Marks `id` failed and reports to its parent.

@@ -174,6 +174,14 @@ fn every_error_kind_is_reported_through_the_cli() {
     )
     .unwrap();
     let nested = nested.to_string_lossy().to_string();
+    // `a` applies itself to the value it is given: only a document with `loop` reaches it.
+    let cycle = dir.path().join("cycle.json");
+    std::fs::write(
+        &cycle,
+        br##"{"properties":{"loop":{"$ref":"#/$defs/a"}},"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}}}"##,
+    )
+    .unwrap();
+    let cycle = cycle.to_string_lossy().to_string();
     let cases: &[KindCase] = &[
         (&["--max-bytes", "4"], b"[1,2]", "too_large", 4, "/1"),
         (&[], deep.as_bytes(), "too_deep", 128, &"/0".repeat(128)),
@@ -230,6 +238,13 @@ fn every_error_kind_is_reported_through_the_cli() {
             "budget_exceeded",
             5,
             "/0/0/0/0",
+        ),
+        (
+            &["--schema", &cycle],
+            br#"{"ok":1,"loop":{}}"#,
+            "schema_cycle",
+            15,
+            "/loop",
         ),
     ];
     let mut kinds: Vec<&str> = Vec::new();
