@@ -64,6 +64,13 @@ pub enum ErrorKind {
         /// The budget that was exhausted.
         limit: u64,
     },
+    /// The document reached a part of the schema that applies itself to the same value
+    /// without end (an in-place reference cycle such as `{"allOf":[{"$ref":"#"}]}`), whose
+    /// evaluation could never finish.
+    SchemaCycle {
+        /// The keyword location (through the schema) where the cycle was entered.
+        keyword_location: Box<str>,
+    },
 }
 
 /// Which grammar rule was broken.
@@ -152,6 +159,7 @@ impl ErrorKind {
             ErrorKind::Syntax(_) => "syntax",
             ErrorKind::Io(_) => "io",
             ErrorKind::BudgetExceeded { .. } => "budget_exceeded",
+            ErrorKind::SchemaCycle { .. } => "schema_cycle",
         }
     }
 }
@@ -177,6 +185,11 @@ impl fmt::Display for ErrorKind {
             ErrorKind::BudgetExceeded { limit } => {
                 write!(f, "schema evaluation exceeded its budget of {limit} steps")
             }
+            ErrorKind::SchemaCycle { keyword_location } => write!(
+                f,
+                "the schema applies itself to this value without end (in-place reference cycle at {})",
+                if keyword_location.is_empty() { "the root" } else { keyword_location }
+            ),
         }
     }
 }

@@ -10,7 +10,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use jsongate::{
-    Error, ErrorKind, Ignore, Limits, Rejection, Scanner, Schema, Validator, Violation, UNLIMITED,
+    Draft, Error, ErrorKind, Ignore, Limits, OutputFormat, Rejection, Scanner, Schema, Validator,
+    Violation, UNLIMITED,
 };
 
 const USAGE: &str = "\
@@ -32,9 +33,9 @@ USAGE:
     jsongate approve ID --state SPEC [--deny]
     jsongate screen [--contract FILE] [FILE | -]
     jsongate policy schema | decision schema | alerts schema | plan schema
-    jsongate mcp-proxy [OPTIONS] [--format-assertion] [--eval-budget N] [--policy FILE
-                  --grants A,B [--workspace DIR]] [--screen flag|reject] [--audit FILE]
-                  [--pin LOCKFILE] [--on-tool-change refuse|warn]
+    jsongate mcp-proxy [OPTIONS] [--format-assertion] [--draft D] [--eval-budget N]
+                  [--policy FILE --grants A,B [--workspace DIR]] [--screen flag|reject]
+                  [--audit FILE] [--pin LOCKFILE] [--on-tool-change refuse|warn]
                   [--screen-tools flag|reject] [--max-result-bytes [TOOL=]N]... [--truncate-text]
                   [--alerts FILE] [--state SPEC [--on-state-error deny|allow]]
                   [--plan FILE] [--context KEY=VALUE]... [--approval-wait SECONDS]
@@ -116,9 +117,15 @@ OPTIONS (N is a non-negative integer or 'unlimited'):
 
 SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the read):
     --schema FILE          JSON Schema to validate against (draft 2020-12 unless its $schema
-                           names 2019-09 or draft-07); an invalid or unresolvable schema is
-                           a configuration error (exit 2)
+                           names 2019-09, draft-07, -06 or -04); an invalid or unresolvable
+                           schema is a configuration error (exit 2)
     --format-assertion     validate 'format' instead of treating it as an annotation
+    --draft D              dialect of the schema and of every resource without $schema:
+                           2020-12 (default), 2019-09, 7, 6 or 4
+    --output F             print the verdict in the JSON Schema output format F instead:
+                           flag ({\"valid\":false}), basic (a flat list of output units,
+                           one per violation collected with --errors) or detailed (nested
+                           as the schema nests the failing subschemas); exit codes as above
     --resource URI=FILE    make FILE available to $ref as URI (repeatable); nothing is ever
                            fetched from the network or read from disk otherwise
     --errors N             collect up to N violations (default 1); the line then also has
@@ -224,6 +231,7 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
              (not_approved); without either way to ask, ask is refused (policy_ask).
              Other messages flow while a call waits. Audit lines carry
              \"approval\":{\"id\",\"via\",\"outcome\"}.
+             --draft D names the dialect of tool schemas without $schema (as for check).
              --audit appends one JSON line per tool call (and per dropped line). Signals
              are forwarded to the server; the exit status is the server's.
              Tool definitions: every listed tool is hashed in canonical form and held to
@@ -257,7 +265,7 @@ SCHEMA OPTIONS (validation runs on the same pass; the first violation stops the 
 ERROR KINDS:
     too_large, too_deep, name_too_long, string_too_long, number_too_long, too_many_members,
     too_many_items, duplicate_name, invalid_utf8, lone_surrogate, noncharacter, syntax,
-    schema, budget_exceeded
+    schema, budget_exceeded, schema_cycle
 
 EXIT STATUS:
     0 accepted (decide: allow), 1 rejected (decide: deny), 2 usage, configuration or I/O
@@ -324,6 +332,10 @@ fn parse_limit(flag: &str, value: Option<&String>) -> Result<u64, String> {
 
 struct SchemaArgs {
     schema: Option<String>,
+    /// `--draft`: the dialect of the schema and resources without `$schema`.
+    draft: Option<Draft>,
+    /// `--output`: the specification's output format instead of the verdict line.
+    output: Option<OutputFormat>,
     format_assertion: bool,
     resources: Vec<(String, String)>,
     errors: usize,
@@ -336,6 +348,8 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
     let mut file: Option<String> = None;
     let mut sa = SchemaArgs {
         schema: None,
+        draft: None,
+        output: None,
         format_assertion: false,
         resources: Vec::new(),
         errors: 1,
@@ -367,6 +381,17 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
             }
             "--format-assertion" => {
                 sa.format_assertion = true;
+                continue;
+            }
+            "--draft" => {
+                sa.draft = Some(parse_draft(value().as_deref())?);
+                continue;
+            }
+            "--output" => {
+                let v = value().ok_or("--output needs flag, basic or detailed")?;
+                sa.output = Some(OutputFormat::from_name(&v).ok_or_else(|| {
+                    format!("--output: '{v}' is not one of flag, basic, detailed")
+                })?);
                 continue;
             }
             "--resource" => {
@@ -426,6 +451,20 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
         ),
         Some(mut v) => {
             let r = v.validate_read(&mut scanner, input);
+            if let Some(format) = sa.output {
+                if let Err(Rejection::Error(e)) = &r {
+                    if let ErrorKind::Io(kind) = e.kind() {
+                        let at = scanner.bytes_read();
+                        return Err(format!("read failed after {at} bytes: {kind}"));
+                    }
+                }
+                let uri = sa.schema.as_deref().and_then(file_uri);
+                let line = v.output(&r, format, uri.as_deref());
+                let mut stdout = io::stdout().lock();
+                let _ = writeln!(stdout, "{line}");
+                let _ = stdout.flush();
+                return Ok(ExitCode::from(u8::from(r.is_err())));
+            }
             (r, v.violations().to_vec())
         }
     };
@@ -468,9 +507,37 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
     Ok(code)
 }
 
+/// The `file://` URI of a file, for the output's absolute keyword locations.
+fn file_uri(path: &str) -> Option<String> {
+    let abs = std::fs::canonicalize(path).ok()?;
+    let mut uri = String::from("file://");
+    for c in abs.to_str()?.chars() {
+        match c {
+            'A'..='Z' | 'a'..='z' | '0'..='9' | '/' | '-' | '.' | '_' | '~' => uri.push(c),
+            c => {
+                let mut buf = [0; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    let _ = write!(uri, "%{b:02X}");
+                }
+            }
+        }
+    }
+    Some(uri)
+}
+
+/// `--draft D`: one of the names [`Draft::from_name`] reads.
+fn parse_draft(v: Option<&str>) -> Result<Draft, String> {
+    let v = v.ok_or("--draft needs 2020-12, 2019-09, 7, 6 or 4")?;
+    Draft::from_name(v)
+        .ok_or_else(|| format!("--draft: '{v}' is not one of 2020-12, 2019-09, 7, 6, 4"))
+}
+
 fn load_schema(path: &str, sa: &SchemaArgs) -> Result<Validator, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read schema '{path}': {e}"))?;
     let mut opts = Schema::options().format_assertion(sa.format_assertion);
+    if let Some(d) = sa.draft {
+        opts = opts.draft(d);
+    }
     if let Some(b) = sa.budget {
         opts = opts.eval_budget(b);
     }
@@ -478,9 +545,12 @@ fn load_schema(path: &str, sa: &SchemaArgs) -> Result<Validator, String> {
         let doc = std::fs::read(file).map_err(|e| format!("cannot read resource '{file}': {e}"))?;
         opts = opts.resource(uri, &doc);
     }
-    let schema = opts
-        .compile(&bytes)
-        .map_err(|e| format!("invalid schema '{path}': {e}"))?;
+    let schema = opts.compile(&bytes).map_err(|e| match e.resource() {
+        Some(uri) => {
+            format!("invalid schema '{path}': {e}; give the document with --resource {uri}=FILE")
+        }
+        None => format!("invalid schema '{path}': {e}"),
+    })?;
     Ok(Validator::new(&schema))
 }
 
@@ -1245,6 +1315,7 @@ fn mcp_config(opts: &[String]) -> Result<Option<jsongate::mcp::Config>, String> 
             }
             "--profile" => limits = parse_profile(limits, Some(&value()?))?,
             "--format-assertion" => config.format_assertion = true,
+            "--draft" => config.draft = Some(parse_draft(Some(&value()?))?),
             "--eval-budget" => config.eval_budget = Some(parse_limit(flag, Some(&value()?))?),
             "--policy" => policy = Some(value()?),
             "--grants" => grants = Some(value()?),

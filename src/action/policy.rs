@@ -435,18 +435,27 @@ impl Policy {
             // The file's schema admits only the seven limit names.
             lim = lim.set_by_name(k, n).unwrap_or(lim.max_items(n));
         }
+        // The file's schema admits only the names `Draft::from_name` reads.
+        let draft = doc
+            .get("draft")
+            .and_then(Value::as_str)
+            .and_then(crate::Draft::from_name);
+        let options = || {
+            let o = Schema::options().limits(lim);
+            match draft {
+                Some(d) => o.draft(d),
+                None => o,
+            }
+        };
         let mut tools = Vec::new();
         for (name, t) in doc.get("tools").and_then(Value::as_object).unwrap_or(&[]) {
             let args = t.get("arguments").cloned().unwrap_or(Value::Bool(false));
             let text = args.to_json();
             let invalid = |e| err(format!("tool '{name}': invalid argument schema: {e}"));
-            let schema = Schema::options()
-                .limits(lim)
-                .compile(text.as_bytes())
-                .map_err(invalid)?;
+            let schema = options().compile(text.as_bytes()).map_err(invalid)?;
             let names = if declares_names(&args) {
-                let wrapper = Schema::options()
-                    .limits(lim)
+                // The wrapper declares 2020-12; the arguments' schema is read as named.
+                let wrapper = options()
                     .resource(ARGUMENTS_URI, text.as_bytes())
                     .compile(NAMES_WRAPPER.as_bytes())
                     .map_err(invalid)?;

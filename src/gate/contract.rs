@@ -79,6 +79,8 @@ pub struct Contract {
     pub(crate) limits: Limits,
     pub(crate) format: Option<LineFormat>,
     pub(crate) format_assertion: bool,
+    /// The dialect of its schemas without `$schema`, when named.
+    pub(crate) draft: Option<crate::Draft>,
     pub(crate) shapes: Vec<Shape>,
     pub(crate) errors: Vec<(FailureCode, SchemaSource)>,
     pub(crate) fields: Vec<Field>,
@@ -350,6 +352,11 @@ impl Contract {
                 .get("format_assertion")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            // The file's schema admits only the names `Draft::from_name` reads.
+            draft: doc
+                .get("draft")
+                .and_then(Value::as_str)
+                .and_then(crate::Draft::from_name),
             shapes,
             errors,
             fields,

@@ -190,9 +190,11 @@ impl Gate {
     /// A schema that does not compile, a bad pointer, or a check on an unknown field.
     pub fn new(contract: &Contract) -> Result<Gate, ContractError> {
         let compile = |what: &str, src: &contract::SchemaSource| {
-            Schema::options()
-                .format_assertion(contract.format_assertion)
-                .compile(&src.bytes()?)
+            let mut o = Schema::options().format_assertion(contract.format_assertion);
+            if let Some(d) = contract.draft {
+                o = o.draft(d);
+            }
+            o.compile(&src.bytes()?)
                 .map_err(|e| contract::err(format!("{what}: invalid schema: {e}")))
         };
         let mut shapes = Vec::new();
@@ -655,9 +657,15 @@ impl<'g> Session<'g> {
         let v = &self.validators[0];
         let at = self.scanner.bytes_read();
         let budget = v.budget_exceeded();
+        let kind = match v.schema_cycle() {
+            Some(_) => "schema_cycle",
+            None if budget => "budget_exceeded",
+            None => "schema",
+        };
         let mut e = AuditError {
-            kind: if budget { "budget_exceeded" } else { "schema" }.into(),
+            kind: kind.into(),
             offset: Some(at),
+            schema_path: v.schema_cycle().map(str::to_owned),
             ..AuditError::default()
         };
         if let Some(x) = v.violation() {

@@ -90,6 +90,8 @@ pub struct Config {
     pub limits: Limits,
     /// Whether `format` asserts in tool schemas (default: annotation only).
     pub format_assertion: bool,
+    /// The dialect of tool schemas without `$schema` (default: 2020-12).
+    pub draft: Option<crate::Draft>,
     /// Evaluation budget per validated document (default: the schema's default).
     pub eval_budget: Option<u64>,
     /// A tool-call policy; `deny` decisions are answered by the proxy, `ask` decisions wait
@@ -180,6 +182,7 @@ impl Default for Config {
         Config {
             limits: Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES),
             format_assertion: false,
+            draft: None,
             eval_budget: None,
             policy: None,
             session: Session::new(Vec::<String>::new()),
@@ -367,6 +370,7 @@ impl Proxy {
         });
         let opts = CompileOptions {
             format_assertion: c.format_assertion,
+            draft: c.draft,
             eval_budget: c.eval_budget,
             limits: c.limits,
         };

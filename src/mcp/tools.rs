@@ -78,6 +78,8 @@ pub enum Known {
 pub struct CompileOptions {
     /// Whether `format` asserts.
     pub format_assertion: bool,
+    /// The dialect of tool schemas without `$schema` (default: 2020-12).
+    pub draft: Option<crate::Draft>,
     /// Evaluation budget per validated document, if not the default.
     pub eval_budget: Option<u64>,
     /// Limits for reading the schema text.
@@ -249,6 +251,9 @@ fn compile(s: &Source, opts: CompileOptions) -> Known {
     let mut o = Schema::options()
         .format_assertion(opts.format_assertion)
         .limits(opts.limits);
+    if let Some(d) = opts.draft {
+        o = o.draft(d);
+    }
     if let Some(b) = opts.eval_budget {
         o = o.eval_budget(b);
     }

@@ -27,14 +27,19 @@ pub struct CompileError {
     kind: CompileErrorKind,
     message: String,
     location: String,
+    /// For [`CompileErrorKind::UnknownResource`]: the document's URI.
+    resource: Option<Box<str>>,
 }
 
 /// The kind of a [`CompileError`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CompileErrorKind {
-    /// The schema is not valid JSON, not a valid schema, or references something unknown.
+    /// The schema is not valid JSON or not a valid schema.
     Invalid,
+    /// A reference names a document that is neither embedded nor registered (nothing is
+    /// ever fetched): register it with [`SchemaOptions::resource`](crate::SchemaOptions).
+    UnknownResource,
     /// The schema exhausted a compile budget (see [`SchemaOptions`](crate::SchemaOptions)).
     Budget {
         /// Which budget.
@@ -44,12 +49,23 @@ pub enum CompileErrorKind {
     },
 }
 
+/// The base URI of a schema document without `$id`: never shown (see [`public`]).
+pub(crate) const INTERNAL_BASE: &str = "jsongate:///schema.json";
+
+/// A location or message as the caller reads it: locations in the schema given without
+/// `$id` are plain fragments (`#/properties/a`), and references resolved against it read as
+/// they were written (`other.json`).
+fn public(s: &str) -> String {
+    s.replace(INTERNAL_BASE, "").replace("jsongate:///", "")
+}
+
 impl CompileError {
     pub(crate) fn new(message: impl Into<String>, location: impl Into<String>) -> Self {
         CompileError {
             kind: CompileErrorKind::Invalid,
-            message: message.into(),
-            location: location.into(),
+            message: public(&message.into()),
+            location: public(&location.into()),
+            resource: None,
         }
     }
 
@@ -57,8 +73,28 @@ impl CompileError {
         CompileError {
             kind: CompileErrorKind::Budget { budget, limit },
             message: budget.describe(limit),
-            location: location.into(),
+            location: public(&location.into()),
+            resource: None,
         }
+    }
+
+    /// A reference to `uri`, which is not a known document.
+    pub(crate) fn unresolved(reference: &str, uri: &str, location: &str) -> Self {
+        CompileError {
+            kind: CompileErrorKind::UnknownResource,
+            message: public(&format!(
+                "cannot resolve reference '{reference}': no resource is registered as '{uri}' \
+                 (nothing is fetched from the network)"
+            )),
+            location: public(location),
+            resource: Some(public(uri).into_boxed_str()),
+        }
+    }
+
+    /// For [`CompileErrorKind::UnknownResource`]: the URI of the document the reference
+    /// needs, as [`SchemaOptions::resource`](crate::SchemaOptions::resource) takes it.
+    pub fn resource(&self) -> Option<&str> {
+        self.resource.as_deref()
     }
 
     /// What kind of failure this is.
@@ -69,7 +105,8 @@ impl CompileError {
     pub fn message(&self) -> &str {
         &self.message
     }
-    /// Where: the absolute location (`base URI#pointer`) of the offending subschema.
+    /// Where: the location of the offending subschema, `#pointer` in the schema itself, or
+    /// `URI#pointer` in a resource or a subschema with its own `$id`.
     pub fn location(&self) -> &str {
         &self.location
     }
@@ -87,6 +124,9 @@ impl std::error::Error for CompileError {}
 #[derive(Clone)]
 pub(crate) struct Settings {
     pub(crate) default_draft: Draft,
+    /// The dialect of registered resources without `$schema`, when the caller named one
+    /// (otherwise they follow the resource that references them).
+    pub(crate) resource_draft: Option<Draft>,
     pub(crate) format_assertion: bool,
     pub(crate) bounds: Bounds,
     pub(crate) registry: Registry,
@@ -182,6 +222,22 @@ fn value_at_path<'v>(root: &'v Value, path: &[u32]) -> Option<&'v Value> {
         };
     }
     Some(v)
+}
+
+/// The index path of the value a JSON Pointer names.
+fn path_to(root: &Value, pointer: &str) -> Option<Vec<u32>> {
+    let mut v = root;
+    let mut path = Vec::new();
+    for t in pointer_tokens(pointer)? {
+        let i = match v {
+            Value::Object(m) => m.iter().position(|(n, _)| *n == t)?,
+            Value::Array(a) => t.parse::<usize>().ok().filter(|&i| i < a.len())?,
+            _ => return None,
+        };
+        path.push(i as u32);
+        v = v.child(&t)?;
+    }
+    Some(path)
 }
 
 fn value_at<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
@@ -288,6 +344,13 @@ impl Compiler {
                 dynamic_anchors.insert((info.resource, name.clone().into_boxed_str()), node);
             }
         }
+        // Regions that apply themselves to the same value without end are compiled as
+        // `false` nodes that the runtime reports as cycles when a document reaches them.
+        let cycles = in_place_cycles(&self.nodes, &dynamic_anchors, &self.resources);
+        for &n in &cycles {
+            self.nodes[n as usize].kind = NodeKind::Bool(false);
+            self.nodes[n as usize].simple = true;
+        }
         check_in_place_cycles(
             &self.nodes,
             &dynamic_anchors,
@@ -307,8 +370,10 @@ impl Compiler {
             uses_unevaluated: self.uses_unevaluated,
             fast: false,
             dispatch: None,
+            cycles,
         };
-        program.fast = program.fast_tier_applies();
+        // The specialised tier has no cycle report: schemas with cycles run in the general one.
+        program.fast = program.cycles.is_empty() && program.fast_tier_applies();
         if program.fast {
             program.dispatch = program.root_dispatch();
         }
@@ -441,23 +506,39 @@ impl Compiler {
             value: value.clone(),
         });
         let res = self.new_resource(base.base(), (doc, String::new()));
-        let vocab = Vocab::ALL;
-        let mut stack: Vec<(String, Vec<u32>, LocInfo, bool)> = vec![(
-            String::new(),
-            Vec::new(),
-            LocInfo {
-                base: base.clone(),
-                draft,
-                vocab,
-                resource: res,
-            },
-            true,
-        )];
+        let info = LocInfo {
+            base: base.clone(),
+            draft,
+            vocab: Vocab::ALL,
+            resource: res,
+        };
+        self.index(doc, base, String::new(), Vec::new(), info, true)?;
+        Ok(doc)
+    }
+
+    /// Indexes the subschema at `ptr` (index path `path`) of document `doc` and every
+    /// subschema under it, starting from what is in force there (`info`); `base` is the
+    /// document's own URI. Locations already indexed are skipped.
+    fn index(
+        &mut self,
+        doc: usize,
+        base: &Uri,
+        ptr: String,
+        path: Vec<u32>,
+        info: LocInfo,
+        doc_root: bool,
+    ) -> Result<(), CompileError> {
+        let value = self.docs[doc].value.clone();
+        let value = &*value;
+        let mut stack: Vec<(String, Vec<u32>, LocInfo, bool)> = vec![(ptr, path, info, doc_root)];
         while let Some((ptr, path, mut info, doc_root)) = stack.pop() {
             let Some(v) = value_at_path(value, &path) else {
                 continue;
             };
             let loc = (doc, ptr.clone());
+            if self.info.contains_key(&loc) {
+                continue;
+            }
             let Value::Object(members) = v else {
                 self.info.insert(loc.clone(), info);
                 self.paths.insert(loc, path.into_boxed_slice());
@@ -468,16 +549,17 @@ impl Compiler {
             })?;
             let at = format!("{}#{}", info.base.base(), ptr);
             let has_ref = v.get("$ref").is_some();
-            // Identify the resource this location starts, if any.
-            let id = v.get("$id").and_then(Value::as_str);
+            // Identify the resource this location starts, if any: `$id`, or `id` in draft-04
+            // (the draft a `$schema` here names decides which).
+            let draft_here = match v.get("$schema").and_then(Value::as_str) {
+                Some(s) => known_draft(s).unwrap_or(info.draft),
+                None => info.draft,
+            };
+            let id = v.get(draft_here.id_keyword()).and_then(Value::as_str);
             let mut new_base = None;
             let mut legacy_anchor = None;
             if let Some(id) = id {
-                let draft_here = match v.get("$schema").and_then(Value::as_str) {
-                    Some(s) => known_draft(s).unwrap_or(info.draft),
-                    None => info.draft,
-                };
-                if draft_here == Draft::Draft7 {
+                if draft_here.legacy() {
                     if !has_ref {
                         if let Some(name) = id.strip_prefix('#') {
                             legacy_anchor = Some(name.to_string());
@@ -521,7 +603,7 @@ impl Compiler {
                 self.anchors
                     .insert(format!("{}#{}", info.base.base(), name), loc.clone());
             }
-            if info.draft != Draft::Draft7 {
+            if !info.draft.legacy() {
                 if let Some(a) = v.get("$anchor").and_then(Value::as_str) {
                     self.declare(&at)?;
                     self.anchors
@@ -596,7 +678,7 @@ impl Compiler {
             }
             self.paths.insert(loc, path.into_boxed_slice());
         }
-        Ok(doc)
+        Ok(())
     }
 
     fn new_resource(&mut self, uri: String, loc: Loc) -> u32 {
@@ -629,8 +711,16 @@ impl Compiler {
         id
     }
 
-    /// Resolves a reference against `base` to a location, loading registered documents.
-    fn resolve(&mut self, base: &Uri, reference: &str, at: &str) -> Result<Loc, CompileError> {
+    /// Resolves a reference against `base` to a location, loading registered documents: a
+    /// document without `$schema` is read in the dialect the caller named, or else in
+    /// `draft`, the dialect of the resource that references it.
+    fn resolve(
+        &mut self,
+        base: &Uri,
+        reference: &str,
+        at: &str,
+        draft: Draft,
+    ) -> Result<Loc, CompileError> {
         let target = base.resolve(reference);
         let uri = target.base();
         let fragment = percent_decode(target.fragment.as_deref().unwrap_or(""));
@@ -638,9 +728,9 @@ impl Compiler {
             Some(l) => l.clone(),
             None => {
                 let Some((doc, size)) = self.settings.registry.get_sized(&uri) else {
-                    return Err(CompileError::new(format!("cannot resolve reference '{reference}' ({uri} is not a known resource)"), at));
+                    return Err(CompileError::unresolved(reference, &uri, at));
                 };
-                let draft = self.settings.default_draft;
+                let draft = self.settings.resource_draft.unwrap_or(draft);
                 let d = self.add_doc(&doc, size, &Uri::parse(&uri), draft)?;
                 (d, String::new())
             }
@@ -659,7 +749,9 @@ impl Compiler {
                 ));
             }
             if !self.info.contains_key(&loc) {
-                // A location the index did not visit: inherit from the nearest visited parent.
+                // A location the index did not visit (under a member that is no keyword of
+                // its dialect): it and the subschemas under it are read with what is in force
+                // at the nearest visited parent, its resource's base URI and dialect.
                 let mut p = loc.1.clone();
                 let inherited = loop {
                     match p.rfind('/') {
@@ -670,10 +762,13 @@ impl Compiler {
                         break Some(i.clone());
                     }
                 };
-                if let Some(i) =
-                    inherited.or_else(|| self.info.get(&(loc.0, String::new())).cloned())
-                {
-                    self.info.insert(loc.clone(), i);
+                let root = self.docs[loc.0].value.clone();
+                if let (Some(i), Some(path)) = (
+                    inherited.or_else(|| self.info.get(&(loc.0, String::new())).cloned()),
+                    path_to(&root, &loc.1),
+                ) {
+                    let base = i.base.clone();
+                    self.index(loc.0, &base, loc.1.clone(), path, i, false)?;
                 }
             }
             return Ok(loc);
@@ -838,14 +933,14 @@ impl Compiler {
             let r = r
                 .as_str()
                 .ok_or_else(|| err("'$ref' must be a string".into()))?;
-            let target = self.resolve(&info.base, r, &at)?;
+            let target = self.resolve(&info.base, r, &at, draft)?;
             let node = self.node_for(target);
             k.refs.push(Child {
                 node,
                 label: self.label("$ref"),
                 skipped: 0,
             });
-            if draft == Draft::Draft7 {
+            if draft.legacy() {
                 self.nodes[id as usize].simple = false;
                 self.nodes[id as usize].kind = NodeKind::Keywords(Box::new(k));
                 return Ok(());
@@ -856,7 +951,7 @@ impl Compiler {
                 let r = r
                     .as_str()
                     .ok_or_else(|| err("'$dynamicRef' must be a string".into()))?;
-                let target = self.resolve(&info.base, r, &at)?;
+                let target = self.resolve(&info.base, r, &at, draft)?;
                 let name = Uri::parse(r)
                     .fragment
                     .filter(|f| !f.is_empty() && !f.starts_with('/'));
@@ -886,7 +981,7 @@ impl Compiler {
                 let r = r
                     .as_str()
                     .ok_or_else(|| err("'$recursiveRef' must be a string".into()))?;
-                let target = self.resolve(&info.base, r, &at)?;
+                let target = self.resolve(&info.base, r, &at, draft)?;
                 let res = self.info.get(&target).map_or(0, |i| i.resource);
                 let node = self.node_for(target);
                 let fallback = Child {
@@ -926,7 +1021,8 @@ impl Compiler {
             if get("not").is_some() {
                 k.not = Some(self.child(loc, "not", "not"));
             }
-            if get("if").is_some() {
+            // `if`/`then`/`else` arrived in draft-07.
+            if get("if").is_some() && !matches!(draft, Draft::Draft4 | Draft::Draft6) {
                 k.if_ = Some(self.child(loc, "if", "if"));
                 if get("then").is_some() {
                     k.then_ = Some(self.child(loc, "then", "then"));
@@ -937,7 +1033,8 @@ impl Compiler {
             }
             // `dependencies` is draft-07's keyword; later drafts split it into
             // `dependentSchemas`/`dependentRequired` but it is still honoured for compatibility.
-            let dep_keys: &[&str] = if draft == Draft::Draft7 {
+            k.legacy_dependencies = draft.legacy();
+            let dep_keys: &[&str] = if draft.legacy() {
                 &["dependencies"]
             } else {
                 &["dependentSchemas", "dependencies"]
@@ -984,9 +1081,7 @@ impl Compiler {
                 for (pat, _) in m {
                     self.step(pat.len() as u64, || at.clone())?;
                     let re = Regex::new(pat).map_err(|e| {
-                        err(format!(
-                            "invalid pattern '{pat}' in patternProperties: {e:?}"
-                        ))
+                        err(format!("invalid pattern '{pat}' in patternProperties: {e}"))
                     })?;
                     let t = escape_token(pat);
                     let c = self.child(
@@ -1001,7 +1096,8 @@ impl Compiler {
                 k.additional_properties =
                     Some(self.child(loc, "additionalProperties", "additionalProperties"));
             }
-            if get("propertyNames").is_some() {
+            // `propertyNames`, `contains` and `const` arrived in draft-06.
+            if get("propertyNames").is_some() && draft != Draft::Draft4 {
                 k.property_names = Some(self.child(loc, "propertyNames", "propertyNames"));
             }
             match (draft, get("items")) {
@@ -1035,10 +1131,10 @@ impl Compiler {
                         .collect();
                 }
             }
-            if get("contains").is_some() {
+            if get("contains").is_some() && draft != Draft::Draft4 {
                 k.contains = Some(self.child(loc, "contains", "contains"));
                 k.min_contains = 1;
-                if draft != Draft::Draft7 && vocab.validation {
+                if !draft.legacy() && vocab.validation {
                     if let Some(n) = uint("minContains")? {
                         k.min_contains = n;
                     }
@@ -1046,7 +1142,7 @@ impl Compiler {
                 }
             }
         }
-        if vocab.unevaluated && draft != Draft::Draft7 {
+        if vocab.unevaluated && !draft.legacy() {
             if get("unevaluatedItems").is_some() {
                 k.unevaluated_items = Some(self.child(loc, "unevaluatedItems", "unevaluatedItems"));
                 self.uses_unevaluated = true;
@@ -1084,8 +1180,12 @@ impl Compiler {
                     }
                     _ => return Err(err("'type' must be a string or an array".into())),
                 });
+                if draft == Draft::Draft4 {
+                    // Draft-04's integers are written without a fraction or exponent.
+                    k.types = k.types.map(|t| t | types::INTEGER_LITERAL);
+                }
             }
-            if let Some(c) = get("const") {
+            if let Some(c) = get("const").filter(|_| draft != Draft::Draft4) {
                 let node = self.compile_const(c, loc)?;
                 k.consts.push(Child {
                     node,
@@ -1124,16 +1224,22 @@ impl Compiler {
             }
             k.minimum = number("minimum")?;
             k.maximum = number("maximum")?;
-            // Draft-04 wrote exclusive bounds as booleans beside minimum/maximum.
-            match get("exclusiveMinimum") {
-                Some(Value::Bool(true)) => k.exclusive_minimum = k.minimum.take(),
-                Some(Value::Bool(false)) => {}
-                _ => k.exclusive_minimum = number("exclusiveMinimum")?,
-            }
-            match get("exclusiveMaximum") {
-                Some(Value::Bool(true)) => k.exclusive_maximum = k.maximum.take(),
-                Some(Value::Bool(false)) => {}
-                _ => k.exclusive_maximum = number("exclusiveMaximum")?,
+            if draft == Draft::Draft4 {
+                // Draft-04 wrote exclusive bounds as booleans beside minimum/maximum.
+                let flag = |name: &str| match v.get(name) {
+                    None | Some(Value::Bool(false)) => Ok(false),
+                    Some(Value::Bool(true)) => Ok(true),
+                    Some(_) => Err(err(format!("'{name}' must be a boolean in draft-04"))),
+                };
+                if flag("exclusiveMinimum")? {
+                    k.exclusive_minimum = k.minimum.take();
+                }
+                if flag("exclusiveMaximum")? {
+                    k.exclusive_maximum = k.maximum.take();
+                }
+            } else {
+                k.exclusive_minimum = number("exclusiveMinimum")?;
+                k.exclusive_maximum = number("exclusiveMaximum")?;
             }
             k.min_length = uint("minLength")?;
             k.max_length = uint("maxLength")?;
@@ -1143,7 +1249,7 @@ impl Compiler {
                     .ok_or_else(|| err("'pattern' must be a string".into()))?;
                 self.step(p.len() as u64, || at.clone())?;
                 k.pattern =
-                    Some(Regex::new(p).map_err(|e| err(format!("invalid pattern '{p}': {e:?}")))?);
+                    Some(Regex::new(p).map_err(|e| err(format!("invalid pattern '{p}': {e}")))?);
             }
             k.min_items = uint("minItems")?;
             k.max_items = uint("maxItems")?;
@@ -1162,7 +1268,7 @@ impl Compiler {
                     );
                 }
             }
-            if draft != Draft::Draft7 {
+            if !draft.legacy() {
                 if let Some(m) = get("dependentRequired").and_then(Value::as_object) {
                     for (name, req) in m {
                         let req = req.as_array().ok_or_else(|| {
@@ -1182,7 +1288,7 @@ impl Compiler {
         let assert_format = self.settings.format_assertion || vocab.format_assertion;
         if assert_format {
             if let Some(f) = get("format").and_then(Value::as_str) {
-                if super::format::is_known(f) {
+                if super::format::known_in(f, draft) {
                     k.format = Some(f.into());
                 }
             }
@@ -1199,46 +1305,57 @@ impl Compiler {
     }
 }
 
-/// Rejects schemas that apply themselves to the same instance value without end (`{"$ref":"#"}`,
-/// `{"allOf":[{"$ref":"#"}]}`): such an evaluation never terminates, so it is a compile error,
-/// not a run-time budget question. Dynamic references count with every target they might take.
-/// Also bounds the longest chain of in-place applications (`max_depth`), which is what one
-/// instance value may cost in nested evaluations.
-///
-/// Linear in nodes and edges: a dynamic reference points at one virtual node per anchor name
-/// (and one for `$recursiveRef`), which points at every target of that name, instead of at
-/// every target itself (which made `n` references to `n` anchors cost `n²`).
-fn check_in_place_cycles(
-    nodes: &[Node],
-    dynamic_anchors: &HashMap<(u32, Box<str>), NodeId>,
-    resources: &[Resource],
-    max_depth: u64,
-) -> Result<(), CompileError> {
-    let real = nodes.len();
-    let mut names: HashMap<&str, usize> = HashMap::new();
-    let mut by_name: Vec<Vec<NodeId>> = Vec::new();
-    for ((_, name), &target) in dynamic_anchors {
-        let i = *names.entry(&**name).or_insert_with(|| {
-            by_name.push(Vec::new());
-            by_name.len() - 1
-        });
-        by_name[i].push(target);
+/// The in-place edges of node `n` of the graph [`check_in_place_cycles`] walks: real nodes
+/// first, then one virtual node per `$dynamicAnchor` name, then one for `$recursiveRef`.
+struct InPlaceGraph<'a> {
+    nodes: &'a [Node],
+    names: HashMap<&'a str, usize>,
+    by_name: Vec<Vec<NodeId>>,
+    recursive: Vec<NodeId>,
+}
+
+impl<'a> InPlaceGraph<'a> {
+    fn new(
+        nodes: &'a [Node],
+        dynamic_anchors: &'a HashMap<(u32, Box<str>), NodeId>,
+        resources: &[Resource],
+    ) -> Self {
+        let mut names: HashMap<&str, usize> = HashMap::new();
+        let mut by_name: Vec<Vec<NodeId>> = Vec::new();
+        for ((_, name), &target) in dynamic_anchors {
+            let i = *names.entry(&**name).or_insert_with(|| {
+                by_name.push(Vec::new());
+                by_name.len() - 1
+            });
+            by_name[i].push(target);
+        }
+        let recursive = resources
+            .iter()
+            .filter(|r| r.recursive_anchor)
+            .filter_map(|r| r.root)
+            .collect();
+        InPlaceGraph {
+            nodes,
+            names,
+            by_name,
+            recursive,
+        }
     }
-    let recursive_node = real + by_name.len();
-    let recursive: Vec<NodeId> = resources
-        .iter()
-        .filter(|r| r.recursive_anchor)
-        .filter_map(|r| r.root)
-        .collect();
-    let total = recursive_node + 1;
-    let edges = |n: usize| -> Vec<usize> {
+
+    fn len(&self) -> usize {
+        self.nodes.len() + self.by_name.len() + 1
+    }
+
+    fn edges(&self, n: usize) -> Vec<usize> {
+        let real = self.nodes.len();
+        let recursive_node = real + self.by_name.len();
         if n == recursive_node {
-            return recursive.iter().map(|&t| t as usize).collect();
+            return self.recursive.iter().map(|&t| t as usize).collect();
         }
         if n >= real {
-            return by_name[n - real].iter().map(|&t| t as usize).collect();
+            return self.by_name[n - real].iter().map(|&t| t as usize).collect();
         }
-        let NodeKind::Keywords(k) = &nodes[n].kind else {
+        let NodeKind::Keywords(k) = &self.nodes[n].kind else {
             return Vec::new();
         };
         let mut out: Vec<usize> = k
@@ -1259,7 +1376,7 @@ fn check_in_place_cycles(
             out.push(d.fallback.node as usize);
             match &d.dynamic {
                 Dynamic::Anchor(name) => {
-                    if let Some(&i) = names.get(&**name) {
+                    if let Some(&i) = self.names.get(&**name) {
                         out.push(real + i);
                     }
                 }
@@ -1267,7 +1384,96 @@ fn check_in_place_cycles(
             }
         }
         out
-    };
+    }
+}
+
+/// The real nodes that lie on an in-place cycle (a strongly connected component of the
+/// in-place graph with more than one node, or a node that applies itself), sorted. Tarjan's
+/// algorithm, iterative: linear in nodes and edges.
+fn in_place_cycles(
+    nodes: &[Node],
+    dynamic_anchors: &HashMap<(u32, Box<str>), NodeId>,
+    resources: &[Resource],
+) -> Vec<NodeId> {
+    const UNSEEN: usize = usize::MAX;
+    let g = InPlaceGraph::new(nodes, dynamic_anchors, resources);
+    let total = g.len();
+    let mut index = vec![UNSEEN; total];
+    let mut low = vec![0usize; total];
+    let mut on_stack = vec![false; total];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut next = 0usize;
+    let mut out: Vec<NodeId> = Vec::new();
+    for start in 0..total {
+        if index[start] != UNSEEN {
+            continue;
+        }
+        let mut work: Vec<(usize, Vec<usize>)> = vec![(start, g.edges(start))];
+        index[start] = next;
+        low[start] = next;
+        next += 1;
+        stack.push(start);
+        on_stack[start] = true;
+        while let Some((n, edges)) = work.last_mut() {
+            let n = *n;
+            if let Some(m) = edges.pop() {
+                if index[m] == UNSEEN {
+                    index[m] = next;
+                    low[m] = next;
+                    next += 1;
+                    stack.push(m);
+                    on_stack[m] = true;
+                    let e = g.edges(m);
+                    work.push((m, e));
+                } else if on_stack[m] {
+                    low[n] = low[n].min(index[m]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some((parent, _)) = work.last() {
+                low[*parent] = low[*parent].min(low[n]);
+            }
+            if low[n] == index[n] {
+                let at = stack.iter().rposition(|&x| x == n).unwrap_or(0);
+                let component = stack.split_off(at);
+                for &x in &component {
+                    on_stack[x] = false;
+                }
+                let cyclic = component.len() > 1 || g.edges(n).contains(&n);
+                if cyclic {
+                    out.extend(
+                        component
+                            .iter()
+                            .filter(|&&x| x < nodes.len())
+                            .map(|&x| x as NodeId),
+                    );
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Bounds the longest chain of in-place applications (`max_depth`), which is what one
+/// instance value may cost in nested evaluations, once [`in_place_cycles`] has cut every
+/// cycle (a cycle left would be a compile error: evaluation would never terminate).
+/// Dynamic references count with every target they might take.
+///
+/// Linear in nodes and edges: a dynamic reference points at one virtual node per anchor name
+/// (and one for `$recursiveRef`), which points at every target of that name, instead of at
+/// every target itself (which made `n` references to `n` anchors cost `n²`).
+fn check_in_place_cycles(
+    nodes: &[Node],
+    dynamic_anchors: &HashMap<(u32, Box<str>), NodeId>,
+    resources: &[Resource],
+    max_depth: u64,
+) -> Result<(), CompileError> {
+    let g = InPlaceGraph::new(nodes, dynamic_anchors, resources);
+    let real = nodes.len();
+    let total = g.len();
+    let edges = |n: usize| g.edges(n);
     // Iterative depth-first search: 0 unvisited, 1 on the stack, 2 done. `depth` of a done
     // node: the longest in-place chain starting there (virtual nodes add nothing).
     let mut state = vec![0u8; total];

@@ -334,6 +334,48 @@ impl Decimal {
         s
     }
 
+    /// The value as a person writes it: `3`, `0.01`, `-2.5`, `100`; scientific
+    /// (`1.5e30`, `2e-9`) past 21 digits before the point or 6 zeros after it, as
+    /// ECMAScript writes numbers.
+    pub(crate) fn plain(&self) -> String {
+        use std::fmt::Write as _;
+        if self.is_zero() {
+            return "0".to_owned();
+        }
+        let Exponent::Small(e) = self.exponent else {
+            return self.canonical();
+        };
+        // The digits are ASCII.
+        let digits: String = self.digits.iter().map(|&d| char::from(d)).collect();
+        let n = digits.len() as i64;
+        // Where the decimal point falls, counted from the first digit.
+        let point = n.saturating_add(e);
+        let mut s = String::with_capacity(digits.len() + 8);
+        if self.negative {
+            s.push('-');
+        }
+        if e >= 0 && point <= 21 {
+            s.push_str(&digits);
+            s.extend(std::iter::repeat_n('0', e as usize));
+        } else if e < 0 && point > 0 {
+            s.push_str(&digits[..point as usize]);
+            s.push('.');
+            s.push_str(&digits[point as usize..]);
+        } else if e < 0 && point > -6 {
+            s.push_str("0.");
+            s.extend(std::iter::repeat_n('0', point.unsigned_abs() as usize));
+            s.push_str(&digits);
+        } else {
+            s.push_str(&digits[..1]);
+            if n > 1 {
+                s.push('.');
+                s.push_str(&digits[1..]);
+            }
+            let _ = write!(s, "e{}", point - 1);
+        }
+        s
+    }
+
     /// The exponent of the leading digit: `123` → 2, `0.05` → -2.
     fn magnitude(&self) -> Wide {
         self.exponent.wide().add(len_i128(self.digits.len()) - 1)
@@ -436,6 +478,27 @@ mod tests {
     use std::collections::hash_map::DefaultHasher;
     use std::hash::{Hash, Hasher};
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn plain_forms_read_as_written() {
+        for (text, plain) in [
+            ("0", "0"),
+            ("3", "3"),
+            ("100", "100"),
+            ("1e2", "100"),
+            ("0.01", "0.01"),
+            ("-2.50", "-2.5"),
+            ("123.456", "123.456"),
+            ("0.000001", "0.000001"),
+            ("1e-7", "1e-7"),
+            ("1.5e30", "1.5e30"),
+            ("18446744073709551615", "18446744073709551615"),
+            ("1e20", "100000000000000000000"),
+            ("1e21", "1e21"),
+        ] {
+            assert_eq!(d(text).plain(), plain, "{text}");
+        }
+    }
 
     fn d(text: &str) -> Decimal {
         Decimal::parse(text).unwrap_or_else(|| panic!("{text:?} should parse"))

@@ -23,6 +23,7 @@ pub use bounds::{
     CompileBudget, DEFAULT_MAX_ANCHORS, DEFAULT_MAX_COMPILE_STEPS, DEFAULT_MAX_REF_DEPTH,
     DEFAULT_MAX_SCHEMA_BYTES, DEFAULT_MAX_SCHEMA_NODES,
 };
+pub(crate) use compile::INTERNAL_BASE;
 pub use compile::{CompileError, CompileErrorKind};
 pub use registry::Draft;
 
@@ -84,6 +85,9 @@ impl Schema {
 #[derive(Clone)]
 pub struct SchemaOptions {
     pub(crate) draft: Draft,
+    /// Whether [`draft`](Self::draft) was called: the named draft then also applies to
+    /// every registered resource without `$schema`.
+    draft_named: bool,
     format_assertion: bool,
     pub(crate) validate_schema: bool,
     pub(crate) bounds: Bounds,
@@ -109,6 +113,7 @@ impl SchemaOptions {
     pub fn new() -> Self {
         SchemaOptions {
             draft: Draft::Draft202012,
+            draft_named: false,
             format_assertion: false,
             validate_schema: true,
             bounds: Bounds::default(),
@@ -120,10 +125,24 @@ impl SchemaOptions {
         }
     }
 
-    /// The draft for schemas without `$schema`.
+    /// The dialect of documents without `$schema`: the schema compiled and every registered
+    /// resource it reaches. Without it, the schema is read as 2020-12 and a resource without
+    /// `$schema` in the dialect of the resource that references it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Draft, Limits, Schema, Validator};
+    /// // Draft-04: `exclusiveMaximum` is a boolean beside `maximum`.
+    /// let schema = Schema::options()
+    ///     .draft(Draft::Draft4)
+    ///     .compile(br#"{"maximum":3,"exclusiveMaximum":true}"#)?;
+    /// assert!(Validator::new(&schema).validate_slice(b"3", Limits::new()).is_err());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn draft(mut self, draft: Draft) -> Self {
         self.draft = draft;
+        self.draft_named = true;
         self
     }
 
@@ -233,7 +252,8 @@ impl SchemaOptions {
     pub fn resource(mut self, uri: &str, document: &[u8]) -> Self {
         match Value::parse(document, self.limits) {
             Ok(v) => {
-                let key = uri::Uri::parse(uri).base();
+                // Relative URIs name documents beside the schema, as its references do.
+                let key = uri::Uri::parse(compile::INTERNAL_BASE).resolve(uri).base();
                 self.registry
                     .resources
                     .insert(key, (Arc::new(v), document.len() as u64));
@@ -269,10 +289,11 @@ impl SchemaOptions {
     pub(crate) fn build(&self, value: Value, size: u64) -> Result<Schema, CompileError> {
         let settings = compile::Settings {
             default_draft: self.draft,
+            resource_draft: self.draft_named.then_some(self.draft),
             format_assertion: self.format_assertion,
             bounds: self.bounds,
             registry: self.registry.clone(),
-            base_uri: "jsongate:///schema.json".into(),
+            base_uri: compile::INTERNAL_BASE.into(),
         };
         let program = compile::Compiler::new(settings).compile(value, size)?;
         Ok(Schema {
@@ -287,21 +308,9 @@ impl SchemaOptions {
     pub(crate) fn meta_of(&self, value: &Value) -> Result<Meta, CompileError> {
         let meta_uri = match value.get("$schema").and_then(Value::as_str) {
             Some(s) => s.to_string(),
-            None => match self.draft {
-                Draft::Draft7 => "http://json-schema.org/draft-07/schema".into(),
-                Draft::Draft201909 => "https://json-schema.org/draft/2019-09/schema".into(),
-                Draft::Draft202012 => "https://json-schema.org/draft/2020-12/schema".into(),
-            },
+            None => self.draft.meta_schema_uri().into(),
         };
         Ok(match registry::known_draft(&meta_uri) {
-            Some(d)
-                if registry::normalize(&meta_uri).starts_with("http://json-schema.org/draft-0")
-                    && d == Draft::Draft7
-                    && !meta_uri.contains("draft-07") =>
-            {
-                // Draft-04/06 documents: no embedded meta-schema to check against.
-                Meta::None
-            }
             Some(d) => Meta::Embedded(d),
             None => {
                 // A custom meta-schema registered by the caller.
@@ -319,8 +328,6 @@ impl SchemaOptions {
 
 /// Which meta-schema a schema document is checked against.
 pub(crate) enum Meta {
-    /// None is embedded for its draft (draft-04/06).
-    None,
     /// The official meta-schema of a draft, embedded.
     Embedded(Draft),
     /// A meta-schema the caller registered as a resource.
@@ -329,11 +336,7 @@ pub(crate) enum Meta {
 
 /// The official meta-schema document of a draft, with its size in bytes.
 pub(crate) fn embedded_meta_document(d: Draft) -> Result<(Value, u64), CompileError> {
-    let uri = match d {
-        Draft::Draft7 => "http://json-schema.org/draft-07/schema",
-        Draft::Draft201909 => "https://json-schema.org/draft/2019-09/schema",
-        Draft::Draft202012 => "https://json-schema.org/draft/2020-12/schema",
-    };
+    let uri = d.meta_schema_uri();
     let (doc, size) = Registry::default()
         .get_sized(uri)
         .ok_or_else(|| CompileError::new("missing embedded meta-schema", uri))?;

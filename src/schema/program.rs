@@ -53,6 +53,9 @@ pub(crate) mod types {
     pub(crate) const STRING: u8 = 32;
     /// Numbers with a zero fractional part (`1`, `1.0`, `1e2`).
     pub(crate) const INTEGER: u8 = 64;
+    /// Beside [`INTEGER`]: only numbers written without a fraction or exponent are integers
+    /// (draft-04's definition, so `1.0` is not).
+    pub(crate) const INTEGER_LITERAL: u8 = 128;
 }
 
 /// A compiled subschema.
@@ -206,6 +209,9 @@ pub(crate) struct Keywords {
     pub(crate) max_properties: Option<u64>,
     pub(crate) required: Vec<Box<str>>,
     pub(crate) dependent_required: Vec<(Box<str>, Vec<Box<str>>)>,
+    /// Whether `dependentRequired`/`dependentSchemas` came from drafts 4 to 7's
+    /// `dependencies`, the keyword their violations then name.
+    pub(crate) legacy_dependencies: bool,
     pub(crate) unevaluated_properties: Option<Child>,
     /// Whether a number instance must be parsed exactly before this node sees it (bounds
     /// that do not fit `i64`, `const`/`enum`); other cases parse lazily.
@@ -324,6 +330,25 @@ impl IntBounds {
 }
 
 impl Keywords {
+    /// The keyword a violation of a dependent `required` names.
+    pub(crate) fn dependent_required_keyword(&self) -> &'static str {
+        if self.legacy_dependencies {
+            "dependencies"
+        } else {
+            "dependentRequired"
+        }
+    }
+
+    /// The keyword a violation of a dependent schema names (when it fails late, as its
+    /// property arrives).
+    pub(crate) fn dependent_schemas_keyword(&self) -> &'static str {
+        if self.legacy_dependencies {
+            "dependencies"
+        } else {
+            "dependentSchemas"
+        }
+    }
+
     /// Whether no keyword applies another subschema to the same value.
     pub(crate) fn in_place_free(&self) -> bool {
         self.refs.is_empty()
@@ -380,6 +405,7 @@ impl Keywords {
             max_properties,
             required,
             dependent_required,
+            legacy_dependencies: _,
             unevaluated_properties,
             needs_decimal: _,
             int_bounds: _,
@@ -918,6 +944,10 @@ pub(crate) struct Program {
     /// The root's `oneOf`/`anyOf` when the specialised tier dispatches it by a member (see
     /// [`Dispatch`]); only with `fast`.
     pub(crate) dispatch: Option<Dispatch>,
+    /// Nodes on in-place reference cycles, sorted: compiled as `false`, and a document
+    /// whose evaluation reaches one is rejected with `ErrorKind::SchemaCycle` there. Empty
+    /// for almost every schema.
+    pub(crate) cycles: Vec<NodeId>,
 }
 
 /// A root `oneOf` or `anyOf` (and nothing else) whose alternatives are closed-typed objects

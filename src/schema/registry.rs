@@ -12,12 +12,80 @@ use super::value::Value;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Draft {
-    /// Draft-07 (also used for draft-04/06 schemas, with their boolean `exclusive*`).
+    /// Draft-04: `id`, boolean `exclusiveMaximum`/`exclusiveMinimum`, no `const`,
+    /// `contains`, `propertyNames`, `if`/`then`/`else` or boolean schemas.
+    Draft4,
+    /// Draft-06: `$id`, numeric exclusive bounds, `const`, `contains`, `propertyNames`.
+    Draft6,
+    /// Draft-07: draft-06 plus `if`/`then`/`else`.
     Draft7,
     /// Draft 2019-09.
     Draft201909,
     /// Draft 2020-12 (the default).
     Draft202012,
+}
+
+impl Draft {
+    /// The dialect a short name selects: `4`, `6`, `7`, `2019-09` or `2020-12` (also with a
+    /// `draft` prefix, as in `draft-04`, `draft7` or `draft2020-12`).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Draft;
+    /// assert_eq!(Draft::from_name("4"), Some(Draft::Draft4));
+    /// assert_eq!(Draft::from_name("draft2019-09"), Some(Draft::Draft201909));
+    /// assert_eq!(Draft::from_name("5"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Draft> {
+        let n = name.strip_prefix("draft").unwrap_or(name);
+        let n = n.strip_prefix('-').unwrap_or(n);
+        Some(match n {
+            "4" | "04" => Draft::Draft4,
+            "6" | "06" => Draft::Draft6,
+            "7" | "07" => Draft::Draft7,
+            "2019-09" => Draft::Draft201909,
+            "2020-12" => Draft::Draft202012,
+            _ => return None,
+        })
+    }
+
+    /// The short name [`from_name`](Self::from_name) reads: `4`, `6`, `7`, `2019-09`, `2020-12`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Draft::Draft4 => "4",
+            Draft::Draft6 => "6",
+            Draft::Draft7 => "7",
+            Draft::Draft201909 => "2019-09",
+            Draft::Draft202012 => "2020-12",
+        }
+    }
+
+    /// The URI of the dialect's official meta-schema (what `$schema` names), without the
+    /// empty fragment.
+    pub fn meta_schema_uri(self) -> &'static str {
+        match self {
+            Draft::Draft4 => "http://json-schema.org/draft-04/schema",
+            Draft::Draft6 => "http://json-schema.org/draft-06/schema",
+            Draft::Draft7 => "http://json-schema.org/draft-07/schema",
+            Draft::Draft201909 => "https://json-schema.org/draft/2019-09/schema",
+            Draft::Draft202012 => "https://json-schema.org/draft/2020-12/schema",
+        }
+    }
+
+    /// Drafts 4 to 7: `$ref` overrides its siblings, `dependencies`, array `items` with
+    /// `additionalItems`, `#name` anchors written as identifiers.
+    pub(crate) fn legacy(self) -> bool {
+        matches!(self, Draft::Draft4 | Draft::Draft6 | Draft::Draft7)
+    }
+
+    /// The keyword that names a resource: `id` in draft-04, `$id` after.
+    pub(crate) fn id_keyword(self) -> &'static str {
+        if self == Draft::Draft4 {
+            "id"
+        } else {
+            "$id"
+        }
+    }
 }
 
 /// Which keyword groups are in force for a schema resource.
@@ -40,6 +108,14 @@ impl Vocab {
 
 /// The official meta-schemas, embedded (see `meta/LICENSE`).
 const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "http://json-schema.org/draft-04/schema",
+        include_str!("meta/draft-04/schema.json"),
+    ),
+    (
+        "http://json-schema.org/draft-06/schema",
+        include_str!("meta/draft-06/schema.json"),
+    ),
     (
         "https://json-schema.org/draft/2020-12/schema",
         include_str!("meta/draft2020-12/schema.json"),
@@ -120,10 +196,15 @@ pub(crate) fn known_draft(uri: &str) -> Option<Draft> {
     match normalize(uri) {
         "https://json-schema.org/draft/2020-12/schema" => Some(Draft::Draft202012),
         "https://json-schema.org/draft/2019-09/schema" => Some(Draft::Draft201909),
-        "http://json-schema.org/draft-07/schema"
-        | "https://json-schema.org/draft-07/schema"
-        | "http://json-schema.org/draft-06/schema"
-        | "http://json-schema.org/draft-04/schema" => Some(Draft::Draft7),
+        "http://json-schema.org/draft-07/schema" | "https://json-schema.org/draft-07/schema" => {
+            Some(Draft::Draft7)
+        }
+        "http://json-schema.org/draft-06/schema" | "https://json-schema.org/draft-06/schema" => {
+            Some(Draft::Draft6)
+        }
+        "http://json-schema.org/draft-04/schema" | "https://json-schema.org/draft-04/schema" => {
+            Some(Draft::Draft4)
+        }
         _ => None,
     }
 }
@@ -219,7 +300,25 @@ mod tests {
             known_draft("https://json-schema.org/draft/2019-09/schema"),
             Some(Draft::Draft201909)
         );
+        assert_eq!(
+            known_draft("http://json-schema.org/draft-04/schema#"),
+            Some(Draft::Draft4)
+        );
+        assert_eq!(
+            known_draft("http://json-schema.org/draft-06/schema#"),
+            Some(Draft::Draft6)
+        );
         assert_eq!(known_draft("https://example.com/custom"), None);
+        for d in [
+            Draft::Draft4,
+            Draft::Draft6,
+            Draft::Draft7,
+            Draft::Draft201909,
+            Draft::Draft202012,
+        ] {
+            assert_eq!(Draft::from_name(d.name()), Some(d));
+            assert_eq!(known_draft(d.meta_schema_uri()), Some(d));
+        }
     }
 
     #[test]

@@ -45,8 +45,12 @@ impl SchemaOptions {
 
     /// Checks a schema document against the meta-schema its `$schema` names.
     fn check_against_meta(&self, value: &Value) -> Result<(), CompileError> {
-        let meta = match self.meta_of(value)? {
-            Meta::None => return Ok(()),
+        let meta_of = self.meta_of(value)?;
+        let which = match &meta_of {
+            Meta::Embedded(d) => format!("the draft {} meta-schema", d.name()),
+            Meta::Registered(_) => "its meta-schema".to_string(),
+        };
+        let meta = match meta_of {
             Meta::Embedded(d) => embedded_meta(d)?,
             Meta::Registered(doc) => {
                 let mut opts = self.clone().validate_schema(false);
@@ -67,11 +71,14 @@ impl SchemaOptions {
         if ok {
             return Ok(());
         }
-        let (kw, at) = v.violation().map_or(("", String::new()), |x| {
-            (x.keyword(), x.instance_pointer().to_string())
+        let (why, at) = v.violation().map_or((String::new(), String::new()), |x| {
+            (
+                format!(": {}", x.message()),
+                x.instance_pointer().to_string(),
+            )
         });
         Err(CompileError::new(
-            format!("schema does not conform to its meta-schema ({kw} failed)"),
+            format!("schema does not conform to {which}{why}"),
             format!("#{at}"),
         ))
     }
@@ -79,10 +86,14 @@ impl SchemaOptions {
 
 /// The compiled official meta-schema of a draft, built once per process.
 fn embedded_meta(d: Draft) -> Result<Schema, CompileError> {
+    static M4: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
+    static M6: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
     static M7: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
     static M19: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
     static M20: OnceLock<Result<Schema, CompileError>> = OnceLock::new();
     let cell = match d {
+        Draft::Draft4 => &M4,
+        Draft::Draft6 => &M6,
         Draft::Draft7 => &M7,
         Draft::Draft201909 => &M19,
         Draft::Draft202012 => &M20,

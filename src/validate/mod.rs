@@ -5,8 +5,12 @@
 //! The validator never builds a tree of the instance. Its state is owned by a reusable
 //! runtime (`runtime.rs`): resetting it for the next document allocates nothing new.
 
+mod explain;
 mod meta;
+mod output;
 mod runtime;
+
+pub use output::OutputFormat;
 
 use std::fmt;
 
@@ -18,6 +22,11 @@ use crate::{Error, ErrorKind, Limits};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
     keyword: &'static str,
+    /// What the keyword expected, in schema terms (empty where the keyword says it all).
+    detail: String,
+    /// Whether the keyword is one of the failing subschema's own (not the keyword whose
+    /// `false` subschema failed).
+    own_keyword: bool,
     keyword_location: String,
     absolute_location: String,
     instance_pointer: String,
@@ -40,6 +49,19 @@ impl Violation {
     pub fn absolute_location(&self) -> &str {
         &self.absolute_location
     }
+    /// The absolute location of the failing keyword (`base URI#pointer/keyword`), as the
+    /// specification's output formats name it.
+    pub fn absolute_keyword_location(&self) -> String {
+        let mut at = self.absolute_location.clone();
+        if self.own_keyword && !at.is_empty() {
+            if !at.contains('#') {
+                at.push('#');
+            }
+            at.push('/');
+            at.push_str(self.keyword);
+        }
+        at
+    }
     /// JSON Pointer of the instance value that failed.
     pub fn instance_pointer(&self) -> &str {
         &self.instance_pointer
@@ -56,7 +78,34 @@ impl Violation {
     pub fn column(&self) -> u64 {
         self.column
     }
-    /// A message for operators (names schema keywords, never instance content).
+    /// What the failing keyword expected, in schema terms: `missing required property
+    /// "name"`, `expected integer`, `expected at most 10 items`, `expected one of "a", "b"`;
+    /// empty where the keyword says it all (`not`, `anyOf`, a `false` schema). Schema
+    /// strings and constants are written as JSON and cut after 64 characters.
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// A message a person can act on: what is wrong, what the schema expected, the keyword
+    /// and its location through the schema (`missing required property "id" (required at
+    /// /required)`). It names schema keywords and values, and an unexpected property by the
+    /// name its pointer carries; never an instance value.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"required":["id"],"properties":{"n":{"maximum":3}}}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// let Err(Rejection::Violation(x)) = v.validate_slice(br#"{"n":1}"#, Limits::new()) else {
+    ///     panic!()
+    /// };
+    /// assert_eq!(x.message(), r#"missing required property "id" (required at /required)"#);
+    /// let Err(Rejection::Violation(x)) = v.validate_slice(br#"{"id":1,"n":4}"#, Limits::new()) else {
+    ///     panic!()
+    /// };
+    /// assert_eq!(x.message(), "number is out of range: expected at most 3 (maximum at /properties/n/maximum)");
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn message(&self) -> String {
         let what = match self.keyword {
             "false" => "the schema allows no value here",
@@ -64,8 +113,18 @@ impl Violation {
             "const" => "value is not the required constant",
             "enum" => "value is not one of the allowed values",
             "required" => "a required property is missing",
-            "additionalProperties" => "property is not allowed",
-            "unevaluatedProperties" => "property is not allowed (unevaluated)",
+            "additionalProperties" | "unevaluatedProperties" => {
+                let name = unexpected_name(&self.instance_pointer);
+                let how = if self.keyword == "additionalProperties" {
+                    ""
+                } else {
+                    " (unevaluated)"
+                };
+                return format!(
+                    "property {name} is not allowed{how} ({} at {})",
+                    self.keyword, self.keyword_location
+                );
+            }
             "unevaluatedItems" => "item is not allowed (unevaluated)",
             "anyOf" => "value matches none of the anyOf alternatives",
             "oneOf" => "value does not match exactly one oneOf alternative",
@@ -83,12 +142,49 @@ impl Violation {
             "contains" | "minContains" | "maxContains" => {
                 "array does not contain the required items"
             }
-            "dependentRequired" => "a property required by another property is missing",
+            "dependentRequired" | "dependencies" => {
+                "a property required by another property is missing"
+            }
             "propertyNames" => "property name is not allowed",
             _ => "value does not satisfy the schema",
         };
-        format!("{what} ({} at {})", self.keyword, self.keyword_location)
+        match self.keyword {
+            // The detail says it all.
+            "required" | "dependentRequired" | "dependencies" if !self.detail.is_empty() => {
+                format!(
+                    "{} ({} at {})",
+                    self.detail, self.keyword, self.keyword_location
+                )
+            }
+            _ if !self.detail.is_empty() => format!(
+                "{what}: {} ({} at {})",
+                self.detail, self.keyword, self.keyword_location
+            ),
+            _ => format!("{what} ({} at {})", self.keyword, self.keyword_location),
+        }
     }
+}
+
+/// The last name of a pointer as a JSON string, cut after 64 characters (`/a/b~1c` →
+/// `"b/c"`).
+fn unexpected_name(pointer: &str) -> String {
+    let last = pointer.rsplit('/').next().unwrap_or("");
+    let name = last.replace("~1", "/").replace("~0", "~");
+    let mut out = String::from("\"");
+    let long = name.chars().count() > 64;
+    for c in name.chars().take(64) {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push_str(if long { "…\"" } else { "\"" });
+    out
 }
 
 impl fmt::Display for Violation {
@@ -227,7 +323,14 @@ impl Validator {
 
     /// Whether the evaluation budget ran out (the document is then rejected).
     pub fn budget_exceeded(&self) -> bool {
-        self.rt.budget_exceeded
+        self.rt.budget_exceeded && self.rt.schema_cycle.is_none()
+    }
+
+    /// Where the document reached an in-place reference cycle of the schema (its keyword
+    /// location), if it did: the document is then rejected with
+    /// [`ErrorKind::SchemaCycle`].
+    pub fn schema_cycle(&self) -> Option<&str> {
+        self.rt.schema_cycle.as_ref().map(|(at, _)| &**at)
     }
 
     /// After the scanner finished the document: whether it satisfied the schema.
@@ -273,6 +376,12 @@ impl Validator {
     pub fn verdict(&self, scanner: &Scanner, out: Result<Outcome, Error>) -> Result<(), Rejection> {
         match out {
             Err(e) => Err(Rejection::Error(e)),
+            Ok(_) if self.rt.schema_cycle.is_some() => {
+                let (keyword_location, at) = self.rt.schema_cycle.clone().unwrap_or_default();
+                Err(Rejection::Error(
+                    scanner.error_at(ErrorKind::SchemaCycle { keyword_location }, at),
+                ))
+            }
             Ok(_) if self.rt.budget_exceeded => {
                 let limit = self.rt.allowance();
                 let at = scanner.bytes_read();
@@ -286,6 +395,8 @@ impl Validator {
                 // A stop without a verdict cannot happen; treat it as a rejection of the root.
                 None => Err(Rejection::Violation(Box::new(Violation {
                     keyword: "false",
+                    detail: String::new(),
+                    own_keyword: false,
                     keyword_location: String::new(),
                     absolute_location: String::new(),
                     instance_pointer: String::new(),

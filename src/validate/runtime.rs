@@ -271,6 +271,9 @@ pub(crate) struct Runtime {
     /// How many violations to collect before stopping (1: stop at the first).
     pub(crate) max_errors: usize,
     pub(crate) budget_exceeded: bool,
+    /// Set (with `budget_exceeded`, which stops the scan) when the document reached an
+    /// in-place reference cycle of the schema: the keyword location where it entered it.
+    pub(crate) schema_cycle: Option<(Box<str>, u64)>,
     /// Work units charged so far in this document (see [`Runtime::charge`]).
     work: u64,
     /// Fixed work units allowed per document.
@@ -344,6 +347,7 @@ impl Runtime {
             skip: 0,
             max_errors: 1,
             budget_exceeded: false,
+            schema_cycle: None,
             work: 0,
             budget: 0,
             budget_per_byte: 0,
@@ -386,6 +390,7 @@ impl Runtime {
         self.violations.clear();
         self.skip = 0;
         self.budget_exceeded = false;
+        self.schema_cycle = None;
         self.work = 0;
         self.allowance = self.budget;
         self.event_offset = 0;
@@ -617,6 +622,14 @@ impl Runtime {
 
     /// Marks `id` failed for its own `keyword` at `offset`.
     fn fail_with(&mut self, p: &Program, id: u32, keyword: &'static str, offset: u64) {
+        if keyword == "false"
+            && !p.cycles.is_empty()
+            && p.cycles
+                .binary_search(&self.evals[id as usize].node)
+                .is_ok()
+        {
+            return self.cycle_reached(p, id, offset);
+        }
         self.fail(
             p,
             id,
@@ -626,6 +639,25 @@ impl Runtime {
                 offset,
             },
         );
+    }
+
+    /// The document reached a node of an in-place cycle (compiled as `false`): its
+    /// evaluation could never end, so it stops here with the cycle's keyword location.
+    #[cold]
+    #[inline(never)]
+    fn cycle_reached(&mut self, p: &Program, id: u32, offset: u64) {
+        if self.schema_cycle.is_none() {
+            let v = self.describe(
+                p,
+                Reason {
+                    eval: id,
+                    keyword: "false",
+                    offset,
+                },
+            );
+            self.schema_cycle = Some((v.keyword_location().into(), offset));
+        }
+        self.budget_exceeded = true;
     }
 
     /// Marks `id` failed and reports to its parent.
@@ -877,8 +909,11 @@ impl Runtime {
             }
         }
         let node = &p.nodes[ev.node as usize];
+        let detail = super::explain::detail(p, ev.node, reason.keyword, &|w| ev.seen.get(w));
         Violation {
             keyword,
+            detail,
+            own_keyword: reason.keyword != "false",
             keyword_location,
             absolute_location: node.location.to_string(),
             instance_pointer: instance,
@@ -1183,14 +1218,18 @@ impl Runtime {
     ) -> Result<(), &'static str> {
         if let Some(t) = k.types {
             let ok = match ev {
-                // `integer` without `number`: `1.0` and `1e2` are integers too.
+                // `integer` without `number`: `1.0` and `1e2` are integers too, except in
+                // draft-04.
                 Event::Number(n) if t & types::NUMBER == 0 => {
                     t & types::INTEGER != 0
                         && (n.is_integer()
-                            || match num {
-                                Some(d) => d.is_integer(),
-                                None => Decimal::parse(n.as_str()).is_some_and(|d| d.is_integer()),
-                            })
+                            || t & types::INTEGER_LITERAL == 0
+                                && match num {
+                                    Some(d) => d.is_integer(),
+                                    None => {
+                                        Decimal::parse(n.as_str()).is_some_and(|d| d.is_integer())
+                                    }
+                                })
                 }
                 _ => t & kind_bits(ev, num) != 0,
             };
@@ -1476,7 +1515,7 @@ impl Runtime {
             // A dependent schema that already failed now applies.
             for (i, (dep, _)) in k.dependent_schemas.iter().enumerate() {
                 if &**dep == name && self.evals[e as usize].dep_failed.get(i as u32) {
-                    return self.fail_with(p, e, "dependentSchemas", offset);
+                    return self.fail_with(p, e, k.dependent_schemas_keyword(), offset);
                 }
             }
         }
@@ -1624,7 +1663,7 @@ impl Runtime {
                             ev.seen.get(*key) && names.iter().any(|&n| !ev.seen.get(n))
                         });
                         if missing_dep {
-                            fail(self, "dependentRequired");
+                            fail(self, k.dependent_required_keyword());
                         }
                     } else {
                         if k.min_items.is_some_and(|m| count < m) {

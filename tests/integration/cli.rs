@@ -174,6 +174,14 @@ fn every_error_kind_is_reported_through_the_cli() {
     )
     .unwrap();
     let nested = nested.to_string_lossy().to_string();
+    // `a` applies itself to the value it is given: only a document with `loop` reaches it.
+    let cycle = dir.path().join("cycle.json");
+    std::fs::write(
+        &cycle,
+        br##"{"properties":{"loop":{"$ref":"#/$defs/a"}},"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}}}"##,
+    )
+    .unwrap();
+    let cycle = cycle.to_string_lossy().to_string();
     let cases: &[KindCase] = &[
         (&["--max-bytes", "4"], b"[1,2]", "too_large", 4, "/1"),
         (&[], deep.as_bytes(), "too_deep", 128, &"/0".repeat(128)),
@@ -230,6 +238,13 @@ fn every_error_kind_is_reported_through_the_cli() {
             "budget_exceeded",
             5,
             "/0/0/0/0",
+        ),
+        (
+            &["--schema", &cycle],
+            br#"{"ok":1,"loop":{}}"#,
+            "schema_cycle",
+            15,
+            "/loop",
         ),
     ];
     let mut kinds: Vec<&str> = Vec::new();
@@ -339,6 +354,14 @@ fn usage_errors_exit_2() {
             "unknown option '--max-dpeth'",
         ),
         (&["check", "-x"], "unknown option '-x'"),
+        (
+            &["check", "--draft", "5"],
+            "--draft: '5' is not one of 2020-12, 2019-09, 7, 6, 4",
+        ),
+        (
+            &["check", "--draft"],
+            "--draft needs 2020-12, 2019-09, 7, 6 or 4",
+        ),
         (&["check", "--max-depth"], "--max-depth needs a value"),
         (
             &["check", "--max-depth", "abc"],
@@ -462,4 +485,29 @@ fn stdin_stops_being_read_at_the_verdict() {
         written < 16 << 20,
         "the binary kept reading: {written} bytes accepted"
     );
+}
+
+/// `--draft` names the dialect of a schema without `$schema`, and of the resources it
+/// reaches: draft-04's boolean `exclusiveMaximum` is refused as 2020-12, read as draft-04.
+#[test]
+fn draft_names_the_dialect_of_schema_and_resources() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("s.json");
+    let remote = dir.path().join("r.json");
+    std::fs::write(&schema, r#"{"$ref":"http://example.com/r.json"}"#).unwrap();
+    std::fs::write(&remote, r#"{"maximum":3,"exclusiveMaximum":true}"#).unwrap();
+    let s = schema.to_str().unwrap();
+    let res = format!("http://example.com/r.json={}", remote.display());
+    let base = ["--schema", s, "--resource", &res];
+    let with = |draft: &'static str| {
+        let mut a = base.to_vec();
+        a.extend(["--draft", draft]);
+        a
+    };
+    assert_eq!(check(&with("4"), b"2").0, 0);
+    assert_eq!(check(&with("4"), b"3").0, 1);
+    assert_eq!(check(&with("draft-04"), b"3").0, 1);
+    // As 2020-12 the resource's `exclusiveMaximum: true` is no number.
+    let e = usage_error(&[&["check"][..], &base].concat(), b"3");
+    assert!(e.contains("exclusiveMaximum"), "{e}");
 }

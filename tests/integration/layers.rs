@@ -31,7 +31,7 @@ fn module_of(name: &str) -> Option<&'static str> {
         | "Scanner" | "Sink" | "READ_CHUNK" => "scan",
         "CompileBudget" | "CompileError" | "CompileErrorKind" | "Draft" | "Schema"
         | "SchemaOptions" => "schema",
-        "Rejection" | "Validator" | "Violation" => "validate",
+        "Rejection" | "Validator" | "Violation" | "OutputFormat" => "validate",
         n if n.starts_with("DEFAULT_MAX_SCHEMA")
             || n.starts_with("DEFAULT_EVAL")
             || n == "DEFAULT_MAX_ANCHORS"

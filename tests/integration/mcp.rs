@@ -2607,3 +2607,29 @@ fn past_the_bound_on_waiting_calls_or_when_the_store_fails_an_ask_is_refused() {
     assert_eq!(last["approval"]["outcome"], "state_error");
     assert_eq!(last["keyword"], "not_approved");
 }
+
+/// `draft` names the dialect of tool schemas without `$schema`: a draft-04 inputSchema with
+/// a boolean `exclusiveMaximum` is usable and enforced (as 2020-12 the tool is unusable).
+#[test]
+fn draft_names_the_dialect_of_tool_schemas() {
+    let tools = json!([{"name":"d4","inputSchema":{"type":"object",
+        "properties":{"n":{"type":"integer","maximum":3,"exclusiveMaximum":true}}}}]);
+    let mut h = Harness::new(Config {
+        draft: Some(jsongate::Draft::Draft4),
+        ..Config::default()
+    });
+    h.list(&tools);
+    h.call_forwarded(&call(1, "d4", r#"{"n":2}"#));
+    h.passes(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#);
+    h.client(&call(2, "d4", r#"{"n":3}"#));
+    let text = replacement(&h.client_gets_json(), &json!(2));
+    assert!(text.contains("(schema"), "{text}");
+    h.server_gets_nothing();
+
+    let mut h = Harness::default();
+    h.list(&tools);
+    h.client(&call(3, "d4", r#"{"n":2}"#));
+    let text = replacement(&h.client_gets_json(), &json!(3));
+    assert!(text.contains("input_schema_unusable"), "{text}");
+    h.server_gets_nothing();
+}

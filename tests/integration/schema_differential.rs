@@ -18,6 +18,10 @@
 //! `serde_json`, and that text is what both sides see: `jsonschema` gets it back as a
 //! `serde_json::Value`, jsongate scans it.
 //!
+//! The same schemas are also written in drafts 4, 6 and 7 ([`to_legacy`]: `definitions`,
+//! array `items` with `additionalItems`, `dependencies`, draft-04's boolean exclusive bounds),
+//! with `$schema` naming the draft, and compared with `jsonschema`'s validator of that draft.
+//!
 //! For each (schema, instance) the verdicts must agree for:
 //! - `jsonschema::Validator::is_valid` (draft 2020-12, `format` annotation only);
 //! - jsongate `Validator::validate_slice`;
@@ -45,6 +49,11 @@
 //!   `1.8446744073709552e19` is not. jsongate divides the exact decimals. Such schemas
 //!   and instances are in the grammar (the divisor `9007199254740993`, the `u64` edges)
 //!   but their cases are skipped.
+//! - **Draft-04 integers beyond `i64`/`u64`** ([`draft4_integer_hazard`]). Draft-04's
+//!   integers are written without fraction or exponent; `jsonschema` reads the `f64` that
+//!   `serde_json` made of the text and takes every exponent form at or above 2^63 for an
+//!   integer (a big integer literal becomes such an `f64`). jsongate reads the text. Such
+//!   draft-04 cases are skipped (counted with the `f64` ones).
 //! - **Regex dialect.** Only patterns that mean the same in both are generated (see
 //!   [`PATTERNS`]).
 //! - **The evaluation budget.** jsongate rejects a document whose evaluation exceeds its
@@ -60,7 +69,7 @@
 // Integers are turned into floats on purpose (`1` -> `1.0`, 2^64 -> the nearest f64).
 #![allow(clippy::cast_precision_loss)]
 
-use jsongate::{Flow, Limits, Rejection, Scanner, Schema, Tier, Validator};
+use jsongate::{Draft, Flow, Limits, Rejection, Scanner, Schema, Tier, Validator};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -1004,7 +1013,18 @@ struct Stats {
     specialised: u64,
     /// For the invalid pairs: the keyword of jsongate's first violation.
     failed_keyword: std::collections::BTreeMap<String, u64>,
+    /// For the invalid pairs: the keywords of the older drafts on the path through the
+    /// schema to jsongate's first violation.
+    failed_under: std::collections::BTreeMap<&'static str, u64>,
 }
+
+/// Keywords of drafts 4 to 7 that a violation's schema path may go through.
+const LEGACY_PATH_KEYWORDS: &[&str] = &[
+    "additionalItems",
+    "dependencies",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+];
 
 fn limits() -> Limits {
     Limits::new()
@@ -1040,8 +1060,30 @@ fn describe(r: &Result<(), Rejection>) -> String {
 /// Compares every verdict for one schema and its instances; returns one description per
 /// disagreement.
 fn compare(schema: &Value, instances: &[Value], stats: &mut Stats) -> Vec<String> {
+    compare_in(Draft::Draft202012, schema, instances, stats)
+}
+
+/// [`compare`] in `draft`: the schema is in that dialect, which jsongate reads from its
+/// `$schema` (written here for the drafts before 2020-12) and `jsonschema` is told.
+fn compare_in(draft: Draft, schema: &Value, instances: &[Value], stats: &mut Stats) -> Vec<String> {
+    let mut schema = schema.clone();
+    if draft != Draft::Draft202012 {
+        if let Value::Object(m) = &mut schema {
+            m.insert(
+                "$schema".into(),
+                json!(format!("{}#", draft.meta_schema_uri())),
+            );
+        }
+    }
+    let schema = &schema;
     let schema_text = serde_json::to_string(schema).unwrap();
-    let theirs = match jsonschema::draft202012::new(schema) {
+    let theirs = match draft {
+        Draft::Draft4 => jsonschema::draft4::new(schema),
+        Draft::Draft6 => jsonschema::draft6::new(schema),
+        Draft::Draft7 => jsonschema::draft7::new(schema),
+        _ => jsonschema::draft202012::new(schema),
+    };
+    let theirs = match theirs {
         Ok(v) => v,
         Err(e) => return vec![format!("jsonschema rejects the schema {schema_text}: {e}")],
     };
@@ -1063,6 +1105,10 @@ fn compare(schema: &Value, instances: &[Value], stats: &mut Stats) -> Vec<String
         }
         if multiple_of_hazard(schema, &text) {
             stats.skipped_multiple_of += 1;
+            continue;
+        }
+        if draft == Draft::Draft4 && draft4_integer_hazard(&text) {
+            stats.skipped_f64 += 1;
             continue;
         }
         // What jsonschema sees is what jsongate scans: the serialized text, read back.
@@ -1122,6 +1168,11 @@ fn compare(schema: &Value, instances: &[Value], stats: &mut Stats) -> Vec<String
                     .failed_keyword
                     .entry(x.keyword().to_string())
                     .or_default() += 1;
+                for k in LEGACY_PATH_KEYWORDS {
+                    if x.keyword_location().split('/').any(|s| s == *k) {
+                        *stats.failed_under.entry(k).or_default() += 1;
+                    }
+                }
             }
         }
     }
@@ -1162,6 +1213,210 @@ proptest! {
         let disagreements = compare(&schema, &instances, &mut stats);
         prop_assert!(disagreements.is_empty(), "{}", disagreements[0]);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drafts 4, 6 and 7: the grammar's schemas written in the older dialects.
+
+/// Keywords whose value is one subschema, in the grammar.
+const ONE_SUBSCHEMA: &[&str] = &[
+    "additionalProperties",
+    "propertyNames",
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+
+/// A 2020-12 schema of the grammar written in `draft` (4, 6 or 7): `$defs` becomes
+/// `definitions`, `prefixItems` and `items` the array `items` and `additionalItems` (the
+/// last tuple schema when there is no `items`),
+/// `dependentSchemas` and `dependentRequired` one `dependencies`; in draft-04, boolean
+/// subschemas become `{}` and `{"not":{}}`, and `exclusiveMinimum`/`exclusiveMaximum` the
+/// bound with a `true` beside it. Keywords a draft does not have (`unevaluatedItems`,
+/// `minContains`, draft-04's `const`, …) stay: both sides must ignore them.
+fn to_legacy(schema: &Value, draft: Draft) -> Value {
+    let m = match schema {
+        Value::Bool(b) if draft == Draft::Draft4 => {
+            return if *b { json!({}) } else { json!({"not": {}}) };
+        }
+        Value::Object(m) => m,
+        other => return other.clone(),
+    };
+    let sub = |v: &Value| to_legacy(v, draft);
+    let mut out = Map::new();
+    let mut deps = Map::new();
+    for (k, v) in m {
+        match k.as_str() {
+            "$ref" => {
+                let r = v
+                    .as_str()
+                    .unwrap_or("#")
+                    .replace("#/$defs/", "#/definitions/");
+                out.insert(k.clone(), json!(r));
+            }
+            "$defs" | "properties" | "patternProperties" => {
+                let name = if k == "$defs" { "definitions" } else { k };
+                let map = v
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(n, s)| (n.clone(), sub(s)));
+                out.insert(name.into(), Value::Object(map.collect()));
+            }
+            "dependentSchemas" => {
+                for (n, s) in v.as_object().unwrap() {
+                    deps.insert(n.clone(), sub(s));
+                }
+            }
+            "dependentRequired" => {
+                for (n, names) in v.as_object().unwrap() {
+                    // Draft-04 wants at least one name in an array of dependencies.
+                    if draft != Draft::Draft4 || names.as_array().is_some_and(|a| !a.is_empty()) {
+                        deps.entry(n.clone()).or_insert_with(|| names.clone());
+                    }
+                }
+            }
+            "prefixItems" => {
+                let items: Vec<Value> = v.as_array().unwrap().iter().map(sub).collect();
+                out.insert("items".into(), Value::Array(items));
+                // Without `items`, the items past the tuple follow its last schema (so that
+                // `additionalItems` is common in the older drafts' cases).
+                let rest = m.get("items").or(v.as_array().unwrap().last());
+                if let Some(rest) = rest {
+                    out.insert("additionalItems".into(), sub(rest));
+                }
+            }
+            "items" if m.contains_key("prefixItems") => {}
+            "enum" => {
+                // Drafts 4 to 7 want the alternatives unique.
+                let mut unique: Vec<Value> = Vec::new();
+                for x in v.as_array().unwrap() {
+                    if !unique.iter().any(|u| json_equal(u, x)) {
+                        unique.push(x.clone());
+                    }
+                }
+                out.insert(k.clone(), Value::Array(unique));
+            }
+            "allOf" | "anyOf" | "oneOf" => {
+                let items: Vec<Value> = v.as_array().unwrap().iter().map(sub).collect();
+                out.insert(k.clone(), Value::Array(items));
+            }
+            "exclusiveMinimum" | "exclusiveMaximum" if draft == Draft::Draft4 => {
+                let bound = if k == "exclusiveMinimum" {
+                    "minimum"
+                } else {
+                    "maximum"
+                };
+                out.insert(bound.into(), v.clone());
+                out.insert(k.clone(), json!(true));
+            }
+            // The exclusive bound takes the place of the inclusive one.
+            "minimum" if draft == Draft::Draft4 && m.contains_key("exclusiveMinimum") => {}
+            "maximum" if draft == Draft::Draft4 && m.contains_key("exclusiveMaximum") => {}
+            k2 if ONE_SUBSCHEMA.contains(&k2) => {
+                out.insert(k.clone(), sub(v));
+            }
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if !deps.is_empty() {
+        out.insert("dependencies".into(), Value::Object(deps));
+    }
+    Value::Object(out)
+}
+
+/// Whether the instance has a number that `jsonschema` cannot tell apart from an integer
+/// literal in draft-04: without `arbitrary-precision`, `serde_json` reads an integer beyond
+/// `i64`/`u64` as `f64` and writes it back with an exponent, so `jsonschema` takes every
+/// exponent form at or above 2^63 for an integer; jsongate reads the text (`1e+20` is no
+/// draft-04 integer).
+fn draft4_integer_hazard(text: &str) -> bool {
+    number_tokens(text)
+        .iter()
+        .any(|t| t.contains(['e', 'E']) && t.parse::<f64>().is_ok_and(|v| v.abs() >= 2f64.powi(63)))
+}
+
+/// Equality as JSON Schema reads it (`1` equals `1.0`).
+fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// A schema of the grammar in `draft`, with the instances derived from it.
+fn legacy_case() -> impl Strategy<Value = (Draft, Value, Vec<Value>)> {
+    (
+        prop::sample::select(&[Draft::Draft4, Draft::Draft6, Draft::Draft7][..]),
+        case(),
+    )
+        .prop_map(|(d, (schema, instances))| (d, to_legacy(&schema, d), instances))
+}
+
+proptest! {
+    #![proptest_config(config(150))]
+
+    /// 150 random schemas in drafts 4, 6 and 7 x 8 instances, shrunk on failure.
+    #[test]
+    fn legacy_verdicts_match_jsonschema((draft, schema, instances) in legacy_case()) {
+        let mut stats = Stats::default();
+        let disagreements = compare_in(draft, &schema, &instances, &mut stats);
+        prop_assert!(disagreements.is_empty(), "{:?}: {}", draft, disagreements[0]);
+    }
+}
+
+/// Drafts 4, 6 and 7 from a fixed seed: no disagreement, both verdicts common in each, and
+/// the keywords that are theirs (`additionalItems`, `dependencies`, draft-04's boolean
+/// exclusive bounds) lie on the path of some rejections.
+#[test]
+fn fixed_seed_legacy_survey_covers_their_keywords() {
+    let mut runner = TestRunner::new_with_rng(
+        config(300),
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
+    let strategy = legacy_case();
+    let mut per_draft = std::collections::BTreeMap::<&str, Stats>::new();
+    let mut disagreements = Vec::new();
+    for _ in 0..300 {
+        let (draft, schema, instances) = strategy.new_tree(&mut runner).unwrap().current();
+        let stats = per_draft.entry(draft.name()).or_default();
+        disagreements.extend(compare_in(draft, &schema, &instances, stats));
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+    for (draft, stats) in &per_draft {
+        assert!(
+            stats.pairs >= 300
+                && stats.valid * 5 >= stats.pairs
+                && stats.invalid * 5 >= stats.pairs,
+            "draft {draft}: {stats:#?}"
+        );
+    }
+    for k in ["additionalItems", "dependencies"] {
+        assert!(
+            per_draft.values().any(|s| s.failed_under.contains_key(k)),
+            "no rejection under {k}: {per_draft:#?}"
+        );
+    }
+    let d4 = &per_draft["4"].failed_under;
+    assert!(
+        d4.contains_key("exclusiveMaximum") || d4.contains_key("exclusiveMinimum"),
+        "{d4:#?}"
+    );
 }
 
 /// Runs `cases` schemas from a fixed seed; returns the statistics and every disagreement.

@@ -142,17 +142,35 @@ fn hundred_megabytes_refused_after_reading_under_64_kib() {
     assert!(sc.bytes_read() < 64, "scanned {} bytes", sc.bytes_read());
 }
 
-/// Hostile schemas: evaluation that never ends is a compile error; evaluation that explodes
-/// stops at the budget, quickly and in bounded memory.
+/// Hostile schemas: evaluation that never ends is rejected when a document reaches it
+/// (`schema_cycle`, at once, whatever the document); evaluation that explodes stops at the
+/// budget, quickly and in bounded memory.
 #[test]
 fn runaway_schemas_are_refused_or_cut_off() {
-    for s in [
-        r##"{"$ref":"#"}"##,
-        r##"{"allOf":[{"$ref":"#"}]}"##,
-        r##"{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"}]},"b":{"not":{"$ref":"#/$defs/a"}}},"$ref":"#/$defs/a"}"##,
+    for (s, at) in [
+        (r##"{"$ref":"#"}"##, ""),
+        (r##"{"allOf":[{"$ref":"#"}]}"##, ""),
+        (
+            r##"{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"}]},"b":{"not":{"$ref":"#/$defs/a"}}},"$ref":"#/$defs/a"}"##,
+            "/$ref",
+        ),
     ] {
-        let e = Schema::compile(s.as_bytes()).unwrap_err();
-        assert!(e.message().contains("without end"), "{s}: {e}");
+        let schema = Schema::compile(s.as_bytes()).unwrap();
+        for doc in ["1", "[[[[]]]]", r#"{"a":{"b":1}}"#] {
+            match Validator::new(&schema).validate_slice(doc.as_bytes(), Limits::new()) {
+                Err(Rejection::Error(e)) => {
+                    assert_eq!(
+                        e.kind(),
+                        &jsongate::ErrorKind::SchemaCycle {
+                            keyword_location: at.into()
+                        },
+                        "{s} / {doc}"
+                    );
+                    assert_eq!(e.offset(), 0, "{s} / {doc}");
+                }
+                other => panic!("{s} / {doc}: {other:?}"),
+            }
+        }
     }
     // Ten alternatives per level, six levels deep: a million evaluations of one value.
     let mut defs: Vec<String> = (0..6)
@@ -278,4 +296,61 @@ fn a_root_one_of_dispatched_by_its_first_member_decides_like_the_general_tier() 
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// An in-place reference cycle in a region most documents never reach (as published schemas
+/// have): the schema compiles, documents that stay away from it are judged normally, and a
+/// document that reaches it is rejected there with `schema_cycle`, its keyword location and
+/// the pointer of the value, without stack growth or a budget overrun, in both the one-shot
+/// and the byte-at-a-time scan.
+#[test]
+fn in_place_cycles_are_rejected_where_a_document_reaches_them() {
+    let s = r##"{"type":"object","properties":{
+        "name":{"type":"string"},
+        "tree":{"items":{"$ref":"#/definitions/node"}}},
+        "definitions":{
+            "node":{"allOf":[{"$ref":"#/definitions/loop"},{"type":"object"}]},
+            "loop":{"anyOf":[{"$ref":"#/definitions/node"},{"type":"null"}]}}}"##;
+    let schema = Schema::compile(s.as_bytes()).unwrap();
+    let mut v = Validator::new(&schema);
+    assert!(v.validate_slice(br#"{"name":"a"}"#, Limits::new()).is_ok());
+    assert!(v
+        .validate_slice(br#"{"name":"a","tree":[]}"#, Limits::new())
+        .is_ok());
+    match v.validate_slice(br#"{"name":1}"#, Limits::new()) {
+        Err(Rejection::Violation(x)) => assert_eq!(x.keyword(), "type"),
+        other => panic!("{other:?}"),
+    }
+    let doc = br#"{"name":"a","tree":[{"deep":[1,2,3]}],"more":"x"}"#;
+    let reached = v.validate_slice(doc, Limits::new());
+    match &reached {
+        Err(Rejection::Error(e)) => {
+            assert_eq!(e.kind().code(), "schema_cycle");
+            assert_eq!(
+                e.kind(),
+                &jsongate::ErrorKind::SchemaCycle {
+                    keyword_location: "/properties/tree/items/$ref".into()
+                }
+            );
+            assert_eq!(e.pointer(), "/tree/0");
+            assert_eq!(e.offset(), 20);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(v.schema_cycle(), Some("/properties/tree/items/$ref"));
+    assert!(!v.budget_exceeded());
+    // The same verdict one byte at a time, and with several errors collected.
+    let mut sc = Scanner::new(Limits::new());
+    v.reset();
+    for b in doc {
+        if sc.feed(std::slice::from_ref(b), &mut v) != Ok(Flow::Continue) {
+            break;
+        }
+    }
+    let out = sc.finish(&mut v);
+    assert_eq!(v.verdict(&sc, out), reached);
+    let many = Validator::new(&schema)
+        .max_errors(5)
+        .validate_slice(doc, Limits::new());
+    assert!(matches!(many, Err(Rejection::Error(e)) if e.kind().code() == "schema_cycle"));
 }

@@ -7,7 +7,9 @@
 //! `http://localhost:1234/`, registered as resources: nothing is fetched.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use jsongate::{Draft, Flow, Limits, Rejection, Scanner, Schema, SchemaOptions, Tier, Validator};
 use serde::Deserialize;
@@ -41,16 +43,19 @@ fn remotes(dir: &Path, prefix: &str, out: &mut Vec<(String, Vec<u8>)>) {
     }
 }
 
-fn options(draft: Draft, format_assertion: bool) -> SchemaOptions {
+/// The suite's options: `draft` named (when given), `format` asserted or not, the remote
+/// documents registered.
+fn options(draft: Option<Draft>, format_assertion: bool) -> SchemaOptions {
     let mut docs = Vec::new();
     remotes(
         &shared("suites/json-schema-test-suite/remotes"),
         "http://localhost:1234/",
         &mut docs,
     );
-    let mut o = Schema::options()
-        .draft(draft)
-        .format_assertion(format_assertion);
+    let mut o = Schema::options().format_assertion(format_assertion);
+    if let Some(d) = draft {
+        o = o.draft(d);
+    }
     for (uri, bytes) in &docs {
         o = o.resource(uri, bytes);
     }
@@ -76,14 +81,41 @@ fn bytewise(v: &mut Validator, data: &[u8]) -> Result<(), Rejection> {
     v.verdict(&s, out)
 }
 
+/// How a run names the dialect of the suite's schemas (which carry no `$schema`).
+#[derive(Clone, Copy)]
+enum Dialect {
+    /// As the default draft of the options.
+    Named(Draft),
+    /// As a `$schema` member written into each root schema object, under the default
+    /// options (2020-12): remote documents without `$schema` then follow the dialect of the
+    /// schema that references them.
+    Declared(Draft),
+}
+
+/// A case's schema as compiled under `dialect`.
+fn schema_text(raw: &str, dialect: Dialect) -> String {
+    match dialect {
+        Dialect::Declared(d) if raw.starts_with('{') && !raw.contains("\"$schema\"") => {
+            let uri = format!("\"$schema\":\"{}#\"", d.meta_schema_uri());
+            let rest = raw[1..].trim_start();
+            let sep = if rest.starts_with('}') { "" } else { "," };
+            format!("{{{uri}{sep}{rest}")
+        }
+        _ => raw.to_string(),
+    }
+}
+
 /// Runs every file of `dir`; returns the failures (`file / case / test: reason`).
 fn run_dir(
     dir: &Path,
-    draft: Draft,
+    dialect: Dialect,
     format_assertion: bool,
     bytewise_too: bool,
 ) -> (usize, Vec<String>) {
-    let opts = options(draft, format_assertion);
+    let opts = match dialect {
+        Dialect::Named(draft) => options(Some(draft), format_assertion),
+        Dialect::Declared(_) => options(None, format_assertion),
+    };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -97,7 +129,8 @@ fn run_dir(
         let fname = file.file_name().unwrap().to_string_lossy().to_string();
         let cases: Vec<Case> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
         for case in cases {
-            let schema = match opts.compile(case.schema.get().as_bytes()) {
+            let text = schema_text(case.schema.get(), dialect);
+            let schema = match opts.compile(text.as_bytes()) {
                 Ok(s) => s,
                 Err(e) => {
                     for t in &case.tests {
@@ -175,7 +208,20 @@ fn run_dir(
 }
 
 fn assert_suite(rel: &str, draft: Draft, format_assertion: bool, xfail: &[&str]) {
-    let (count, failures) = run_dir(&shared(rel), draft, format_assertion, true);
+    assert_suite_as(rel, Dialect::Named(draft), format_assertion, xfail);
+}
+
+fn assert_suite_as(rel: &str, dialect: Dialect, format_assertion: bool, xfail: &[&str]) {
+    let (count, failures) = run_dir(&shared(rel), dialect, format_assertion, true);
+    let how = match dialect {
+        Dialect::Named(d) => format!("default draft {}", d.name()),
+        Dialect::Declared(d) => format!("$schema of draft {}", d.name()),
+    };
+    eprintln!(
+        "{rel} ({how}): {} of {count} tests pass ({} expected failures listed)",
+        count - failures.len(),
+        xfail.len()
+    );
     let mut unexpected = Vec::new();
     let mut fixed: BTreeMap<&str, bool> = xfail.iter().map(|x| (*x, false)).collect();
     for f in &failures {
@@ -286,4 +332,170 @@ fn draft7_optional() {
         true,
         &[],
     );
+}
+
+#[test]
+fn draft6_required() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft6",
+        Draft::Draft6,
+        false,
+        &[],
+    );
+}
+
+#[test]
+fn draft4_required() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft4",
+        Draft::Draft4,
+        false,
+        &[],
+    );
+}
+
+#[test]
+fn draft6_optional() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft6/optional",
+        Draft::Draft6,
+        false,
+        &[],
+    );
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft6/optional/format",
+        Draft::Draft6,
+        true,
+        &[],
+    );
+}
+
+#[test]
+fn draft4_optional() {
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft4/optional",
+        Draft::Draft4,
+        false,
+        &[],
+    );
+    assert_suite(
+        "suites/json-schema-test-suite/tests/draft4/optional/format",
+        Draft::Draft4,
+        true,
+        &[],
+    );
+}
+
+/// The drafts before 2019-09 selected by `$schema` alone, as published schemas do: every
+/// required test passes with the dialect declared in the root schema instead of named in the
+/// options, remote documents included.
+#[test]
+fn legacy_drafts_selected_by_schema_member() {
+    for (dir, draft) in [
+        ("draft4", Draft::Draft4),
+        ("draft6", Draft::Draft6),
+        ("draft7", Draft::Draft7),
+    ] {
+        assert_suite_as(
+            &format!("suites/json-schema-test-suite/tests/{dir}"),
+            Dialect::Declared(draft),
+            false,
+            &[],
+        );
+    }
+}
+
+/// Runs every test of the suite in `dir` through `jsongate check --draft NAME`, the schema
+/// and each remote document given as files (`--schema`, `--resource URI=FILE`), the instance
+/// on standard input; returns the number of tests and the failures.
+fn run_dir_cli(dir: &Path, draft: &str) -> (usize, Vec<String>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut docs = Vec::new();
+    remotes(
+        &shared("suites/json-schema-test-suite/remotes"),
+        "http://localhost:1234/",
+        &mut docs,
+    );
+    let mut resource_args = Vec::new();
+    for (i, (uri, bytes)) in docs.iter().enumerate() {
+        let f = tmp.path().join(format!("remote{i}.json"));
+        std::fs::write(&f, bytes).unwrap();
+        resource_args.push("--resource".to_string());
+        resource_args.push(format!("{uri}={}", f.display()));
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let schema_file = tmp.path().join("schema.json");
+    let (mut count, mut failures) = (0, Vec::new());
+    for file in files {
+        let fname = file.file_name().unwrap().to_string_lossy().to_string();
+        let cases: Vec<Case> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        for case in cases {
+            std::fs::write(&schema_file, case.schema.get()).unwrap();
+            for t in &case.tests {
+                count += 1;
+                let mut child = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+                    .args(["check", "--draft", draft, "--max-depth", "512", "--schema"])
+                    .arg(&schema_file)
+                    .args(&resource_args)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(t.data.get().as_bytes())
+                    .unwrap();
+                let out = child.wait_with_output().unwrap();
+                let want = i32::from(!t.valid);
+                if out.status.code() != Some(want) {
+                    failures.push(format!(
+                        "{fname} / {} / {}: exit {:?}, expected {want}: {}{}",
+                        case.description,
+                        t.description,
+                        out.status.code(),
+                        String::from_utf8_lossy(&out.stdout).trim(),
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    ));
+                }
+            }
+        }
+    }
+    (count, failures)
+}
+
+/// The required suites of every draft pass through the command line, the dialect named with
+/// `--draft` (the suites' schemas carry no `$schema`; their remote documents are given with
+/// `--resource`). One process per test: about 5,900 runs.
+#[test]
+fn suites_through_the_cli_with_draft() {
+    for (dir, name) in [
+        ("draft4", "4"),
+        ("draft6", "6"),
+        ("draft7", "7"),
+        ("draft2019-09", "2019-09"),
+        ("draft2020-12", "2020-12"),
+    ] {
+        let rel = format!("suites/json-schema-test-suite/tests/{dir}");
+        let started = std::time::Instant::now();
+        let (count, failures) = run_dir_cli(&shared(&rel), name);
+        eprintln!(
+            "{rel} (jsongate check --draft {name}): {} of {count} tests pass in {:.1?}",
+            count - failures.len(),
+            started.elapsed()
+        );
+        assert!(
+            failures.is_empty(),
+            "{rel}: {count} tests, {} failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
 }

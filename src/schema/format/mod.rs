@@ -84,6 +84,25 @@ pub(crate) fn is_known(format: &str) -> bool {
     KNOWN_FORMATS.contains(&format)
 }
 
+/// Whether `format` names a format of `draft` (later names are unknown, so annotations only,
+/// in the drafts before them): draft-04 has six, draft-06 adds the URI references, templates
+/// and JSON Pointers, draft-07 the dates, times, IRIs, international names and `regex`,
+/// 2019-09 `duration` and `uuid`.
+pub(crate) fn known_in(format: &str, draft: crate::Draft) -> bool {
+    use crate::Draft;
+    const DRAFT4: &[&str] = &["date-time", "email", "hostname", "ipv4", "ipv6", "uri"];
+    const DRAFT6: &[&str] = &["uri-reference", "uri-template", "json-pointer"];
+    const LATER: &[&str] = &["duration", "uuid"];
+    let since_6 = DRAFT6.contains(&format);
+    let since_2019 = LATER.contains(&format);
+    match draft {
+        Draft::Draft4 => DRAFT4.contains(&format),
+        Draft::Draft6 => DRAFT4.contains(&format) || since_6,
+        Draft::Draft7 => is_known(format) && !since_2019,
+        _ => is_known(format),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{check, is_known, KNOWN_FORMATS};
@@ -180,6 +199,24 @@ mod tests {
         for unknown in ["", "unknown", "DATE", "date-time ", "int32", "binary"] {
             assert!(!is_known(unknown));
             assert_eq!(check(unknown, "anything"), None);
+        }
+    }
+
+    /// Format names follow the draft that introduced them: `uuid` is a 2019-09 name, so a
+    /// draft-07 `"format":"uuid"` is an unknown format (an annotation).
+    #[test]
+    fn format_names_per_draft() {
+        use super::known_in;
+        use crate::Draft;
+        assert!(known_in("ipv4", Draft::Draft4));
+        assert!(!known_in("uri-reference", Draft::Draft4));
+        assert!(known_in("uri-reference", Draft::Draft6));
+        assert!(!known_in("date", Draft::Draft6));
+        assert!(known_in("date", Draft::Draft7));
+        assert!(!known_in("uuid", Draft::Draft7));
+        assert!(known_in("uuid", Draft::Draft201909));
+        for f in KNOWN_FORMATS {
+            assert!(known_in(f, Draft::Draft202012));
         }
     }
 

@@ -495,7 +495,7 @@ impl Runtime {
                     .iter()
                     .any(|(key, names)| f.seen.get(*key) && names.iter().any(|&n| !f.seen.get(n)))
                 {
-                    Some("dependentRequired")
+                    Some(k.dependent_required_keyword())
                 } else {
                     None
                 }
@@ -537,6 +537,8 @@ impl Runtime {
             // Under a dispatch every failure is the last alternative's, so the combinator's.
             self.violations.push(Violation {
                 keyword: d.keyword,
+                detail: String::new(),
+                own_keyword: true,
                 keyword_location: format!("/{}", d.keyword),
                 absolute_location: p.nodes[p.root as usize].location.to_string(),
                 instance_pointer: String::new(),
@@ -568,6 +570,14 @@ impl Runtime {
             At::Frame(f) => self.fast_frames[f].label,
             At::Child { .. } => label,
         };
+        let detail = match at {
+            At::Frame(f) => {
+                let seen = &self.fast_frames[f].seen;
+                super::super::explain::detail(p, node, keyword, &|w| seen.get(w))
+            }
+            At::Child { .. } => super::super::explain::detail(p, node, keyword, &|_| true),
+        };
+        let own_keyword = keyword != "false";
         let keyword = false_keyword(p, keyword, own_label);
         let mut instance = String::new();
         for f in &self.fast_frames[..levels] {
@@ -588,6 +598,8 @@ impl Runtime {
         }
         self.violations.push(Violation {
             keyword,
+            detail,
+            own_keyword,
             keyword_location,
             absolute_location: p.nodes[node as usize].location.to_string(),
             instance_pointer: instance,
