@@ -5,7 +5,7 @@ The engine is the Rust crate of the same name; this package is a thin binding to
 guards for the places Python agent stacks plug things in:
 
 - :func:`check` -- strict JSON (duplicate member names rejected after unescaping) within limits;
-- :class:`Schema` -- JSON Schema 2020-12 / 2019-09 / draft-07, validated while scanning
+- :class:`Schema` -- JSON Schema 2020-12 / 2019-09 / draft-07 / -06 / -04, validated while scanning
   (``validate``, ``is_valid``, ``iter_errors``), and :class:`Validator` for streamed bodies
   (``feed``/``finish``);
 - :class:`Contract` -- a tool contract: the agent-facing envelope and the audit record;

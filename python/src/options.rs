@@ -83,23 +83,25 @@ pub fn limit_values(l: &Limits) -> [(&'static str, u64); 7] {
     ]
 }
 
-/// The draft named `s`: `"2020-12"`, `"2019-09"` or `"7"` (also `"draft7"`, `"draft-07"`).
+/// The draft named `s`: `"2020-12"`, `"2019-09"`, `"7"`, `"6"` or `"4"` (also `"draft7"`,
+/// `"draft-07"`, …), as `jsongate check --draft` reads it.
 ///
 /// # Errors
 /// `ConfigError` (kind `"options"`) for any other name.
 pub fn draft(py: Python<'_>, s: &str) -> PyResult<Draft> {
-    let t = s.trim_start_matches("draft").trim_start_matches('-');
-    Ok(match t {
-        "2020-12" | "202012" => Draft::Draft202012,
-        "2019-09" | "201909" => Draft::Draft201909,
-        "7" | "07" => Draft::Draft7,
-        _ => {
-            return Err(config_error(
-                py,
-                "options",
-                format!("unknown draft '{s}' (known: 2020-12, 2019-09, 7)"),
-            ))
-        }
+    let t = s.strip_prefix("draft").unwrap_or(s);
+    let t = t.strip_prefix('-').unwrap_or(t);
+    let t = match t {
+        "202012" => "2020-12",
+        "201909" => "2019-09",
+        t => t,
+    };
+    Draft::from_name(t).ok_or_else(|| {
+        config_error(
+            py,
+            "options",
+            format!("unknown draft '{s}' (known: 2020-12, 2019-09, 7, 6, 4)"),
+        )
     })
 }
 

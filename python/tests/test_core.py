@@ -157,8 +157,8 @@ def test_violation_carries_keyword_locations_pointer_and_offset():
     assert v.pointer == "/admin_override"
     assert v.offset == 19  # decided at the name, before its value is read
     assert (v.line, v.column) == (1, 20)
-    assert "property is not allowed" in v.message
-    # Messages never carry document content.
+    # The message names the unexpected member (what a person acts on), never a value.
+    assert 'property "admin_override" is not allowed' in v.message
     assert "true" not in str(v)
 
 
@@ -202,6 +202,10 @@ def test_draft_option_applies_to_schemas_without_dollar_schema():
     assert jsongate.Schema(schema, draft="7").is_valid(b"[1]")
     assert jsongate.Schema({"items": [{"type": "string"}]}, draft="draft-07").is_valid(b'["a", 1]')
     assert not jsongate.Schema({"items": [{"type": "string"}]}, draft="draft-07").is_valid(b"[1]")
+    # draft-04: a boolean exclusiveMaximum.
+    d4 = {"type": "integer", "maximum": 3, "exclusiveMaximum": True}
+    assert jsongate.Schema(d4, draft="4").is_valid(b"2")
+    assert not jsongate.Schema(d4, draft="draft-04").is_valid(b"3")
     with pytest.raises(jsongate.ConfigError):
         jsongate.Schema(schema, draft="3")
 

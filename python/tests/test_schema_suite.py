@@ -1,4 +1,4 @@
-"""The official JSON Schema Test Suite (required tests of drafts 2020-12, 2019-09 and 7)
+"""The official JSON Schema Test Suite (required tests of drafts 2020-12, 2019-09, 7, 6, 4)
 through the Python API, as a smoke check of the binding: every instance validated one-shot
 and fed to the incremental validator in 5-byte chunks; both must give the suite's verdict.
 
@@ -18,7 +18,7 @@ import pytest
 from support import SHARED, shared
 
 SUITE = "suites/json-schema-test-suite"
-DRAFTS = {"draft2020-12": "2020-12", "draft2019-09": "2019-09", "draft7": "7"}
+DRAFTS = {"draft2020-12": "2020-12", "draft2019-09": "2019-09", "draft7": "7", "draft6": "6", "draft4": "4"}
 FILES = [
     (d, p.name) for d in DRAFTS for p in sorted((SHARED / SUITE / "tests" / d).glob("*.json"))
 ] or [("draft2020-12", "(suite missing)")]

@@ -637,7 +637,8 @@ fn decide_call(policy: &Path, args: &[&str], call: &str) -> (String, String, i32
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    c.stdin.take().unwrap().write_all(call.as_bytes()).unwrap();
+    // A usage error exits before reading the call: the pipe may be closed by then.
+    let _ = c.stdin.take().unwrap().write_all(call.as_bytes());
     let out = c.wait_with_output().unwrap();
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
