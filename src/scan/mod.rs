@@ -75,6 +75,45 @@ pub trait Sink {
     fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
         self.event(event, at.offset)
     }
+
+    /// Whether this sink reads the text of the string value about to be delivered. The
+    /// scanner asks only at the first escape of a string value (never for member names, which
+    /// it always decodes to compare them), and only when the string lies whole in the chunk.
+    ///
+    /// When it answers `false`, the string is still checked in full (escapes, surrogate
+    /// pairs, UTF-8, noncharacters and the length limit, with the same errors at the same
+    /// offsets), but it is not decoded: its [`Event::String`] carries the empty string. The
+    /// default answers `true`; [`Ignore`] answers `false`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Event, Flow, Limits, Scanner, Sink};
+    ///
+    /// /// Counts string values, never reading their text.
+    /// struct Strings(usize);
+    /// impl Sink for Strings {
+    ///     fn event(&mut self, ev: Event<'_>, _: u64) -> Flow {
+    ///         if let Event::String(_) = ev {
+    ///             self.0 += 1;
+    ///         }
+    ///         Flow::Continue
+    ///     }
+    ///     fn wants_text(&self) -> bool {
+    ///         false
+    ///     }
+    /// }
+    /// let mut sink = Strings(0);
+    /// let doc = br#"["plain", "tab\tand \u00e9"]"#;
+    /// Scanner::new(Limits::new()).scan_slice(doc, &mut sink).unwrap();
+    /// assert_eq!(sink.0, 2);
+    /// // Bad escapes are found all the same.
+    /// let err = Scanner::new(Limits::new()).scan_slice(br#"["a\x"]"#, &mut sink).unwrap_err();
+    /// assert_eq!(err.offset(), 4);
+    /// ```
+    #[inline]
+    fn wants_text(&self) -> bool {
+        true
+    }
 }
 
 /// Where a token starts: 0-based byte offset, 1-based line and column (column in bytes).
@@ -116,6 +155,11 @@ impl Sink for Ignore {
     #[inline]
     fn event(&mut self, _: Event<'_>, _: u64) -> Flow {
         Flow::Continue
+    }
+
+    #[inline]
+    fn wants_text(&self) -> bool {
+        false
     }
 }
 

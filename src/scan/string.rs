@@ -149,6 +149,19 @@ impl Scanner {
     /// length limits) to the byte-wise decoder, which reports them at the right byte.
     #[inline]
     fn escape_at(&mut self, buf: &[u8], j: usize, limit: u64) -> Option<usize> {
+        let (c, next) = self.whole_escape(buf, j)?;
+        if (self.scratch.len() + c.len_utf8()) as u64 > limit {
+            return None;
+        }
+        self.scratch.push_char(c);
+        Some(next)
+    }
+
+    /// The character of the escape starting at `buf[j]` (a backslash) and the index after
+    /// it, when the escape lies whole in `buf`, is valid, and (under the I-JSON profile) is
+    /// not a noncharacter; `None` for everything the byte-wise decoder must report.
+    #[inline(always)]
+    fn whole_escape(&self, buf: &[u8], j: usize) -> Option<(char, usize)> {
         let hex4 = |at: usize| -> Option<u16> {
             let h = buf.get(at..at + 4)?;
             let d = [
@@ -197,13 +210,74 @@ impl Scanner {
             }
             _ => return None,
         };
-        if (self.scratch.len() + c.len_utf8()) as u64 > limit
-            || (self.limits.noncharacters && is_noncharacter(c))
-        {
+        if self.limits.noncharacters && is_noncharacter(c) {
             return None;
         }
-        self.scratch.push_char(c);
-        Some(next)
+        Some((c, next))
+    }
+
+    /// Checks, without decoding, the rest of the string value whose opening quote is `buf[i]`,
+    /// from the backslash at `buf[j]`, its first `len` bytes being well-formed text within
+    /// the limit; for a sink that does not read the text ([`Sink::wants_text`]). Whole valid
+    /// escapes and plain runs are measured as the decoder would count them; on anything else
+    /// (an error, the limit, the chunk's end, a noncharacter to look for) the decoder starts
+    /// again at the opening quote, so errors are the decoder's own, at the same offsets.
+    #[inline(never)]
+    fn string_skip<S: Sink + ?Sized>(
+        &mut self,
+        buf: &[u8],
+        win: &mut simd::Utf8Window<'_>,
+        i: usize,
+        mut j: usize,
+        mut len: u64,
+        sink: &mut S,
+    ) -> Result<(usize, Option<Flow>), Error> {
+        let limit = self.limits.string_bytes;
+        let redo = loop {
+            // `buf[j]` is a backslash.
+            let Some((c, next)) = self.whole_escape(buf, j) else {
+                break true;
+            };
+            len += c.len_utf8() as u64;
+            if len > limit {
+                break true;
+            }
+            j = next;
+            let room = limit - len;
+            let rest = &buf[j..];
+            let window = if room < rest.len() as u64 {
+                &rest[..room as usize + 1]
+            } else {
+                rest
+            };
+            let run = simd::string_run_with(self.backend, window);
+            let n = run.len();
+            if n as u64 > room
+                || (!run.is_ascii()
+                    && (self.limits.noncharacters || win.text(buf, j, j + n).is_none()))
+            {
+                break true;
+            }
+            len += n as u64;
+            j += n;
+            match buf.get(j) {
+                Some(b'\\') => {}
+                Some(b'"') => break false,
+                _ => break true,
+            }
+        };
+        let base = self.offset;
+        if redo {
+            self.scratch.clear();
+            self.str_state = StrState {
+                name: false,
+                start: base + i as u64,
+                ..StrState::default()
+            };
+            return self.string_continue(buf, win, i + 1, base, sink);
+        }
+        let at = self.pos(base + i as u64);
+        Ok((j + 1, Some(sink.event_at(Event::String(""), at))))
     }
 
     /// Starts the string whose opening quote is `buf[i]`. Returns the index after the string
@@ -260,6 +334,10 @@ impl Scanner {
                 win.text(buf, i + 1, i + 1 + n)
             };
             if let Some(text) = text {
+                if !name && !sink.wants_text() {
+                    let len = text.len() as u64;
+                    return self.string_skip(buf, win, i, i + 1 + n, len, sink);
+                }
                 return self.string_escaped(buf, win, i, text, name, sink);
             }
         }

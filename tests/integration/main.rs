@@ -14,6 +14,7 @@ mod harness;
 mod http_axum;
 mod http_layer;
 mod layers;
+mod lazy_text;
 mod limits;
 #[cfg(unix)]
 mod mcp;
