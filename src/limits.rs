@@ -131,6 +131,32 @@ impl Limits {
         })
     }
 
+    /// Every limit by the name [`set_by_name`](Self::set_by_name) takes, in that order
+    /// (for reports, diffs of two contracts' limits and bindings).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Limits;
+    /// let named = Limits::new().max_depth(8).by_name();
+    /// assert_eq!(named[1], ("max_depth", 8));
+    /// let again = named
+    ///     .iter()
+    ///     .try_fold(Limits::unlimited(), |l, &(n, v)| l.set_by_name(n, v))
+    ///     .unwrap();
+    /// assert_eq!(again.by_name(), named);
+    /// ```
+    pub const fn by_name(&self) -> [(&'static str, u64); 7] {
+        [
+            ("max_bytes", self.bytes),
+            ("max_depth", self.depth),
+            ("max_name_bytes", self.name_bytes),
+            ("max_string_bytes", self.string_bytes),
+            ("max_number_bytes", self.number_bytes),
+            ("max_members", self.members),
+            ("max_items", self.items),
+        ]
+    }
+
     /// The I-JSON profile (RFC 7493 §2.1): also reject strings and member names that contain
     /// a Unicode noncharacter (U+FDD0–U+FDEF, and U+FFFE/U+FFFF in every plane), raw or
     /// written as a `\u` escape, with [`ErrorKind::Noncharacter`](crate::ErrorKind). Off by

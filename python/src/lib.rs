@@ -33,7 +33,7 @@ fn _jsongate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<action::Finding>()?;
     m.add_class::<tools::ToolDefinition>()?;
     let defaults = PyDict::new(py);
-    for (k, v) in options::limit_values(&jsongate::Limits::new()) {
+    for (k, v) in jsongate::Limits::new().by_name() {
         defaults.set_item(k, v)?;
     }
     m.add("DEFAULT_LIMITS", defaults)?;

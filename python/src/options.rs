@@ -70,19 +70,6 @@ pub fn limits(py: Python<'_>, given: Option<&Bound<'_, PyDict>>, base: Limits) -
     Ok(out)
 }
 
-/// The values of `l` by name (for `DEFAULT_LIMITS`).
-pub fn limit_values(l: &Limits) -> [(&'static str, u64); 7] {
-    [
-        ("max_bytes", l.get_max_bytes()),
-        ("max_depth", l.get_max_depth()),
-        ("max_name_bytes", l.get_max_name_bytes()),
-        ("max_string_bytes", l.get_max_string_bytes()),
-        ("max_number_bytes", l.get_max_number_bytes()),
-        ("max_members", l.get_max_members()),
-        ("max_items", l.get_max_items()),
-    ]
-}
-
 /// The draft named `s`: `"2020-12"`, `"2019-09"`, `"7"`, `"6"` or `"4"` (also `"draft7"`,
 /// `"draft-07"`, …), as `jsongate check --draft` reads it.
 ///

@@ -345,18 +345,7 @@ pub fn diff_contracts(old: &Contract, new: &Contract) -> Result<Vec<Change>, Con
             push(Side::Upstream, "shape_added", false, &s.version, None, None);
         }
     }
-    let limits = |l: &Limits| {
-        [
-            ("max_bytes", l.get_max_bytes()),
-            ("max_depth", l.get_max_depth()),
-            ("max_name_bytes", l.get_max_name_bytes()),
-            ("max_string_bytes", l.get_max_string_bytes()),
-            ("max_number_bytes", l.get_max_number_bytes()),
-            ("max_members", l.get_max_members()),
-            ("max_items", l.get_max_items()),
-        ]
-    };
-    for ((name, a), (_, b)) in limits(&old.limits).into_iter().zip(limits(&new.limits)) {
+    for ((name, a), (_, b)) in old.limits.by_name().into_iter().zip(new.limits.by_name()) {
         if a != b {
             let (kind, breaking) = if b < a {
                 ("limit_lowered", true)

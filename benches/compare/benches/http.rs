@@ -7,6 +7,8 @@
 //!   are re-wrapped, nothing is checked), the floor any layer pays;
 //! - `jsongate_hold` / `jsongate_stream`: the layer with the schema (`Mode::Hold`: body
 //!   withheld until the verdict; `Mode::Stream`: frames forwarded as they pass);
+//! - `jsongate_hold_limits`: `Mode::Hold` with `Check::Limits` (scanner and limits, no
+//!   schema);
 //! - `buffer_serde_jsonschema`: what gateways do today, as a layer: collect the body, parse
 //!   it into a `serde_json::Value`, validate with `jsonschema` (compiled once);
 //! - `scan_only` / `validate_only`: jsongate's scanner and validator on the same bytes held
@@ -23,51 +25,33 @@ use std::hint::black_box;
 
 use bytes::Bytes;
 use criterion::{Criterion, Throughput};
-use jsongate::http::{Check, JsonGateLayer, Mode};
-use jsongate::{Limits, Schema, Validator};
-use tower_layer::Layer;
+use jsongate::Validator;
 
 #[path = "../../docgen/mod.rs"]
 mod docgen;
 
 #[path = "http_parts/mod.rs"]
 mod http_parts;
-use http_parts::{roundtrip, Buffered, Tool};
+use http_parts::{gateway_schema, layers, roundtrip, Layers};
 
 fn http(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let schema_text = std::fs::read(format!(
-        "{}/../schemas/gateway.schema.json",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
-    let schema = Schema::compile(&schema_text).unwrap();
-    let limits = Limits::new().max_bytes(1 << 20);
-    let json: serde_json::Value = serde_json::from_slice(&schema_text).unwrap();
-    let peer = std::sync::Arc::new(jsonschema::validator_for(&json).unwrap());
+    let (schema, limits, _) = gateway_schema();
     for (name, len) in [("200b", 120), ("64kb", 64_000)] {
         let doc = Bytes::from(docgen::gateway_result(len));
-        let tool = Tool(doc.clone());
-        let check = || Check::Schema {
-            schema: schema.clone(),
-            limits,
-        };
-        let mut pass = JsonGateLayer::new().layer(tool.clone());
-        let mut hold = JsonGateLayer::new()
-            .responses(check(), Mode::Hold)
-            .layer(tool.clone());
-        let mut stream = JsonGateLayer::new()
-            .responses(check(), Mode::Stream)
-            .layer(tool.clone());
-        let mut buffered = Buffered {
-            inner: tool.clone(),
-            validator: std::sync::Arc::clone(&peer),
-        };
+        let Layers {
+            mut pass,
+            mut hold,
+            mut hold_limits,
+            mut stream,
+            mut buffered,
+        } = layers(&doc);
         rt.block_on(async {
             assert_eq!(roundtrip(&mut pass).await, doc);
             assert_eq!(roundtrip(&mut hold).await, doc);
+            assert_eq!(roundtrip(&mut hold_limits).await, doc);
             assert_eq!(roundtrip(&mut stream).await, doc);
             assert_eq!(roundtrip(&mut buffered).await, doc);
         });
@@ -78,6 +62,9 @@ fn http(c: &mut Criterion) {
         });
         g.bench_function("jsongate_hold", |b| {
             b.iter(|| rt.block_on(roundtrip(&mut hold)));
+        });
+        g.bench_function("jsongate_hold_limits", |b| {
+            b.iter(|| rt.block_on(roundtrip(&mut hold_limits)));
         });
         g.bench_function("jsongate_stream", |b| {
             b.iter(|| rt.block_on(roundtrip(&mut stream)));

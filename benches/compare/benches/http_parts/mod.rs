@@ -99,3 +99,63 @@ where
     let res = svc.call(req).await.unwrap();
     res.into_body().collect().await.unwrap().to_bytes()
 }
+
+/// The gateway schema (`benches/schemas/gateway.schema.json`) compiled by jsongate and by
+/// jsonschema, with the limits both benches use.
+pub fn gateway_schema() -> (
+    jsongate::Schema,
+    jsongate::Limits,
+    std::sync::Arc<jsonschema::Validator>,
+) {
+    let text = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../schemas/gateway.schema.json"
+    ))
+    .unwrap();
+    let schema = jsongate::Schema::compile(&text).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    let peer = std::sync::Arc::new(jsonschema::validator_for(&json).unwrap());
+    (schema, jsongate::Limits::new().max_bytes(1 << 20), peer)
+}
+
+/// The tool service behind each way of gating it that the benches compare.
+pub struct Layers {
+    /// `JsonGateLayer::new()`: no rule, frames pass through.
+    pub pass: jsongate::http::JsonGate<Tool>,
+    /// The schema, `Mode::Hold`.
+    pub hold: jsongate::http::JsonGate<Tool>,
+    /// `Check::Limits` only, `Mode::Hold`.
+    pub hold_limits: jsongate::http::JsonGate<Tool>,
+    /// The schema, `Mode::Stream`.
+    pub stream: jsongate::http::JsonGate<Tool>,
+    /// Buffer the body, then serde_json + jsonschema.
+    pub buffered: Buffered,
+}
+
+/// Every way of gating the tool that answers `doc`.
+pub fn layers(doc: &Bytes) -> Layers {
+    use jsongate::http::{Check, JsonGateLayer, Mode};
+    use tower_layer::Layer;
+    let (schema, limits, peer) = gateway_schema();
+    let tool = Tool(doc.clone());
+    let check = || Check::Schema {
+        schema: schema.clone(),
+        limits,
+    };
+    Layers {
+        pass: JsonGateLayer::new().layer(tool.clone()),
+        hold: JsonGateLayer::new()
+            .responses(check(), Mode::Hold)
+            .layer(tool.clone()),
+        hold_limits: JsonGateLayer::new()
+            .responses(Check::Limits(limits), Mode::Hold)
+            .layer(tool.clone()),
+        stream: JsonGateLayer::new()
+            .responses(check(), Mode::Stream)
+            .layer(tool.clone()),
+        buffered: Buffered {
+            inner: tool,
+            validator: peer,
+        },
+    }
+}
