@@ -18,9 +18,10 @@
 //! an unanchored search.
 //!
 //! Known departures, all outside what ordinary schemas write:
-//! - group names are checked with Rust's `char::is_alphabetic`/`is_alphanumeric` in place of
-//!   `ID_Start`/`ID_Continue`, and a name may not be used twice (ES2025 allows it in distinct
-//!   alternatives);
+//! - modifier groups (`(?i:…)`, `(?-s:…)`, ES2025) are read but give
+//!   [`RegexError::Unsupported`];
+//! - a backreference to a name that several groups share (ES2025 allows one name in
+//!   different alternatives) gives [`RegexError::Unsupported`];
 //! - `\p{Script=…}` values are matched by the `regex` crate's loose rules (case and `_`
 //!   insensitive) where ECMA wants the exact name; a property the `regex` crate does not know
 //!   (for example `Changes_When_NFKC_Casefolded`) gives [`RegexError::Unsupported`];
@@ -297,6 +298,87 @@ enum Node {
 }
 
 // ---------------------------------------------------------------------------------------------
+/// A set of group names.
+pub(crate) type Names = std::collections::HashSet<String>;
+
+/// Union of two name sets, iterating the smaller.
+pub(crate) fn union(a: Names, b: Names) -> Names {
+    let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    big.extend(small);
+    big
+}
+
+/// Adds `other` to `into`, iterating the smaller; `Err(name)` with a name in both (two
+/// groups of that name might both participate in a match).
+pub(crate) fn merge_disjoint(into: &mut Names, other: Names) -> Result<(), String> {
+    let current = std::mem::take(into);
+    let (mut big, small) = if current.len() >= other.len() {
+        (current, other)
+    } else {
+        (other, current)
+    };
+    for name in small {
+        if big.contains(&name) {
+            return Err(name);
+        }
+        big.insert(name);
+    }
+    *into = big;
+    Ok(())
+}
+
+/// Code points in both `ID_Start` and `ID_Continue` but in neither XID property (the
+/// `unicode-ident` crate implements the XID ones).
+fn is_id_but_not_xid(c: char) -> bool {
+    matches!(
+        c,
+        '\u{37A}' | '\u{309B}' | '\u{309C}' | '\u{FC5E}'..='\u{FC63}' | '\u{FDFA}' | '\u{FDFB}'
+    ) || matches!(
+        c,
+        '\u{FE70}'
+            | '\u{FE72}'
+            | '\u{FE74}'
+            | '\u{FE76}'
+            | '\u{FE78}'
+            | '\u{FE7A}'
+            | '\u{FE7C}'
+            | '\u{FE7E}'
+    )
+}
+
+/// ECMAScript `IdentifierStartChar` (the first character of a group name): `ID_Start`, `$`
+/// or `_`.
+pub(crate) fn is_id_start(c: char) -> bool {
+    c == '$'
+        || c == '_'
+        || unicode_ident::is_xid_start(c)
+        || is_id_but_not_xid(c)
+        || matches!(c, '\u{E33}' | '\u{EB3}' | '\u{FF9E}' | '\u{FF9F}')
+}
+
+/// ECMAScript `IdentifierPartChar` (the other characters of a group name): `ID_Continue`,
+/// `$`, ZWNJ or ZWJ.
+pub(crate) fn is_id_continue(c: char) -> bool {
+    c == '$'
+        || c == '\u{200C}'
+        || c == '\u{200D}'
+        || unicode_ident::is_xid_continue(c)
+        || is_id_but_not_xid(c)
+}
+
+/// Whether `name` is a `General_Category` value or alias ECMA-262 accepts in `\p{…}`.
+pub(crate) fn is_general_category(name: &str) -> bool {
+    general_category(name).is_some()
+}
+
+/// Whether `value` has the shape of a `Script`/`Script_Extensions` value: a letter, then
+/// letters, digits and `_` (the list itself grows with each Unicode version).
+pub(crate) fn is_script_value(value: &str) -> bool {
+    let mut chars = value.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 // Parser (ECMA-262 Pattern grammar, [+UnicodeMode, +NamedCaptureGroups])
 
 struct Parsed {
@@ -318,11 +400,16 @@ struct Parser {
     depth: usize,
     groups: u32,
     names: Vec<(String, u32)>,
+    /// Group names defined so far in the alternative being parsed (ES2025 allows a name
+    /// twice only in different alternatives of one disjunction).
+    alt_names: Names,
     /// Backreference targets in parse order, resolved once all groups are known.
     backrefs: Vec<BackrefTarget>,
     backtracking: bool,
     /// The first repetition count above [`MAX_REPEAT`], reported once syntax is known good.
     too_big: Option<String>,
+    /// The first construct that is valid syntax but has no matcher here, reported likewise.
+    unsupported: Option<&'static str>,
 }
 
 fn syntax<T>(message: impl Into<String>) -> Result<T, RegexError> {
@@ -344,11 +431,13 @@ impl Parser {
             depth: 0,
             groups: 0,
             names: Vec::new(),
+            alt_names: Names::new(),
             backrefs: Vec::new(),
             backtracking: false,
             too_big: None,
+            unsupported: None,
         };
-        let mut root = p.disjunction()?;
+        let (mut root, _) = p.disjunction()?;
         match p.peek() {
             None => {}
             Some(')') => return syntax("unmatched ')'"),
@@ -366,16 +455,29 @@ impl Parser {
                         ))
                     }
                 },
-                BackrefTarget::Name(name) => match p.names.iter().find(|(n, _)| n == name) {
-                    Some(&(_, index)) => index,
-                    None => return syntax(format!("backreference to unknown group name <{name}>")),
-                },
+                BackrefTarget::Name(name) => {
+                    let mut groups = p.names.iter().filter(|(n, _)| n == name);
+                    match (groups.next(), groups.next()) {
+                        (Some(&(_, index)), None) => index,
+                        (None, _) => {
+                            return syntax(format!("backreference to unknown group name <{name}>"))
+                        }
+                        (Some(_), Some(_)) => {
+                            return Err(RegexError::Unsupported(format!(
+                                "backreference to <{name}>, a name of several groups"
+                            )))
+                        }
+                    }
+                }
             });
         }
         let mut next = resolved.into_iter();
         resolve_backrefs(&mut root, &mut next);
         if let Some(m) = p.too_big {
             return Err(RegexError::TooBig(m));
+        }
+        if let Some(m) = p.unsupported {
+            return Err(RegexError::Unsupported(m.to_owned()));
         }
         Ok(Parsed {
             root,
@@ -413,16 +515,31 @@ impl Parser {
             .all(|(i, c)| self.peek_at(i) == Some(c))
     }
 
-    fn disjunction(&mut self) -> Result<Node, RegexError> {
+    /// A disjunction, and the group names defined in it (in any of its alternatives).
+    fn disjunction(&mut self) -> Result<(Node, Names), RegexError> {
+        let outer = std::mem::take(&mut self.alt_names);
         let mut alternatives = vec![self.alternative()?];
+        let mut defined = std::mem::take(&mut self.alt_names);
         while self.eat('|') {
             alternatives.push(self.alternative()?);
+            defined = union(defined, std::mem::take(&mut self.alt_names));
         }
-        Ok(if alternatives.len() == 1 {
+        self.alt_names = outer;
+        let node = if alternatives.len() == 1 {
             alternatives.pop().unwrap_or(Node::Empty)
         } else {
             Node::Alt(alternatives)
-        })
+        };
+        Ok((node, defined))
+    }
+
+    /// Adds the names defined inside a group (and the group's own) to the current
+    /// alternative; a name already defined there is a syntax error.
+    fn define(&mut self, inner: Names) -> Result<(), RegexError> {
+        match merge_disjoint(&mut self.alt_names, inner) {
+            Ok(()) => Ok(()),
+            Err(name) => syntax(format!("duplicate group name <{name}>")),
+        }
     }
 
     fn alternative(&mut self) -> Result<Node, RegexError> {
@@ -467,7 +584,8 @@ impl Parser {
             if self.looking_at(open) {
                 self.pos += open.chars().count();
                 self.backtracking = true;
-                let body = self.group_body()?;
+                let (body, inner) = self.group_body()?;
+                self.define(inner)?;
                 return Ok(Node::Look {
                     behind,
                     negated,
@@ -479,8 +597,9 @@ impl Parser {
         self.quantifier(atom)
     }
 
-    /// Parses a disjunction and its closing `)`, the opening already consumed.
-    fn group_body(&mut self) -> Result<Node, RegexError> {
+    /// Parses a disjunction and its closing `)`, the opening already consumed; with the
+    /// group names defined inside.
+    fn group_body(&mut self) -> Result<(Node, Names), RegexError> {
         if self.depth >= MAX_NESTING {
             return Err(RegexError::TooBig(format!(
                 "groups nested deeper than {MAX_NESTING}"
@@ -613,7 +732,8 @@ impl Parser {
     fn group(&mut self) -> Result<Node, RegexError> {
         if self.eat('?') {
             if self.eat(':') {
-                let body = self.group_body()?;
+                let (body, inner) = self.group_body()?;
+                self.define(inner)?;
                 return Ok(Node::Group {
                     capture: None,
                     body: Box::new(body),
@@ -621,27 +741,67 @@ impl Parser {
             }
             if self.eat('<') {
                 let name = self.group_name()?;
-                if self.names.iter().any(|(n, _)| *n == name) {
+                let index = self.next_group();
+                self.names.push((name.clone(), index));
+                let (body, mut inner) = self.group_body()?;
+                if !inner.insert(name.clone()) {
                     return syntax(format!("duplicate group name <{name}>"));
                 }
-                let index = self.next_group();
-                self.names.push((name, index));
-                let body = self.group_body()?;
+                self.define(inner)?;
                 return Ok(Node::Group {
                     capture: Some(index),
                     body: Box::new(body),
                 });
             }
+            if matches!(self.peek(), Some('i' | 'm' | 's' | '-')) {
+                self.modifiers()?;
+                let (body, inner) = self.group_body()?;
+                self.define(inner)?;
+                self.unsupported
+                    .get_or_insert("modifier groups (?ims-ims:...) are not supported");
+                return Ok(Node::Group {
+                    capture: None,
+                    body: Box::new(body),
+                });
+            }
             return syntax(
-                "invalid group: '(?' must be followed by ':', '=', '!', '<=', '<!' or '<name>'",
+                "invalid group: '(?' must be followed by ':', '=', '!', '<=', '<!', '<name>' \
+                 or modifiers",
             );
         }
         let index = self.next_group();
-        let body = self.group_body()?;
+        let (body, inner) = self.group_body()?;
+        self.define(inner)?;
         Ok(Node::Group {
             capture: Some(index),
             body: Box::new(body),
         })
+    }
+
+    /// The flags of a modifier group, `(?` already consumed, through its `:`: `ims` letters
+    /// to add, then optionally `-` and letters to remove, each letter at most once in all,
+    /// not both lists empty.
+    fn modifiers(&mut self) -> Result<(), RegexError> {
+        let mut seen = [false; 3];
+        let mut take = |p: &mut Self| -> Result<usize, RegexError> {
+            let mut count = 0;
+            while let Some(i) = p.peek().and_then(|c| "ims".find(c)) {
+                if std::mem::replace(&mut seen[i], true) {
+                    return syntax("a modifier repeated in one group");
+                }
+                p.pos += 1;
+                count += 1;
+            }
+            Ok(count)
+        };
+        let added = take(self)?;
+        if self.eat('-') && added + take(self)? == 0 {
+            return syntax("a modifier group '(?-:' that names no modifier");
+        }
+        if !self.eat(':') {
+            return syntax("modifiers must be followed by ':'");
+        }
+        Ok(())
     }
 
     fn next_group(&mut self) -> u32 {
@@ -668,9 +828,9 @@ impl Parser {
                 Some(c) => c,
             };
             let ok = if name.is_empty() {
-                c == '$' || c == '_' || c.is_alphabetic()
+                is_id_start(c)
             } else {
-                c == '$' || c == '_' || c == '\u{200C}' || c == '\u{200D}' || c.is_alphanumeric()
+                is_id_continue(c)
             };
             if !ok {
                 return syntax(format!("invalid character '{c}' in group name"));
@@ -847,10 +1007,7 @@ impl Parser {
                     } else {
                         "sc"
                     };
-                    let mut chars = value.chars();
-                    if !chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-                        || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    {
+                    if !is_script_value(value) {
                         return syntax(format!("invalid script name '{value}'"));
                     }
                     format!("{key}={value}")
@@ -1310,6 +1467,117 @@ mod tests {
     }
 
     #[test]
+    fn a_group_name_may_repeat_only_in_different_alternatives() {
+        assert!(m("(?<a>x)|(?<a>y)", "y"));
+        assert!(m("^(?:(?<a>x)|(?<a>y))|(?<a>z)$", "z"));
+        assert!(m("(?<a>x)|((?<a>y)|(?<a>z))", "z"));
+        for bad in [
+            "(?<a>x)(?<a>y)",
+            "((?<a>x)|y)(?<a>z)",
+            "(?<a>(?<a>x))",
+            "(?<a>x)|(?<b>y)(?=(?<b>z))",
+            "(?<a>x)(?:y|(?<a>z))",
+        ] {
+            assert!(syntax_error(bad), "{bad}");
+        }
+        // Which of two groups a backreference names is not supported (the syntax is valid).
+        assert!(matches!(
+            Regex::new(r"(?<a>x)|(?<a>y)\k<a>"),
+            Err(RegexError::Unsupported(_))
+        ));
+        assert!(m(r"(?<a>x)\k<a>|(?<b>y)", "xx"));
+    }
+
+    #[test]
+    fn group_names_are_ecmascript_identifiers() {
+        // U+309B is ID_Start (Other_ID_Start) but not alphabetic; U+2E2F is alphabetic but
+        // Pattern_Syntax, so not ID_Start.
+        assert!(m("(?<\u{309B}>x)", "x"));
+        assert!(m("(?<$_\u{200C}1>x)", "x"));
+        assert!(syntax_error("(?<\u{2E2F}>x)"));
+        assert!(syntax_error("(?<1a>x)"));
+    }
+
+    /// Tokens of random patterns: the two syntax readers (this parser, which builds the tree
+    /// that is matched, and the `format: regex` checker) must agree on every pattern made of
+    /// them (none nests `MAX_NESTING` deep).
+    const TOKENS: &[&str] = &[
+        "a",
+        "\\d",
+        "\\w",
+        ".",
+        "^",
+        "$",
+        "|",
+        "(",
+        ")",
+        "(?:",
+        "(?=",
+        "(?!",
+        "(?<=",
+        "(?<!",
+        "(?<n>",
+        "(?<m>",
+        "\\k<n>",
+        "\\1",
+        "\\2",
+        "[",
+        "]",
+        "[^",
+        "-",
+        "a-z",
+        "z-a",
+        "\\p{L}",
+        "\\p{Lu}",
+        "\\p{Script=Greek}",
+        "\\p{Foo}",
+        "\\P{ASCII}",
+        "*",
+        "+",
+        "?",
+        "{2}",
+        "{2,}",
+        "{2,1}",
+        "{",
+        "}",
+        "\\u0041",
+        "\\u{1F600}",
+        "\\u{110000}",
+        "\\x41",
+        "\\c",
+        "\\cA",
+        "\\b",
+        "\\B",
+        "\\0",
+        "\\00",
+        "\\a",
+        "\\-",
+        "\\/",
+        "\\.",
+        "\\",
+        "\u{e9}",
+        "(?i:",
+        "(?ms-i:",
+        "(?-:",
+        "(?ii:",
+        "(?s-",
+        "(?x:",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        #[test]
+        fn the_pattern_parser_and_the_format_checker_agree(
+            picks in proptest::collection::vec(0..TOKENS.len(), 0..12)
+        ) {
+            let pattern: String = picks.iter().map(|&i| TOKENS[i]).collect();
+            let parsed = !matches!(Regex::new(&pattern), Err(RegexError::Syntax(_)));
+            let checked = crate::schema::format::regex_syntax::is_ecma_regex(&pattern);
+            proptest::prop_assert_eq!(parsed, checked, "{}", pattern);
+        }
+    }
+
+    #[test]
     fn compiled_regexes_are_send_and_sync() {
         fn check<T: Send + Sync + Clone>() {}
         check::<Regex>();
@@ -1500,7 +1768,11 @@ mod tests {
         assert!(syntax_error("(?P<name>x)"));
         assert!(syntax_error("(?#comment)"));
         assert!(syntax_error("(?i)abc"));
-        assert!(syntax_error("(?i:abc)"));
+        // ES2025 modifier groups: valid syntax, no matcher.
+        assert!(matches!(
+            Regex::new("(?i:abc)"),
+            Err(RegexError::Unsupported(_))
+        ));
         assert!(syntax_error("(?<>x)"));
         assert!(syntax_error("(?<1a>x)"));
         assert!(syntax_error("(?<a>x)(?<a>y)"));

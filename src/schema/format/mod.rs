@@ -23,7 +23,7 @@ mod idna_table;
 mod ip;
 mod pointer;
 mod punycode;
-mod regex_syntax;
+pub(crate) mod regex_syntax;
 mod uri;
 mod uri_template;
 mod uuid;

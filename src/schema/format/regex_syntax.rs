@@ -18,24 +18,24 @@
 //! The parser is iterative (no recursion on nesting) and `O(n log n)`: names are kept
 //! in per-group sets merged smaller-into-larger.
 
-use crate::schema::regex::BINARY_PROPERTIES;
-use std::collections::HashSet;
+use crate::schema::regex::{
+    is_general_category, is_id_continue, is_id_start, is_script_value, merge_disjoint, union,
+    Names, BINARY_PROPERTIES,
+};
 
 /// Whether `pattern` is a valid ECMA-262 pattern in Unicode mode.
-pub(super) fn is_ecma_regex(pattern: &str) -> bool {
+pub(crate) fn is_ecma_regex(pattern: &str) -> bool {
     Parser {
         chars: pattern.chars().collect(),
         pos: 0,
         groups: 0,
-        names: HashSet::new(),
+        names: Names::new(),
         max_backref: 0,
         named_refs: Vec::new(),
     }
     .parse()
     .is_some()
 }
-
-type Names = HashSet<String>;
 
 /// One open group (or the whole pattern) and the names defined in it so far.
 struct Frame {
@@ -58,30 +58,6 @@ impl Frame {
             alternative: Names::new(),
         }
     }
-}
-
-/// Union of two name sets, iterating the smaller.
-fn union(a: Names, b: Names) -> Names {
-    let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-    big.extend(small);
-    big
-}
-
-/// Adds `other` to `into`; None if they share a name (both groups might participate).
-fn merge_disjoint(into: &mut Names, other: Names) -> Option<()> {
-    let current = std::mem::take(into);
-    let (mut big, small) = if current.len() >= other.len() {
-        (current, other)
-    } else {
-        (other, current)
-    };
-    for name in small {
-        if !big.insert(name) {
-            return None;
-        }
-    }
-    *into = big;
-    Some(())
 }
 
 /// A class atom: one code point, or a class escape such as `\d` (not a range end).
@@ -152,7 +128,7 @@ impl Parser {
                             return None;
                         }
                     }
-                    merge_disjoint(&mut stack.last_mut()?.alternative, names)?;
+                    merge_disjoint(&mut stack.last_mut()?.alternative, names).ok()?;
                     frame.quantifiable
                 }
                 '^' | '$' => false,
@@ -413,13 +389,10 @@ impl Parser {
             }
         }
         let ok = match value {
-            None => {
-                GENERAL_CATEGORY.contains(&name.as_str())
-                    || BINARY_PROPERTIES.contains(&name.as_str())
-            }
+            None => is_general_category(&name) || BINARY_PROPERTIES.contains(&name.as_str()),
             Some(value) => match name.as_str() {
-                "General_Category" | "gc" => GENERAL_CATEGORY.contains(&value.as_str()),
-                "Script" | "sc" | "Script_Extensions" | "scx" => !value.is_empty(),
+                "General_Category" | "gc" => is_general_category(&value),
+                "Script" | "sc" | "Script_Extensions" | "scx" => is_script_value(&value),
                 _ => false,
             },
         };
@@ -457,128 +430,6 @@ impl Parser {
 fn compare_decimal(a: &str, b: &str) -> std::cmp::Ordering {
     a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
-
-/// Code points in both `ID_Start` and `ID_Continue` but in neither XID property (the
-/// `unicode-ident` crate implements the XID ones).
-fn is_id_but_not_xid(c: char) -> bool {
-    matches!(
-        c,
-        '\u{37A}' | '\u{309B}' | '\u{309C}' | '\u{FC5E}'..='\u{FC63}' | '\u{FDFA}' | '\u{FDFB}'
-    ) || matches!(
-        c,
-        '\u{FE70}'
-            | '\u{FE72}'
-            | '\u{FE74}'
-            | '\u{FE76}'
-            | '\u{FE78}'
-            | '\u{FE7A}'
-            | '\u{FE7C}'
-            | '\u{FE7E}'
-    )
-}
-
-/// ECMAScript `IdentifierStartChar`: `ID_Start`, `$` or `_`.
-fn is_id_start(c: char) -> bool {
-    c == '$'
-        || c == '_'
-        || unicode_ident::is_xid_start(c)
-        || is_id_but_not_xid(c)
-        || matches!(c, '\u{E33}' | '\u{EB3}' | '\u{FF9E}' | '\u{FF9F}')
-}
-
-/// ECMAScript `IdentifierPartChar`: `ID_Continue`, `$`, ZWNJ or ZWJ.
-fn is_id_continue(c: char) -> bool {
-    c == '$'
-        || c == '\u{200C}'
-        || c == '\u{200D}'
-        || unicode_ident::is_xid_continue(c)
-        || is_id_but_not_xid(c)
-}
-
-/// `General_Category` values and aliases (ECMA-262 table "Value aliases and canonical
-/// values for `General_Category`").
-const GENERAL_CATEGORY: &[&str] = &[
-    "Cased_Letter",
-    "LC",
-    "Close_Punctuation",
-    "Pe",
-    "Connector_Punctuation",
-    "Pc",
-    "Control",
-    "Cc",
-    "cntrl",
-    "Currency_Symbol",
-    "Sc",
-    "Dash_Punctuation",
-    "Pd",
-    "Decimal_Number",
-    "Nd",
-    "digit",
-    "Enclosing_Mark",
-    "Me",
-    "Final_Punctuation",
-    "Pf",
-    "Format",
-    "Cf",
-    "Initial_Punctuation",
-    "Pi",
-    "Letter",
-    "L",
-    "Letter_Number",
-    "Nl",
-    "Line_Separator",
-    "Zl",
-    "Lowercase_Letter",
-    "Ll",
-    "Mark",
-    "M",
-    "Combining_Mark",
-    "Math_Symbol",
-    "Sm",
-    "Modifier_Letter",
-    "Lm",
-    "Modifier_Symbol",
-    "Sk",
-    "Nonspacing_Mark",
-    "Mn",
-    "Number",
-    "N",
-    "Open_Punctuation",
-    "Ps",
-    "Other",
-    "C",
-    "Other_Letter",
-    "Lo",
-    "Other_Number",
-    "No",
-    "Other_Punctuation",
-    "Po",
-    "Other_Symbol",
-    "So",
-    "Paragraph_Separator",
-    "Zp",
-    "Private_Use",
-    "Co",
-    "Punctuation",
-    "P",
-    "punct",
-    "Separator",
-    "Z",
-    "Space_Separator",
-    "Zs",
-    "Spacing_Mark",
-    "Mc",
-    "Surrogate",
-    "Cs",
-    "Symbol",
-    "S",
-    "Titlecase_Letter",
-    "Lt",
-    "Unassigned",
-    "Cn",
-    "Uppercase_Letter",
-    "Lu",
-];
 
 #[cfg(test)]
 mod tests {
