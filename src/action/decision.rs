@@ -12,7 +12,7 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use crate::select::{write_json_string, Value};
+use crate::json::{write_string, Value};
 use crate::{Limits, Rejection, Schema, Validator};
 
 use super::rules::RuleFailure;
@@ -288,12 +288,12 @@ impl Decision {
                 if i > 0 {
                     out.push(',');
                 }
-                write_json_string(out, x);
+                write_string(out, x);
             }
             out.push(']');
         };
         let mut out = String::from("{\"tool\":");
-        write_json_string(&mut out, &f.tool);
+        write_string(&mut out, &f.tool);
         out.push_str(if f.arguments_valid {
             ",\"argumentsValid\":true"
         } else {
@@ -312,12 +312,12 @@ impl Decision {
             out.push_str(",\"failed\":{\"rule\":\"");
             out.push_str(r.rule);
             out.push_str("\",\"pointer\":");
-            write_json_string(&mut out, &r.pointer);
+            write_string(&mut out, &r.pointer);
             out.push('}');
         }
         if let Some(e) = &f.state_error {
             out.push_str(",\"stateError\":");
-            write_json_string(&mut out, e);
+            write_string(&mut out, e);
         }
         out.push_str(",\"decision\":\"");
         out.push_str(self.verdict.as_str());

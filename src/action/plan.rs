@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use super::policy::{Policy, PolicyError};
 
-use crate::select::Value;
+use crate::json::Value;
 use crate::state::{StateError, Store};
 use crate::{Limits, Rejection, Schema, Validator};
 
@@ -81,7 +81,7 @@ impl Plan {
     /// let plan = Plan::from_slice(br#"{"plan":1,"task":"t1","steps":[{"tool":"read","max_calls":1}]}"#,
     ///     &policy).unwrap();
     /// let s = Session::new(Vec::<String>::new()).plan(plan);
-    /// let call = |t: &str| Call { tool: t.into(), arguments: jsongate::select::Value::Object(vec![]) };
+    /// let call = |t: &str| Call { tool: t.into(), arguments: jsongate::json::Value::Object(vec![]) };
     /// let rate = RateState::new();
     /// assert_eq!(policy.decide(&call("read"), &s, &rate, 0).reason(), Reason::Ok);
     /// assert_eq!(policy.decide(&call("read"), &s, &rate, 0).reason(), Reason::OutsidePlan);

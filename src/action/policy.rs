@@ -29,7 +29,7 @@ use std::sync::{Arc, OnceLock};
 use super::decision::{Claim, Decision, Facts, Verdict};
 use super::plan::Plan;
 use super::rules::{Context, Rule};
-use crate::select::Value;
+use crate::json::Value;
 use crate::state::{MemoryStore, OnStateError, StateError, StateErrorKind, Store};
 use crate::{Limits, Rejection, Schema, Validator};
 
@@ -405,7 +405,7 @@ impl Policy {
     ///     "arguments":{"type":"object","properties":{"path":{"type":"string"}}},
     ///     "requires":["fs_read"],"rules":[{"rule":"path","pointer":"/path"}]}}}"#).unwrap();
     /// let call = |a: &str| Call { tool: "read_file".into(),
-    ///     arguments: jsongate::select::Value::parse(a.as_bytes(), jsongate::Limits::new()).unwrap() };
+    ///     arguments: jsongate::json::Value::parse(a.as_bytes(), jsongate::Limits::new()).unwrap() };
     /// let s = Session::new(["fs_read"]);
     /// let rate = RateState::new();
     /// let d = p.decide(&call(r#"{"path":"../../etc/passwd"}"#), &s, &rate, 0);

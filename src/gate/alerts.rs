@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::audit::AuditRecord;
 use super::contract::{err, ContractError};
-use crate::select::{write_json_string, Value};
+use crate::json::{write_string, Value};
 use crate::state::{MemoryStore, Store};
 use crate::{Limits, Rejection, Schema, Validator};
 
@@ -396,24 +396,24 @@ pub struct Block<'a> {
 
 fn alert_line(alert: &str, b: &Block<'_>) -> String {
     let mut out = String::from("{\"time\":");
-    write_json_string(&mut out, &b.time);
+    write_string(&mut out, &b.time);
     out.push_str(",\"alert\":");
-    write_json_string(&mut out, alert);
+    write_string(&mut out, alert);
     out.push_str(",\"key\":");
-    write_json_string(&mut out, b.key);
+    write_string(&mut out, b.key);
     out.push_str(",\"tool\":");
-    write_json_string(&mut out, b.tool);
+    write_string(&mut out, b.tool);
     out.push_str(",\"request_id\":");
-    write_json_string(&mut out, b.request_id);
+    write_string(&mut out, b.request_id);
     out.push_str(",\"kind\":");
-    write_json_string(&mut out, b.kind);
+    write_string(&mut out, b.kind);
     out.push_str(",\"code\":");
     match b.code {
-        Some(c) => write_json_string(&mut out, c),
+        Some(c) => write_string(&mut out, c),
         None => out.push_str("null"),
     }
     out.push_str(",\"sha256\":");
-    write_json_string(&mut out, b.sha256);
+    write_string(&mut out, b.sha256);
     out.push('}');
     out
 }

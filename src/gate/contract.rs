@@ -14,8 +14,8 @@ use super::economy::Budget;
 use super::envelope::FailureCode;
 use super::retry::RetryPolicy;
 use super::semantic::{BelongsTo, Equals, Fresh, Ownership, SemanticCheck};
+use crate::json::Value;
 use crate::screen::{Action, ScreenContract};
-use crate::select::Value;
 use crate::{Limits, Rejection, Schema, Validator};
 
 /// The JSON Schema of contract files (format 1).

@@ -32,7 +32,7 @@ use super::body::GatedBody;
 use super::engine::{Check, Pool, Refusal};
 use super::layer::{early_refusal, envelope_response, gate_decision, hold, issue_id};
 use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
-use crate::select::Value;
+use crate::json::Value;
 use crate::{Limits, Rejection, Schema, Validator};
 
 /// The schema every `serve` configuration file must satisfy (`jsongate serve schema`).
@@ -324,9 +324,9 @@ fn audit_line(
     up: Option<u16>,
 ) -> String {
     let mut http = String::from("{\"method\":");
-    crate::select::write_json_string(&mut http, method.as_str());
+    crate::json::write_string(&mut http, method.as_str());
     http.push_str(",\"path\":");
-    crate::select::write_json_string(&mut http, path);
+    crate::json::write_string(&mut http, path);
     let _ = write!(http, ",\"status\":{}", status.as_u16());
     if let Some(u) = up {
         let _ = write!(http, ",\"upstream_status\":{u}");
@@ -381,8 +381,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
             "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"verdict\":\"no_route\",\"http\":{{\"method\":{},\"path\":{},\"status\":404}}}}",
             Timestamp::now(),
             env!("CARGO_PKG_VERSION"),
-            json_str(method.as_str()),
-            json_str(&path),
+            crate::json::quote(method.as_str()),
+            crate::json::quote(&path),
         ));
         return Ok(plain(StatusCode::NOT_FOUND, "jsongate: no route\n"));
     };
@@ -427,18 +427,12 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
             "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"tool\":{},\"request_id\":{},\"verdict\":\"request_refused\"}}",
             Timestamp::now(),
             env!("CARGO_PKG_VERSION"),
-            json_str(route.gate.contract().tool()),
-            json_str(&id),
+            crate::json::quote(route.gate.contract().tool()),
+            crate::json::quote(&id),
         ),
     };
     shared.audit(&audit_line(&record, &method, &path, reply.status(), up));
     Ok(reply)
-}
-
-fn json_str(s: &str) -> String {
-    let mut out = String::new();
-    crate::select::write_json_string(&mut out, s);
-    out
 }
 
 fn refusal_text(s: StatusCode) -> &'static str {

@@ -9,7 +9,7 @@
 use std::sync::OnceLock;
 
 use super::{Class, Finding};
-use crate::select::Value;
+use crate::json::Value;
 use crate::{Limits, Rejection, Schema, Validator};
 
 /// What a finding in a field does.

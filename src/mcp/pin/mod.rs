@@ -39,9 +39,9 @@ use std::fmt;
 use sha2::{Digest, Sha256};
 
 use crate::action::{hidden_text, screen_str};
+use crate::json::{write_string, Value};
 use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
-use crate::select::{write_json_string, Value};
 use crate::{Limits, Rejection, Schema, Validator};
 use diff::{Change, ChangeKind};
 
@@ -377,7 +377,7 @@ impl Lock {
         if self.tools.contains_key(def.name()) {
             return Err(lock_err(format!(
                 "two tools are named {}",
-                json_string(def.name())
+                crate::json::quote(def.name())
             )));
         }
         if self.tools.len() >= MAX_LOCK_TOOLS {
@@ -483,10 +483,10 @@ impl Lock {
         let mut s = format!("{{\n  \"jsongate_lock\": {LOCK_FORMAT},\n");
         if let Some(id) = &self.server {
             s.push_str("  \"server\": {\"name\": ");
-            write_json_string(&mut s, &id.name);
+            write_string(&mut s, &id.name);
             if let Some(v) = &id.version {
                 s.push_str(", \"version\": ");
-                write_json_string(&mut s, v);
+                write_string(&mut s, v);
             }
             s.push_str("},\n");
         }
@@ -494,7 +494,7 @@ impl Lock {
         for (i, d) in self.tools.values().enumerate() {
             s.push_str(if i == 0 { "\n    " } else { ",\n    " });
             s.push_str("{\"name\": ");
-            write_json_string(&mut s, d.name());
+            write_string(&mut s, d.name());
             s.push_str(", \"sha256\": \"");
             s.push_str(d.sha256());
             s.push_str("\", \"definition\": ");
@@ -507,12 +507,6 @@ impl Lock {
         s.push_str("]\n}\n");
         s
     }
-}
-
-fn json_string(s: &str) -> String {
-    let mut o = String::new();
-    write_json_string(&mut o, s);
-    o
 }
 
 /// What the relay does when a listed tool differs from its pin.
