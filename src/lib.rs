@@ -43,6 +43,7 @@
 
 #[cfg(feature = "action")]
 pub mod action;
+mod config;
 mod error;
 #[cfg(feature = "gate")]
 pub mod gate;

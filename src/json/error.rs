@@ -103,13 +103,15 @@ impl ConfigError {
         self
     }
 
-    /// The same error inside a larger document: `prefix` goes before the message and
-    /// `pointer` before the pointer (a route's contract error inside the serve
-    /// configuration). The offset, which is in the inner document, is dropped.
+    /// The same error reported by the document that names the one it is about (a route's
+    /// contract file inside the serve configuration): `prefix` goes before the message, and
+    /// the pointer becomes `pointer`, the member of the outer document that names the inner
+    /// one. The inner pointer and offset, which are in the other file, stay in the message
+    /// only.
     #[must_use]
     pub fn within(mut self, prefix: &str, pointer: &str) -> ConfigError {
         self.message = format!("{prefix}{}", self.message);
-        self.pointer = format!("{pointer}{}", self.pointer);
+        pointer.clone_into(&mut self.pointer);
         self.offset = None;
         self
     }
@@ -165,7 +167,7 @@ mod tests {
         let e = ConfigError::invalid("x").at("/fields/0").at_offset(9);
         let w = e.within("routes[1]: ", "/routes/1/contract");
         assert_eq!(w.to_string(), "routes[1]: x");
-        assert_eq!(w.pointer(), "/routes/1/contract/fields/0");
+        assert_eq!(w.pointer(), "/routes/1/contract");
         assert_eq!(w.offset(), None);
         assert_eq!(w.kind(), ConfigErrorKind::Invalid);
         let r = ConfigError::read("policy 'p'", &std::io::Error::other("gone"));

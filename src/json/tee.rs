@@ -25,24 +25,22 @@ pub struct Tee<A, B>(pub A, pub B);
 impl<A: Sink, B: Sink> Sink for Tee<A, B> {
     #[inline]
     fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
-        let a = self.0.event(event, offset);
-        let b = self.1.event(event, offset);
-        if a == Flow::Stop || b == Flow::Stop {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        }
+        either_stops(self.0.event(event, offset), self.1.event(event, offset))
     }
 
     #[inline]
     fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
-        let a = self.0.event_at(event, at);
-        let b = self.1.event_at(event, at);
-        if a == Flow::Stop || b == Flow::Stop {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        }
+        either_stops(self.0.event_at(event, at), self.1.event_at(event, at))
+    }
+}
+
+/// [`Flow::Stop`] if either side asked to stop.
+#[inline]
+fn either_stops(a: Flow, b: Flow) -> Flow {
+    if a == Flow::Stop || b == Flow::Stop {
+        Flow::Stop
+    } else {
+        Flow::Continue
     }
 }
 

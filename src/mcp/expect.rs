@@ -110,11 +110,7 @@ fn resolve_parent<'a>(schema: &'a Value, location: &str) -> Option<&'a Value> {
             node = schema.pointer(target)?;
             continue;
         }
-        node = match node {
-            Value::Object(_) => node.get(&seg)?,
-            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
+        node = node.child(&seg)?;
     }
     Some(node)
 }
