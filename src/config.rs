@@ -36,19 +36,23 @@ impl Shipped {
         schema_name: &'static str,
         text: &'static str,
     ) -> Shipped {
+        Shipped::bounded(subject, schema_name, text, MAX_CONFIG_BYTES)
+    }
+
+    /// The same, with documents bounded by `max_bytes` instead.
+    pub(crate) const fn bounded(
+        subject: &'static str,
+        schema_name: &'static str,
+        text: &'static str,
+        max_bytes: u64,
+    ) -> Shipped {
         Shipped {
             subject,
             schema_name,
             text,
-            max_bytes: MAX_CONFIG_BYTES,
+            max_bytes,
             compiled: OnceLock::new(),
         }
-    }
-
-    /// The same, with documents bounded by `max_bytes` instead.
-    pub(crate) const fn max_bytes(mut self, max_bytes: u64) -> Shipped {
-        self.max_bytes = max_bytes;
-        self
     }
 
     /// The compiled schema.
@@ -150,7 +154,7 @@ mod tests {
             "additionalProperties":false}"#,
     );
 
-    static SMALL: Shipped = Shipped::new("small", "the small schema", "true").max_bytes(8);
+    static SMALL: Shipped = Shipped::bounded("small", "the small schema", "true", 8);
 
     #[test]
     fn a_valid_document_is_read_in_order() {

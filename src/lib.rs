@@ -43,6 +43,7 @@
 
 #[cfg(feature = "action")]
 pub mod action;
+#[cfg(any(feature = "gate", feature = "action"))]
 mod config;
 mod error;
 #[cfg(feature = "gate")]

@@ -307,12 +307,14 @@ impl Contract {
         };
         if let Some(t) = &budget.truncate_field {
             if !fields.iter().any(|f| f.expose && &f.name == t) {
-                return Err(err(format!("truncate_field '{t}' is not an exposed field")));
+                return Err(err(format!("truncate_field '{t}' is not an exposed field"))
+                    .at("/truncate_field"));
             }
             if !budget.is_set() {
-                return Err(err(
-                    "truncate_field needs max_output_bytes or max_output_tokens",
-                ));
+                return Err(
+                    err("truncate_field needs max_output_bytes or max_output_tokens")
+                        .at("/truncate_field"),
+                );
             }
         }
 
@@ -362,15 +364,17 @@ impl Contract {
 fn screen_rules(v: &Value, fields: &[Field]) -> Result<ScreenContract, ContractError> {
     let sc = ScreenContract::from_value(v);
     for (p, _) in sc.fields() {
+        let at = || config::pointer(&["screen", "fields", p]);
         let tokens = crate::select::parse_pointer(p)
-            .map_err(|e| err(format!("screen.fields: '{p}': {e}")))?;
+            .map_err(|e| err(format!("screen.fields: '{p}': {e}")).at(at()))?;
         let exposed = tokens
             .first()
             .is_some_and(|t| fields.iter().any(|f| f.expose && &f.name == t));
         if !exposed {
             return Err(err(format!(
                 "screen.fields: '{p}' is not in an exposed field (pointers are into the agent's data)"
-            )));
+            ))
+            .at(at()));
         }
     }
     Ok(sc)
@@ -408,6 +412,14 @@ mod tests {
         let limits = format!(r#"{base},"limits":{{"max_depth":99999999999999999999}}}}"#);
         let e = Contract::from_slice(limits.as_bytes(), dir).unwrap_err();
         assert_eq!(e.pointer(), "/limits/max_depth");
+        let screen = format!(r#"{base},"screen":{{"fields":{{"/y":"drop"}}}}}}"#);
+        let e = Contract::from_slice(screen.as_bytes(), dir).unwrap_err();
+        assert_eq!(e.pointer(), "/screen/fields/~1y");
+        assert!(
+            e.message()
+                .starts_with("screen.fields: '/y' is not in an exposed field"),
+            "{e}"
+        );
         let bad_ptr = base.replace("\"/x\"", "\"x\"");
         assert!(Contract::from_slice(format!("{bad_ptr}}}").as_bytes(), dir).is_err());
     }

@@ -348,8 +348,7 @@ pub struct Lock {
     tools: BTreeMap<String, Definition>,
 }
 
-static LOCK: Shipped =
-    Shipped::new("lockfile", "the lock schema", LOCK_SCHEMA).max_bytes(MAX_LOCK_BYTES);
+static LOCK: Shipped = Shipped::bounded("lockfile", "the lock schema", LOCK_SCHEMA, MAX_LOCK_BYTES);
 
 fn lock_err(m: impl Into<String>) -> PinError {
     PinError::Lock(ConfigError::invalid(m))
