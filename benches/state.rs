@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
 use jsongate::action::{Call, Policy, RateState, Reason, Session};
-use jsongate::select::Value;
+use jsongate::json::Value;
 use jsongate::state::{FileStore, MemoryStore, Store};
 
 fn now_ms() -> u64 {

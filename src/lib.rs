@@ -6,7 +6,10 @@
 //! depth, length and count [`Limits`] enforced at the first byte that crosses them. It emits
 //! [`Event`]s to a [`Sink`] and never builds a tree.
 //!
-//! On top of it: [`Schema`] and [`Validator`] (JSON Schema 2020-12, 2019-09 and draft-07,
+//! Above it, [`json`] holds the crate's one owned JSON value, its writer and the
+//! configuration error every loader returns.
+//!
+//! On top of those: [`Schema`] and [`Validator`] (JSON Schema 2020-12, 2019-09 and draft-07,
 //! validated from the scanner's events), [`select`] (only the fields a contract exposes),
 //! [`screen`] (instruction-like text in untrusted strings), [`gate`] (tool contracts,
 //! agent-facing envelopes, audit records), [`action`] (tool-call decisions), [`mcp`] (a
@@ -40,11 +43,14 @@
 
 #[cfg(feature = "action")]
 pub mod action;
+#[cfg(any(feature = "gate", feature = "action"))]
+mod config;
 mod error;
 #[cfg(feature = "gate")]
 pub mod gate;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod json;
 mod limits;
 #[cfg(feature = "mcp")]
 pub mod mcp;

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use jsongate::select::write_json_string;
+use jsongate::json::write_string;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -563,9 +563,9 @@ fn push_error(out: &mut String, e: &Error) {
         e.line(),
         e.column()
     );
-    write_json_string(out, e.pointer());
+    write_string(out, e.pointer());
     out.push_str(",\"message\":");
-    write_json_string(out, &e.kind().to_string());
+    write_string(out, &e.kind().to_string());
     out.push('}');
 }
 
@@ -577,13 +577,13 @@ fn push_violation(out: &mut String, v: &Violation) {
         v.line(),
         v.column()
     );
-    write_json_string(out, v.instance_pointer());
+    write_string(out, v.instance_pointer());
     out.push_str(",\"message\":");
-    write_json_string(out, &v.message());
+    write_string(out, &v.message());
     out.push_str(",\"keyword\":");
-    write_json_string(out, v.keyword());
+    write_string(out, v.keyword());
     out.push_str(",\"schema_path\":");
-    write_json_string(out, v.keyword_location());
+    write_string(out, v.keyword_location());
     out.push('}');
 }
 
@@ -830,9 +830,9 @@ fn contract_diff(old: &str, new: &str) -> Result<ExitCode, String> {
         "{{\"changes\":{},\"breaking\":{breaking},\"version\":{{\"from\":",
         changes.len()
     );
-    write_json_string(&mut out, a.version());
+    write_string(&mut out, a.version());
     out.push_str(",\"to\":");
-    write_json_string(&mut out, b.version());
+    write_string(&mut out, b.version());
     let _ = writeln!(
         out,
         "}},\"bumped\":{bumped},\"verdict\":\"{}\"}}",
@@ -855,7 +855,7 @@ fn contract_diff(old: &str, new: &str) -> Result<ExitCode, String> {
 /// Runs `DIR/cases.json` against `DIR/contract.json`.
 fn contract_test(dir: &std::path::Path) -> Result<ExitCode, String> {
     use jsongate::gate::{Context, Contract, Gate, Request, Timestamp};
-    use jsongate::select::Value;
+    use jsongate::json::Value;
     let contract = Contract::from_file(&dir.join("contract.json")).map_err(|e| e.to_string())?;
     let gate = Gate::new(&contract).map_err(|e| e.to_string())?;
     let cases_path = dir.join("cases.json");
@@ -896,12 +896,12 @@ fn contract_test(dir: &std::path::Path) -> Result<ExitCode, String> {
             .map_err(|e| format!("{name}: {e}"))?;
         let got = Value::parse(d.output.as_bytes(), Limits::new()).map_err(|e| e.to_string())?;
         let mut line = String::from("{\"case\":");
-        write_json_string(&mut line, &name);
+        write_string(&mut line, &name);
         let audit_miss = case.get("audit").and_then(|a| audit_mismatch(a, &d.audit));
         if let (true, Some(why)) = (&got == expect, &audit_miss) {
             failed += 1;
             line.push_str(",\"pass\":false,\"audit\":");
-            write_json_string(&mut line, why);
+            write_string(&mut line, why);
             line.push('}');
         } else if &got == expect {
             line.push_str(",\"pass\":true}");
@@ -926,10 +926,10 @@ fn contract_test(dir: &std::path::Path) -> Result<ExitCode, String> {
 /// What a case's `audit` expectation (`{"kind": K|null, "screen": [{pointer, pattern,
 /// class, action}...]}`, every member optional) says that the audit record does not.
 fn audit_mismatch(
-    want: &jsongate::select::Value,
+    want: &jsongate::json::Value,
     got: &jsongate::gate::AuditRecord,
 ) -> Option<String> {
-    use jsongate::select::Value;
+    use jsongate::json::Value;
     if let Some(k) = want.get("kind") {
         let have = got.error.as_ref().map(|e| e.kind.as_str());
         if k.as_str() != have {
@@ -967,7 +967,7 @@ fn audit_mismatch(
 /// (in compact form, so that formatting does not change it) or, for `--recheck`, of the
 /// received record. The arguments themselves are never written.
 fn decide_audit(record: &str, input: &[u8], recheck: bool) -> String {
-    use jsongate::select::Value;
+    use jsongate::json::Value;
     use sha2::{Digest, Sha256};
     let digested = if recheck {
         input.to_vec()
@@ -985,7 +985,7 @@ fn decide_audit(record: &str, input: &[u8], recheck: bool) -> String {
             s
         });
     let mut out = String::from("{\"time\":");
-    write_json_string(&mut out, &jsongate::gate::Timestamp::now().to_rfc3339());
+    write_string(&mut out, &jsongate::gate::Timestamp::now().to_rfc3339());
     let _ = write!(
         out,
         ",\"jsongate\":\"{}\",\"{}\":\"{hex}\",\"record\":{record}}}",
@@ -1094,7 +1094,7 @@ fn await_approval(
     let mut line = String::from("{");
     if let Some(a) = &outcome.0 {
         line.push_str("\"id\":");
-        write_json_string(&mut line, &a.id);
+        write_string(&mut line, &a.id);
         line.push(',');
     }
     let result = match outcome.1 {
@@ -1105,7 +1105,7 @@ fn await_approval(
         Err(e) => {
             // The store failed while asking: nobody can have approved.
             line.push_str("\"outcome\":\"state_error\",\"state_error\":");
-            write_json_string(&mut line, &e);
+            write_string(&mut line, &e);
             ApprovalOutcome::TimedOut
         }
     };
@@ -1639,9 +1639,9 @@ fn mcp_pin_cmd(args: &[String]) -> Result<ExitCode, String> {
         for (tool, found) in &rec.poisoned {
             for f in found {
                 let mut line = String::from("{\"tool\":");
-                write_json_string(&mut line, tool);
+                write_string(&mut line, tool);
                 line.push_str(",\"pointer\":");
-                write_json_string(&mut line, &f.pointer);
+                write_string(&mut line, &f.pointer);
                 let _ = write!(line, ",\"pattern\":\"{}\"}}", f.pattern);
                 let _ = writeln!(stdout, "{line}");
             }
@@ -1663,7 +1663,7 @@ fn mcp_pin_cmd(args: &[String]) -> Result<ExitCode, String> {
         rec.lock.len()
     );
     match rec.lock.server() {
-        Some(id) => write_json_string(&mut line, &id.name),
+        Some(id) => write_string(&mut line, &id.name),
         None => line.push_str("null"),
     }
     line.push('}');
@@ -1688,7 +1688,7 @@ fn pin_cmd(args: &[String]) -> Result<ExitCode, String> {
             let mut out = String::new();
             for (tool, c) in &changes {
                 out.push_str("{\"tool\":");
-                write_json_string(&mut out, tool);
+                write_string(&mut out, tool);
                 out.push(',');
                 let mut one = String::new();
                 c.write_json(&mut one, true);
@@ -1736,8 +1736,8 @@ fn read_input(file: Option<&str>, max: u64) -> Result<Vec<u8>, String> {
 
 /// `jsongate screen`: findings as JSON lines, then a summary line.
 fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
+    use jsongate::json::Value;
     use jsongate::screen::{ScreenContract, Screener};
-    use jsongate::select::Value;
     let mut contract: Option<String> = None;
     let mut file: Option<String> = None;
     let mut it = args.iter();
@@ -1789,7 +1789,7 @@ fn screen_cmd(args: &[String]) -> Result<ExitCode, String> {
         if i > 0 {
             out.push(',');
         }
-        write_json_string(&mut out, d);
+        write_string(&mut out, d);
     }
     out.push(']');
     if let Err(e) = &scanned {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::policy::Call;
-use crate::select::{write_json_string, Value};
+use crate::json::{write_string, Value};
 use crate::state::{StateError, StateErrorKind, Store};
 use crate::Limits;
 
@@ -99,11 +99,11 @@ impl Approval {
     /// The record as stored (`answer` adds `"granted"`).
     fn record(&self, granted: Option<bool>) -> String {
         let mut s = String::from("{\"id\":");
-        write_json_string(&mut s, &self.id);
+        write_string(&mut s, &self.id);
         s.push_str(",\"tool\":");
-        write_json_string(&mut s, &self.tool);
+        write_string(&mut s, &self.tool);
         s.push_str(",\"arguments_sha256\":");
-        write_json_string(&mut s, &self.arguments_sha256);
+        write_string(&mut s, &self.arguments_sha256);
         if let Some(g) = granted {
             s.push_str(if g {
                 ",\"granted\":true"

@@ -10,10 +10,9 @@
 //! tighten what the record says.
 
 use std::fmt;
-use std::sync::OnceLock;
 
-use crate::select::{write_json_string, Value};
-use crate::{Limits, Rejection, Schema, Validator};
+use crate::config::{self, Shipped};
+use crate::json::{write_string, Value};
 
 use super::rules::RuleFailure;
 
@@ -288,12 +287,12 @@ impl Decision {
                 if i > 0 {
                     out.push(',');
                 }
-                write_json_string(out, x);
+                write_string(out, x);
             }
             out.push(']');
         };
         let mut out = String::from("{\"tool\":");
-        write_json_string(&mut out, &f.tool);
+        write_string(&mut out, &f.tool);
         out.push_str(if f.arguments_valid {
             ",\"argumentsValid\":true"
         } else {
@@ -312,12 +311,12 @@ impl Decision {
             out.push_str(",\"failed\":{\"rule\":\"");
             out.push_str(r.rule);
             out.push_str("\",\"pointer\":");
-            write_json_string(&mut out, &r.pointer);
+            write_string(&mut out, &r.pointer);
             out.push('}');
         }
         if let Some(e) = &f.state_error {
             out.push_str(",\"stateError\":");
-            write_json_string(&mut out, e);
+            write_string(&mut out, e);
         }
         out.push_str(",\"decision\":\"");
         out.push_str(self.verdict.as_str());
@@ -359,27 +358,14 @@ impl fmt::Display for ClaimError {
 
 impl std::error::Error for ClaimError {}
 
-pub(crate) fn decision_schema() -> &'static Schema {
-    static S: OnceLock<Schema> = OnceLock::new();
-    // A shipped constant, compiled by the `schema_compiles` test.
-    S.get_or_init(|| Schema::compile(DECISION_SCHEMA.as_bytes()).expect("shipped schema"))
-}
+static DECISION: Shipped = Shipped::new("decision record", "the decision schema", DECISION_SCHEMA);
 
 /// Checks `record` against [`DECISION_SCHEMA`].
 ///
 /// # Errors
 /// A message saying why it is not a decision record.
 pub fn validate_record(record: &[u8]) -> Result<(), ClaimError> {
-    match Validator::new(decision_schema()).validate_slice(record, Limits::new().max_bytes(1 << 20))
-    {
-        Ok(()) => Ok(()),
-        Err(Rejection::Error(e)) => Err(ClaimError(format!("not valid JSON: {e}"))),
-        Err(Rejection::Violation(v)) => Err(ClaimError(format!(
-            "does not satisfy the decision schema: {} at '{}'",
-            v.message(),
-            v.instance_pointer()
-        ))),
-    }
+    config::check(record, &DECISION).map_err(|e| ClaimError(e.to_string()))
 }
 
 impl Claim {
@@ -389,9 +375,7 @@ impl Claim {
     /// # Errors
     /// The bytes are not a decision record.
     pub fn parse(record: &[u8]) -> Result<Claim, ClaimError> {
-        validate_record(record)?;
-        let v = Value::parse(record, Limits::new().max_bytes(1 << 20))
-            .map_err(|e| ClaimError(e.to_string()))?;
+        let v = config::load(record, &DECISION).map_err(|e| ClaimError(e.to_string()))?;
         let s = |k| v.get(k).and_then(Value::as_str).unwrap_or_default();
         let b = |k| v.get(k).and_then(Value::as_bool).unwrap_or(false);
         let list = |k| -> Vec<String> {
@@ -420,7 +404,7 @@ mod tests {
 
     #[test]
     fn schema_compiles_and_records_satisfy_it() {
-        let _ = decision_schema();
+        let _ = DECISION.schema();
         let d = Decision::from_facts(Facts {
             tool: "t".into(),
             tool_allowed: true,

@@ -14,13 +14,12 @@
 
 use std::fmt;
 use std::path::Path;
-use std::sync::OnceLock;
 
 use super::policy::{Policy, PolicyError};
 
-use crate::select::Value;
+use crate::config::{self, Shipped};
+use crate::json::{ConfigError, Value};
 use crate::state::{StateError, Store};
-use crate::{Limits, Rejection, Schema, Validator};
 
 /// The JSON Schema of plan files (format 1).
 pub const PLAN_SCHEMA: &str = include_str!("plan.schema.json");
@@ -46,14 +45,10 @@ pub struct Plan {
     steps: Vec<PlanStep>,
 }
 
-fn err(msg: impl Into<String>) -> PolicyError {
-    PolicyError(msg.into())
-}
+static PLAN: Shipped = Shipped::new("plan", "the plan schema", PLAN_SCHEMA);
 
-fn plan_schema() -> &'static Schema {
-    static S: OnceLock<Schema> = OnceLock::new();
-    // A shipped constant, compiled by the `plan_schema_compiles` test.
-    S.get_or_init(|| Schema::compile(PLAN_SCHEMA.as_bytes()).expect("shipped schema"))
+fn err(msg: impl Into<String>) -> PolicyError {
+    ConfigError::invalid(msg)
 }
 
 impl Plan {
@@ -63,7 +58,7 @@ impl Plan {
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
     pub fn from_file(path: &Path, policy: &Policy) -> Result<Plan, PolicyError> {
         let bytes = std::fs::read(path)
-            .map_err(|e| err(format!("cannot read plan '{}': {e}", path.display())))?;
+            .map_err(|e| ConfigError::read(format_args!("plan '{}'", path.display()), &e))?;
         Plan::from_slice(&bytes, policy)
     }
 
@@ -81,40 +76,33 @@ impl Plan {
     /// let plan = Plan::from_slice(br#"{"plan":1,"task":"t1","steps":[{"tool":"read","max_calls":1}]}"#,
     ///     &policy).unwrap();
     /// let s = Session::new(Vec::<String>::new()).plan(plan);
-    /// let call = |t: &str| Call { tool: t.into(), arguments: jsongate::select::Value::Object(vec![]) };
+    /// let call = |t: &str| Call { tool: t.into(), arguments: jsongate::json::Value::Object(vec![]) };
     /// let rate = RateState::new();
     /// assert_eq!(policy.decide(&call("read"), &s, &rate, 0).reason(), Reason::Ok);
     /// assert_eq!(policy.decide(&call("read"), &s, &rate, 0).reason(), Reason::OutsidePlan);
     /// assert_eq!(policy.decide(&call("send"), &s, &rate, 0).reason(), Reason::OutsidePlan);
     /// ```
     pub fn from_slice(bytes: &[u8], policy: &Policy) -> Result<Plan, PolicyError> {
-        let limits = Limits::new().max_bytes(1 << 20);
-        match Validator::new(plan_schema()).validate_slice(bytes, limits) {
-            Ok(()) => {}
-            Err(Rejection::Error(e)) => return Err(err(format!("plan is not valid JSON: {e}"))),
-            Err(Rejection::Violation(v)) => {
-                return Err(err(format!(
-                    "plan does not satisfy the plan schema: {} at '{}'",
-                    v.message(),
-                    v.instance_pointer()
-                )))
-            }
-        }
-        let doc = Value::parse(bytes, limits).map_err(|e| err(e.to_string()))?;
+        let doc = config::load(bytes, &PLAN)?;
         let mut steps: Vec<PlanStep> = Vec::new();
-        for s in doc.get("steps").and_then(Value::as_array).unwrap_or(&[]) {
+        for (i, s) in config::items(&doc, "steps") {
+            let at = |member: &str| config::pointer(&["steps", &i, member]);
             let tool = s.get("tool").and_then(Value::as_str).unwrap_or_default();
             if policy.tool(tool).is_none() {
                 return Err(err(format!(
                     "plan names tool '{tool}', which the policy does not allowlist"
-                )));
+                ))
+                .at(at("tool")));
             }
             if steps.iter().any(|p| p.tool == tool) {
-                return Err(err(format!("plan names tool '{tool}' in two steps")));
+                return Err(err(format!("plan names tool '{tool}' in two steps")).at(at("tool")));
             }
             let max_calls = match s.get("max_calls") {
                 None => None,
-                Some(n) => Some(n.as_u64().ok_or_else(|| err("plan: max_calls too large"))?),
+                Some(n) => Some(
+                    n.as_u64()
+                        .ok_or_else(|| err("plan: max_calls too large").at(at("max_calls")))?,
+                ),
             };
             steps.push(PlanStep {
                 tool: tool.to_owned(),
@@ -125,7 +113,7 @@ impl Plan {
             None => DEFAULT_PLAN_TTL_MS,
             Some(n) => n
                 .as_u64()
-                .ok_or_else(|| err("plan: ttl_seconds too large"))?
+                .ok_or_else(|| err("plan: ttl_seconds too large").at("/ttl_seconds"))?
                 .saturating_mul(1000),
         };
         Ok(Plan {
@@ -204,7 +192,7 @@ mod tests {
 
     #[test]
     fn plan_schema_compiles_and_bad_plans_are_refused() {
-        let _ = plan_schema();
+        let _ = PLAN.schema();
         let p = policy();
         for (bad, says) in [
             (
@@ -227,8 +215,29 @@ mod tests {
             (&br#"{"plan":1,"task":"t","#[..], "not valid JSON"),
         ] {
             let e = Plan::from_slice(bad, &p).unwrap_err();
-            assert!(e.0.contains(says), "{e}");
+            assert!(e.message().contains(says), "{e}");
         }
+    }
+
+    #[test]
+    fn plan_errors_name_the_step_member() {
+        let p =
+            Policy::from_slice(br#"{"policy":1,"tools":{"a":{"arguments":true,"requires":[]}}}"#)
+                .unwrap();
+        let twice = br#"{"plan":1,"task":"t","steps":[{"tool":"a"},{"tool":"a"}]}"#;
+        let e = Plan::from_slice(twice, &p).unwrap_err();
+        assert_eq!(e.kind(), crate::json::ConfigErrorKind::Invalid);
+        assert_eq!(e.pointer(), "/steps/1/tool");
+        assert_eq!(e.to_string(), "plan names tool 'a' in two steps");
+        let unknown = br#"{"plan":1,"task":"t","steps":[{"tool":"b"}]}"#;
+        assert_eq!(
+            Plan::from_slice(unknown, &p).unwrap_err().pointer(),
+            "/steps/0/tool"
+        );
+        let extra = br#"{"plan":1,"task":"t","steps":[{"tool":"a","x":1}]}"#;
+        let e = Plan::from_slice(extra, &p).unwrap_err();
+        assert_eq!(e.kind(), crate::json::ConfigErrorKind::Schema);
+        assert_eq!(e.pointer(), "/steps/0/x");
     }
 
     #[test]

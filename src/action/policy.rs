@@ -24,33 +24,28 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use super::decision::{Claim, Decision, Facts, Verdict};
 use super::plan::Plan;
 use super::rules::{Context, Rule};
-use crate::select::Value;
+use crate::config::{self, Shipped};
+use crate::json::{ConfigError, ConfigErrorKind, Value};
 use crate::state::{MemoryStore, OnStateError, StateError, StateErrorKind, Store};
-use crate::{Limits, Rejection, Schema, Validator};
+use crate::{Limits, Schema, Validator};
 
 /// The JSON Schema of policy files (format 1).
 pub const POLICY_SCHEMA: &str = include_str!("policy.schema.json");
 
 /// A policy that could not be loaded, or a call document that is not one (configuration
-/// errors, CLI exit 2).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PolicyError(pub String);
+/// errors, CLI exit 2): the crate's one [`ConfigError`], under the name this module has
+/// always used.
+pub type PolicyError = ConfigError;
 
-impl fmt::Display for PolicyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for PolicyError {}
+static POLICY: Shipped = Shipped::new("policy", "the policy schema", POLICY_SCHEMA);
 
 fn err(msg: impl Into<String>) -> PolicyError {
-    PolicyError(msg.into())
+    ConfigError::invalid(msg)
 }
 
 /// What happens to calls past a tool's rate limit.
@@ -117,18 +112,22 @@ impl Call {
     /// # Errors
     /// Not JSON, or not an object with a string `tool` and optional `arguments` (only).
     pub fn parse(bytes: &[u8], limits: Limits) -> Result<Call, PolicyError> {
-        let v = Value::parse(bytes, limits).map_err(|e| err(format!("call: {e}")))?;
+        let v = Value::parse(bytes, limits).map_err(|e| {
+            ConfigError::new(ConfigErrorKind::Syntax, format!("call: {e}"))
+                .at(e.pointer())
+                .at_offset(e.offset())
+        })?;
         let members = v.as_object().ok_or_else(|| err("call: not an object"))?;
         if let Some((k, _)) = members
             .iter()
             .find(|(k, _)| k != "tool" && k != "arguments")
         {
-            return Err(err(format!("call: unknown member '{k}'")));
+            return Err(err(format!("call: unknown member '{k}'")).at(config::pointer(&[k])));
         }
         let tool = v
             .get("tool")
             .and_then(Value::as_str)
-            .ok_or_else(|| err("call: 'tool' must be a string"))?;
+            .ok_or_else(|| err("call: 'tool' must be a string").at("/tool"))?;
         let arguments = v
             .get("arguments")
             .cloned()
@@ -329,12 +328,6 @@ impl Session {
     }
 }
 
-fn policy_schema() -> &'static Schema {
-    static S: OnceLock<Schema> = OnceLock::new();
-    // A shipped constant, compiled by the `policy_schema_compiles` test.
-    S.get_or_init(|| Schema::compile(POLICY_SCHEMA.as_bytes()).expect("shipped schema"))
-}
-
 fn strings(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
         .unwrap_or(&[])
@@ -388,7 +381,7 @@ impl Policy {
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
     pub fn from_file(path: &Path) -> Result<Policy, PolicyError> {
         let bytes = std::fs::read(path)
-            .map_err(|e| err(format!("cannot read policy '{}': {e}", path.display())))?;
+            .map_err(|e| ConfigError::read(format_args!("policy '{}'", path.display()), &e))?;
         Policy::from_slice(&bytes)
     }
 
@@ -405,7 +398,7 @@ impl Policy {
     ///     "arguments":{"type":"object","properties":{"path":{"type":"string"}}},
     ///     "requires":["fs_read"],"rules":[{"rule":"path","pointer":"/path"}]}}}"#).unwrap();
     /// let call = |a: &str| Call { tool: "read_file".into(),
-    ///     arguments: jsongate::select::Value::parse(a.as_bytes(), jsongate::Limits::new()).unwrap() };
+    ///     arguments: jsongate::json::Value::parse(a.as_bytes(), jsongate::Limits::new()).unwrap() };
     /// let s = Session::new(["fs_read"]);
     /// let rate = RateState::new();
     /// let d = p.decide(&call(r#"{"path":"../../etc/passwd"}"#), &s, &rate, 0);
@@ -414,27 +407,8 @@ impl Policy {
     /// assert_eq!(d.reason(), Reason::Ok);
     /// ```
     pub fn from_slice(bytes: &[u8]) -> Result<Policy, PolicyError> {
-        let limits = Limits::new().max_bytes(1 << 20);
-        match Validator::new(policy_schema()).validate_slice(bytes, limits) {
-            Ok(()) => {}
-            Err(Rejection::Error(e)) => return Err(err(format!("policy is not valid JSON: {e}"))),
-            Err(Rejection::Violation(v)) => {
-                return Err(err(format!(
-                    "policy does not satisfy the policy schema: {} at '{}'",
-                    v.message(),
-                    v.instance_pointer()
-                )))
-            }
-        }
-        let doc = Value::parse(bytes, limits).map_err(|e| err(e.to_string()))?;
-        let mut lim = Limits::new();
-        for (k, v) in doc.get("limits").and_then(Value::as_object).unwrap_or(&[]) {
-            let n = v
-                .as_u64()
-                .ok_or_else(|| err(format!("limits.{k}: too large")))?;
-            // The file's schema admits only the seven limit names.
-            lim = lim.set_by_name(k, n).unwrap_or(lim.max_items(n));
-        }
+        let doc = config::load(bytes, &POLICY)?;
+        let lim = config::limits(&doc)?;
         // The file's schema admits only the names `Draft::from_name` reads.
         let draft = doc
             .get("draft")
@@ -451,7 +425,11 @@ impl Policy {
         for (name, t) in doc.get("tools").and_then(Value::as_object).unwrap_or(&[]) {
             let args = t.get("arguments").cloned().unwrap_or(Value::Bool(false));
             let text = args.to_json();
-            let invalid = |e| err(format!("tool '{name}': invalid argument schema: {e}"));
+            let invalid =
+                |e| {
+                    err(format!("tool '{name}': invalid argument schema: {e}"))
+                        .at(config::pointer(&["tools", name, "arguments"]))
+                };
             let schema = options().compile(text.as_bytes()).map_err(invalid)?;
             let names = if declares_names(&args) {
                 // The wrapper declares 2020-12; the arguments' schema is read as named.
@@ -467,9 +445,10 @@ impl Policy {
                 None => None,
                 Some(r) => {
                     let n = |k| {
-                        r.get(k)
-                            .and_then(Value::as_u64)
-                            .ok_or_else(|| err(format!("tool '{name}': rate_limit.{k} too large")))
+                        r.get(k).and_then(Value::as_u64).ok_or_else(|| {
+                            err(format!("tool '{name}': rate_limit.{k} too large"))
+                                .at(config::pointer(&["tools", name, "rate_limit", k]))
+                        })
                     };
                     Some(RateLimit {
                         calls: n("calls")?,
@@ -681,7 +660,7 @@ mod tests {
 
     #[test]
     fn policy_schema_compiles_and_refuses_unknown_members() {
-        let _ = policy_schema();
+        let _ = POLICY.schema();
         assert!(Policy::from_slice(br#"{"policy":1,"tools":{},"x":1}"#).is_err());
         assert!(Policy::from_slice(
             br#"{"policy":1,"tools":{"t":{"arguments":{"type":7},"requires":[]}}}"#

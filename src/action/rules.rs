@@ -11,7 +11,7 @@
 use std::path::{Component, Path};
 
 use super::Reason;
-use crate::select::Value;
+use crate::json::Value;
 
 /// One semantic rule on the value at `pointer` in the arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -19,14 +19,14 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::audit::AuditRecord;
 use super::contract::{err, ContractError};
-use crate::select::{write_json_string, Value};
+use crate::config::{self, Shipped};
+use crate::json::{write_string, ConfigError, Value};
 use crate::state::{MemoryStore, Store};
-use crate::{Limits, Rejection, Schema, Validator};
 
 /// The JSON Schema of alert files (`jsongate alerts schema`).
 pub const ALERTS_SCHEMA: &str = include_str!("alerts.schema.json");
@@ -168,11 +168,7 @@ impl std::fmt::Debug for Alerts {
     }
 }
 
-fn alerts_schema() -> &'static Schema {
-    static S: OnceLock<Schema> = OnceLock::new();
-    // A shipped constant, compiled by the `alerts_schema_compiles` test.
-    S.get_or_init(|| Schema::compile(ALERTS_SCHEMA.as_bytes()).expect("shipped schema"))
-}
+static ALERTS: Shipped = Shipped::new("alert file", "the alerts schema", ALERTS_SCHEMA);
 
 /// What a decision made the alerting do.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -194,19 +190,7 @@ impl Alerts {
     /// Invalid JSON, a schema violation (an unknown alert class), an alert file that cannot
     /// be opened, or a hook program that does not exist.
     pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Alerts, ContractError> {
-        let limits = Limits::new().max_bytes(1 << 20);
-        match Validator::new(alerts_schema()).validate_slice(bytes, limits) {
-            Ok(()) => {}
-            Err(Rejection::Error(e)) => return Err(err(format!("alerts: not valid JSON: {e}"))),
-            Err(Rejection::Violation(v)) => {
-                return Err(err(format!(
-                    "alerts: does not satisfy the alerts schema: {} at '{}'",
-                    v.message(),
-                    v.instance_pointer()
-                )))
-            }
-        }
-        let doc = Value::parse(bytes, limits).map_err(|e| err(e.to_string()))?;
+        let doc = config::load(bytes, &ALERTS)?;
         let strs = |v: Option<&Value>| -> Vec<String> {
             v.and_then(Value::as_array)
                 .unwrap_or(&[])
@@ -222,7 +206,9 @@ impl Alerts {
                     .create(true)
                     .append(true)
                     .open(p)
-                    .map_err(|e| err(format!("alerts: cannot open '{}': {e}", p.display())))?,
+                    .map_err(|e| {
+                        err(format!("alerts: cannot open '{}': {e}", p.display())).at("/file")
+                    })?,
             )),
         };
         let hook = match doc.get("hook") {
@@ -231,13 +217,14 @@ impl Alerts {
                 let argv = strs(h.get("argv"));
                 let program = Path::new(&argv[0]);
                 if program.components().count() > 1 && !program.exists() {
-                    return Err(err(format!("alerts: hook program '{}' not found", argv[0])));
+                    return Err(err(format!("alerts: hook program '{}' not found", argv[0]))
+                        .at("/hook/argv/0"));
                 }
                 if program.components().count() == 1 && find_in_path(&argv[0]).is_none() {
-                    return Err(err(format!(
-                        "alerts: hook program '{}' not in PATH",
-                        argv[0]
-                    )));
+                    return Err(
+                        err(format!("alerts: hook program '{}' not in PATH", argv[0]))
+                            .at("/hook/argv/0"),
+                    );
                 }
                 Some(Hook {
                     argv,
@@ -276,7 +263,7 @@ impl Alerts {
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
     pub fn from_file(path: &Path) -> Result<Alerts, ContractError> {
         let bytes = std::fs::read(path)
-            .map_err(|e| err(format!("cannot read alerts '{}': {e}", path.display())))?;
+            .map_err(|e| ConfigError::read(format_args!("alerts '{}'", path.display()), &e))?;
         Alerts::from_slice(&bytes, path.parent().unwrap_or(Path::new(".")))
     }
 
@@ -396,24 +383,24 @@ pub struct Block<'a> {
 
 fn alert_line(alert: &str, b: &Block<'_>) -> String {
     let mut out = String::from("{\"time\":");
-    write_json_string(&mut out, &b.time);
+    write_string(&mut out, &b.time);
     out.push_str(",\"alert\":");
-    write_json_string(&mut out, alert);
+    write_string(&mut out, alert);
     out.push_str(",\"key\":");
-    write_json_string(&mut out, b.key);
+    write_string(&mut out, b.key);
     out.push_str(",\"tool\":");
-    write_json_string(&mut out, b.tool);
+    write_string(&mut out, b.tool);
     out.push_str(",\"request_id\":");
-    write_json_string(&mut out, b.request_id);
+    write_string(&mut out, b.request_id);
     out.push_str(",\"kind\":");
-    write_json_string(&mut out, b.kind);
+    write_string(&mut out, b.kind);
     out.push_str(",\"code\":");
     match b.code {
-        Some(c) => write_json_string(&mut out, c),
+        Some(c) => write_string(&mut out, c),
         None => out.push_str("null"),
     }
     out.push_str(",\"sha256\":");
-    write_json_string(&mut out, b.sha256);
+    write_string(&mut out, b.sha256);
     out.push('}');
     out
 }
@@ -459,7 +446,7 @@ mod tests {
 
     #[test]
     fn alerts_schema_compiles() {
-        let _ = alerts_schema();
+        let _ = ALERTS.schema();
     }
 
     #[test]

@@ -10,8 +10,8 @@ use super::envelope::FailureCode;
 use super::retry::RetryDecision;
 use super::semantic::Timestamp;
 use super::Upstream;
+use crate::json::Value;
 use crate::screen::{Action, Finding};
-use crate::select::Value;
 
 /// What went wrong, for operators. Which fields are set depends on the kind: `schema` sets
 /// keyword, schema path, pointer and offset; scanner kinds (`syntax`, `duplicate_name`,

@@ -216,7 +216,7 @@ impl LineFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::{Value, ValueBuilder};
+    use crate::json::{Value, ValueBuilder};
 
     fn run(f: &LineFormat, s: &str) -> Result<String, &'static str> {
         let mut b = ValueBuilder::new();

@@ -4,9 +4,7 @@
 //! This module only reads and checks contracts; compiling their schemas and running them is
 //! the gate's job.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::command::{LineFormat, LineType};
@@ -14,28 +12,23 @@ use super::economy::Budget;
 use super::envelope::FailureCode;
 use super::retry::RetryPolicy;
 use super::semantic::{BelongsTo, Equals, Fresh, Ownership, SemanticCheck};
+use crate::config::{self, Shipped};
+use crate::json::{ConfigError, Value};
 use crate::screen::{Action, ScreenContract};
-use crate::select::Value;
-use crate::{Limits, Rejection, Schema, Validator};
+use crate::Limits;
 
 /// The JSON Schema of contract files (format 1).
 pub const CONTRACT_SCHEMA: &str = include_str!("contract.schema.json");
 
-/// Why a contract could not be loaded. Always a configuration error (CLI exit 2).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ContractError(pub(crate) String);
-
-impl fmt::Display for ContractError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ContractError {}
+/// Why a contract could not be loaded. Always a configuration error (CLI exit 2): the crate's
+/// one [`ConfigError`], under the name this module has always used.
+pub type ContractError = ConfigError;
 
 pub(crate) fn err(msg: impl Into<String>) -> ContractError {
-    ContractError(msg.into())
+    ConfigError::invalid(msg)
 }
+
+static CONTRACT: Shipped = Shipped::new("contract", "the contract schema", CONTRACT_SCHEMA);
 
 /// Where a shape's schema comes from.
 #[derive(Clone, Debug)]
@@ -49,7 +42,7 @@ impl SchemaSource {
         match self {
             SchemaSource::Inline(b) => Ok(b.clone()),
             SchemaSource::File(p) => std::fs::read(p)
-                .map_err(|e| err(format!("cannot read schema '{}': {e}", p.display()))),
+                .map_err(|e| ConfigError::read(format_args!("schema '{}'", p.display()), &e)),
         }
     }
 }
@@ -112,12 +105,6 @@ impl CheckSpec {
     }
 }
 
-fn contract_schema() -> &'static Schema {
-    static S: OnceLock<Schema> = OnceLock::new();
-    // The shipped schema is a constant tested by `contract_schema_compiles`.
-    S.get_or_init(|| Schema::compile(CONTRACT_SCHEMA.as_bytes()).expect("shipped schema"))
-}
-
 impl Contract {
     /// The tool name.
     pub fn tool(&self) -> &str {
@@ -141,7 +128,7 @@ impl Contract {
     /// is inconsistent (a check naming an unknown field, an invalid regex, …).
     pub fn from_file(path: &Path) -> Result<Contract, ContractError> {
         let bytes = std::fs::read(path)
-            .map_err(|e| err(format!("cannot read contract '{}': {e}", path.display())))?;
+            .map_err(|e| ConfigError::read(format_args!("contract '{}'", path.display()), &e))?;
         let dir = path.parent().unwrap_or(Path::new("."));
         Contract::from_slice(&bytes, dir)
     }
@@ -151,33 +138,12 @@ impl Contract {
     /// # Errors
     /// As [`from_file`](Self::from_file).
     pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Contract, ContractError> {
-        let limits = Limits::new().max_bytes(1 << 20);
-        match Validator::new(contract_schema()).validate_slice(bytes, limits) {
-            Ok(()) => {}
-            Err(Rejection::Error(e)) => {
-                return Err(err(format!("contract is not valid JSON: {e}")))
-            }
-            Err(Rejection::Violation(v)) => {
-                return Err(err(format!(
-                    "contract does not satisfy the contract schema: {} at '{}'",
-                    v.message(),
-                    v.instance_pointer()
-                )))
-            }
-        }
-        let doc = Value::parse(bytes, limits).map_err(|e| err(e.to_string()))?;
+        let doc = config::load(bytes, &CONTRACT)?;
         let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
         let tool = s(&doc, "tool").unwrap_or_default();
         let version = s(&doc, "version").unwrap_or_default();
 
-        let mut lim = Limits::new();
-        for (k, v) in doc.get("limits").and_then(Value::as_object).unwrap_or(&[]) {
-            let n = v
-                .as_u64()
-                .ok_or_else(|| err(format!("limits.{k}: too large")))?;
-            // The file's schema admits only the seven limit names.
-            lim = lim.set_by_name(k, n).unwrap_or(lim.max_items(n));
-        }
+        let lim = config::limits(&doc)?;
 
         let types = |v: Option<&Value>| -> Vec<(String, LineType)> {
             v.and_then(Value::as_object)
@@ -194,8 +160,8 @@ impl Contract {
                 }),
                 Some("line_regex") => {
                     let re = s(i, "regex").unwrap_or_default();
-                    let regex =
-                        regex::Regex::new(&re).map_err(|e| err(format!("input.regex: {e}")))?;
+                    let regex = regex::Regex::new(&re)
+                        .map_err(|e| err(format!("input.regex: {e}")).at("/input/regex"))?;
                     Some(LineFormat::LineRegex {
                         regex,
                         types: types(i.get("types")),
@@ -223,17 +189,19 @@ impl Contract {
             });
         }
         let mut shapes = Vec::new();
-        for u in doc.get("upstream").and_then(Value::as_array).unwrap_or(&[]) {
+        for (i, u) in config::items(&doc, "upstream") {
             let version = s(u, "version").unwrap_or_default();
             if shapes.iter().any(|x: &Shape| x.version == version) {
-                return Err(err(format!("upstream version '{version}' appears twice")));
+                return Err(err(format!("upstream version '{version}' appears twice"))
+                    .at(config::pointer(&["upstream", &i, "version"])));
             }
             let mut pointers = Vec::new();
             for (name, p) in u.get("pointers").and_then(Value::as_object).unwrap_or(&[]) {
                 if !fields.iter().any(|f| &f.name == name) {
                     return Err(err(format!(
                         "upstream '{version}': pointers names unknown field '{name}'"
-                    )));
+                    ))
+                    .at(config::pointer(&["upstream", &i, "pointers", name])));
                 }
                 pointers.push((name.clone(), p.as_str().unwrap_or_default().to_owned()));
             }
@@ -244,22 +212,25 @@ impl Contract {
             });
         }
         let mut errors = Vec::new();
-        for e in doc
-            .get("upstream_errors")
-            .and_then(Value::as_array)
-            .unwrap_or(&[])
-        {
+        for (i, e) in config::items(&doc, "upstream_errors") {
             let code = s(e, "code")
                 .and_then(|c| FailureCode::parse(&c))
-                .ok_or_else(|| err("upstream_errors: unknown code"))?;
+                .ok_or_else(|| {
+                    err("upstream_errors: unknown code").at(config::pointer(&[
+                        "upstream_errors",
+                        &i,
+                        "code",
+                    ]))
+                })?;
             errors.push((code, source(e)));
         }
 
         let mut checks = Vec::new();
-        for c in doc.get("checks").and_then(Value::as_array).unwrap_or(&[]) {
+        for (i, c) in config::items(&doc, "checks") {
+            let at = |member: &str| config::pointer(&["checks", &i, member]);
             let field = s(c, "field").unwrap_or_default();
             if !fields.iter().any(|f| f.name == field) {
-                return Err(err(format!("check names unknown field '{field}'")));
+                return Err(err(format!("check names unknown field '{field}'")).at(at("field")));
             }
             let code = |default| {
                 s(c, "code")
@@ -275,8 +246,9 @@ impl Contract {
                 }),
                 Some("fresh") => CheckSpec::Fresh(Fresh {
                     field,
-                    max_age_seconds: secs("max_age_seconds")
-                        .ok_or_else(|| err("fresh: max_age_seconds too large"))?,
+                    max_age_seconds: secs("max_age_seconds").ok_or_else(|| {
+                        err("fresh: max_age_seconds too large").at(at("max_age_seconds"))
+                    })?,
                     max_skew_seconds: secs("max_skew_seconds").unwrap_or(0),
                     code: code(FailureCode::Stale),
                 }),
@@ -289,8 +261,9 @@ impl Contract {
                             let probe = super::semantic::template_keys(&p)
                                 .iter()
                                 .fold(p.clone(), |t, k| t.replace(&format!("{{{k}}}"), "x"));
-                            regex::Regex::new(&probe)
-                                .map_err(|e| err(format!("belongs_to pattern: {e}")))?;
+                            regex::Regex::new(&probe).map_err(|e| {
+                                err(format!("belongs_to pattern: {e}")).at(at("pattern"))
+                            })?;
                             Ownership::Pattern(p)
                         }
                     };
@@ -334,12 +307,14 @@ impl Contract {
         };
         if let Some(t) = &budget.truncate_field {
             if !fields.iter().any(|f| f.expose && &f.name == t) {
-                return Err(err(format!("truncate_field '{t}' is not an exposed field")));
+                return Err(err(format!("truncate_field '{t}' is not an exposed field"))
+                    .at("/truncate_field"));
             }
             if !budget.is_set() {
-                return Err(err(
-                    "truncate_field needs max_output_bytes or max_output_tokens",
-                ));
+                return Err(
+                    err("truncate_field needs max_output_bytes or max_output_tokens")
+                        .at("/truncate_field"),
+                );
             }
         }
 
@@ -389,15 +364,17 @@ impl Contract {
 fn screen_rules(v: &Value, fields: &[Field]) -> Result<ScreenContract, ContractError> {
     let sc = ScreenContract::from_value(v);
     for (p, _) in sc.fields() {
+        let at = || config::pointer(&["screen", "fields", p]);
         let tokens = crate::select::parse_pointer(p)
-            .map_err(|e| err(format!("screen.fields: '{p}': {e}")))?;
+            .map_err(|e| err(format!("screen.fields: '{p}': {e}")).at(at()))?;
         let exposed = tokens
             .first()
             .is_some_and(|t| fields.iter().any(|f| f.expose && &f.name == t));
         if !exposed {
             return Err(err(format!(
                 "screen.fields: '{p}' is not in an exposed field (pointers are into the agent's data)"
-            )));
+            ))
+            .at(at()));
         }
     }
     Ok(sc)
@@ -409,7 +386,7 @@ mod tests {
 
     #[test]
     fn contract_schema_compiles() {
-        let _ = contract_schema();
+        let _ = CONTRACT.schema();
     }
 
     #[test]
@@ -423,7 +400,26 @@ mod tests {
         let check =
             format!(r#"{base},"checks":[{{"check":"equals","field":"y","context":"c"}}]}}"#);
         let e = Contract::from_slice(check.as_bytes(), dir).unwrap_err();
-        assert!(e.0.contains("unknown field 'y'"), "{e}");
+        assert_eq!(e.to_string(), "check names unknown field 'y'");
+        assert_eq!(e.pointer(), "/checks/0/field");
+        assert_eq!(e.kind(), crate::json::ConfigErrorKind::Invalid);
+        let e = Contract::from_slice(extra.as_bytes(), dir).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.pointer()),
+            (crate::json::ConfigErrorKind::Schema, "/extra")
+        );
+        assert!(e.offset().is_some());
+        let limits = format!(r#"{base},"limits":{{"max_depth":99999999999999999999}}}}"#);
+        let e = Contract::from_slice(limits.as_bytes(), dir).unwrap_err();
+        assert_eq!(e.pointer(), "/limits/max_depth");
+        let screen = format!(r#"{base},"screen":{{"fields":{{"/y":"drop"}}}}}}"#);
+        let e = Contract::from_slice(screen.as_bytes(), dir).unwrap_err();
+        assert_eq!(e.pointer(), "/screen/fields/~1y");
+        assert!(
+            e.message()
+                .starts_with("screen.fields: '/y' is not in an exposed field"),
+            "{e}"
+        );
         let bad_ptr = base.replace("\"/x\"", "\"x\"");
         assert!(Contract::from_slice(format!("{bad_ptr}}}").as_bytes(), dir).is_err());
     }

@@ -6,7 +6,7 @@
 //! `truncate_field` may be cut, at a character boundary, with an explicit marker, and only as
 //! far as needed for the whole output to fit. This module measures and cuts; the gate decides.
 
-use crate::select::Value;
+use crate::json::Value;
 
 /// Appended to a string the budget cut.
 pub const TRUNCATION_MARKER: &str = " [truncated]";

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::select::{write_json_string, Value};
+use crate::json::{write_string, Value};
 
 /// Why the agent gets no data. A closed set: agents and hosts can match on it exhaustively.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -107,9 +107,9 @@ impl Envelope {
     /// ```
     pub fn render(&self, tool: &str, request_id: &str) -> String {
         let mut out = String::from("{\"tool\":");
-        write_json_string(&mut out, tool);
+        write_string(&mut out, tool);
         out.push_str(",\"request_id\":");
-        write_json_string(&mut out, request_id);
+        write_string(&mut out, request_id);
         match self {
             Envelope::Success { data } => {
                 out.push_str(",\"outcome\":\"success\",\"data\":");

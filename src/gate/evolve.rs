@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use super::contract::{CheckSpec, Contract, ContractError};
 use super::envelope::FailureCode;
-use crate::select::{write_json_string, Value};
+use crate::json::{write_string, Value};
 use crate::Limits;
 
 /// Which side of the gate a change concerns.
@@ -56,7 +56,7 @@ impl Change {
             "\",\"change\":\"{}\",\"breaking\":{},\"subject\":",
             self.kind, self.breaking
         );
-        write_json_string(&mut out, &self.subject);
+        write_string(&mut out, &self.subject);
         for (k, v) in [("from", &self.from), ("to", &self.to)] {
             if let Some(v) = v {
                 let _ = write!(out, ",\"{k}\":{v}");
@@ -69,7 +69,7 @@ impl Change {
 
 fn j(s: &str) -> String {
     let mut o = String::new();
-    write_json_string(&mut o, s);
+    write_string(&mut o, s);
     o
 }
 
@@ -107,7 +107,7 @@ fn current_schema(c: &Contract) -> Option<Value> {
 
 /// The subschema at an instance pointer, following `properties` only.
 fn schema_at<'a>(schema: &'a Value, pointer: &str) -> Option<&'a Value> {
-    let tokens = crate::select::parse_pointer(pointer).ok()?;
+    let tokens = crate::pointer::tokens(pointer)?;
     let mut s = schema;
     for t in &tokens {
         s = s.get("properties")?.get(t)?;

@@ -63,9 +63,10 @@ pub use semantic::{
     BelongsTo, CheckFailure, Context, Equals, Fields, Fresh, Ownership, SemanticCheck, Timestamp,
 };
 
+use crate::json::Value;
 use crate::scan::{Event, Flow, Position, Sink};
 use crate::screen::{screen_value, Action, Finding, ScreenContract};
-use crate::select::{Projection, Selector, Value};
+use crate::select::{Projection, Selector};
 use crate::{Error, ErrorKind, Limits, Scanner, Schema, Validator};
 use audit::{RawTap, TapReader};
 use economy::Fit;

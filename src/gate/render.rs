@@ -9,8 +9,8 @@
 use std::fmt;
 
 use super::envelope::{Envelope, FailureCode};
+use crate::json::Value;
 use crate::screen::render_untrusted;
-use crate::select::Value;
 use crate::Limits;
 
 /// An input to [`render`] that is not an envelope.
@@ -32,7 +32,7 @@ impl std::error::Error for RenderError {}
 /// # Example
 /// ```
 /// use jsongate::gate::{render_envelope, Envelope};
-/// use jsongate::select::Value;
+/// use jsongate::json::Value;
 /// let e = Envelope::Success { data: Value::Object(vec![("title".into(), Value::String("Hi".into()))]) };
 /// let r = render_envelope("ticket", "r-1", &e);
 /// assert!(r.starts_with("<<<UNTRUSTED DATA "));
@@ -60,9 +60,9 @@ pub fn render_envelope(tool: &str, request_id: &str, envelope: &Envelope) -> Str
             // Tool name and request id come from the contract and the caller; escaped as
             // JSON strings all the same.
             let mut out = String::from("[tool ");
-            crate::select::write_json_string(&mut out, tool);
+            crate::json::write_string(&mut out, tool);
             out.push_str(" request ");
-            crate::select::write_json_string(&mut out, request_id);
+            crate::json::write_string(&mut out, request_id);
             out.push_str(" failed: ");
             out.push_str(code.as_str());
             out.push_str(if *retryable {

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::envelope::FailureCode;
-use crate::select::{Projection, Value};
+use crate::json::Value;
+use crate::select::Projection;
 
 /// A point in time: seconds and nanoseconds since the Unix epoch (UTC).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

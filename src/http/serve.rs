@@ -31,9 +31,10 @@ use tokio::sync::{watch, Semaphore};
 use super::body::GatedBody;
 use super::engine::{Check, Pool, Refusal};
 use super::layer::{early_refusal, envelope_response, gate_decision, hold, issue_id};
+use crate::config::{self, Shipped};
 use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
-use crate::select::Value;
-use crate::{Limits, Rejection, Schema, Validator};
+use crate::json::Value;
+use crate::Limits;
 
 /// The schema every `serve` configuration file must satisfy (`jsongate serve schema`).
 pub const SERVE_SCHEMA: &str = include_str!("serve.schema.json");
@@ -60,20 +61,14 @@ pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time in-flight requests get to finish after SIGTERM.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// A configuration the proxy cannot use.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError(String);
+/// A configuration the proxy cannot use: the crate's one configuration error, re-exported
+/// here where it has always been named.
+pub use crate::json::ConfigError;
 
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
+static SERVE: Shipped = Shipped::new("config", "the serve schema", SERVE_SCHEMA);
 
 fn err(s: impl Into<String>) -> ConfigError {
-    ConfigError(s.into())
+    ConfigError::invalid(s)
 }
 
 /// The server's limits and timeouts.
@@ -156,12 +151,6 @@ impl fmt::Debug for ServeConfig {
     }
 }
 
-fn serve_schema() -> &'static Schema {
-    static S: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
-    // The shipped schema is a constant tested by `shipped_schema_compiles`.
-    S.get_or_init(|| Schema::compile(SERVE_SCHEMA.as_bytes()).expect("shipped schema"))
-}
-
 impl ServeConfig {
     /// Reads a configuration file; `contract_file` and `audit` are relative to its directory.
     ///
@@ -170,7 +159,7 @@ impl ServeConfig {
     /// members included), or names a contract that cannot be read or compiled.
     pub fn from_file(path: &Path) -> Result<ServeConfig, ConfigError> {
         let bytes = std::fs::read(path)
-            .map_err(|e| err(format!("cannot read '{}': {e}", path.display())))?;
+            .map_err(|e| ConfigError::read(format_args!("'{}'", path.display()), &e))?;
         ServeConfig::from_slice(&bytes, path.parent().unwrap_or(Path::new(".")))
     }
 
@@ -179,29 +168,17 @@ impl ServeConfig {
     /// # Errors
     /// As [`from_file`](Self::from_file).
     pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<ServeConfig, ConfigError> {
-        let limits = Limits::new().max_bytes(1 << 20);
-        match Validator::new(serve_schema()).validate_slice(bytes, limits) {
-            Ok(()) => {}
-            Err(Rejection::Error(e)) => return Err(err(format!("config is not valid JSON: {e}"))),
-            Err(Rejection::Violation(v)) => {
-                return Err(err(format!(
-                    "config does not satisfy the serve schema: {} at '{}'",
-                    v.message(),
-                    v.instance_pointer()
-                )))
-            }
-        }
-        let doc = Value::parse(bytes, limits).map_err(|e| err(e.to_string()))?;
+        let doc = config::load(bytes, &SERVE)?;
         let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
         let listen = s(&doc, "listen").unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
         let listen: SocketAddr = listen
             .parse()
-            .map_err(|_| err(format!("listen: '{listen}' is not IP:PORT")))?;
+            .map_err(|_| err(format!("listen: '{listen}' is not IP:PORT")).at("/listen"))?;
         let mut lim = ServerLimits::default();
         for (k, v) in doc.get("limits").and_then(Value::as_object).unwrap_or(&[]) {
-            let n = v
-                .as_u64()
-                .ok_or_else(|| err(format!("limits.{k}: too large")))?;
+            let n = v.as_u64().ok_or_else(|| {
+                err(format!("limits.{k}: too large")).at(config::pointer(&["limits", k]))
+            })?;
             let ms = Duration::from_millis(n);
             let size = usize::try_from(n).unwrap_or(usize::MAX);
             match k.as_str() {
@@ -218,21 +195,14 @@ impl ServeConfig {
             }
         }
         let request_id_header = match s(&doc, "request_id_header") {
-            Some(h) => Some(
-                HeaderName::try_from(h.to_ascii_lowercase())
-                    .map_err(|_| err("request_id_header: not a header name"))?,
-            ),
+            Some(h) => Some(HeaderName::try_from(h.to_ascii_lowercase()).map_err(|_| {
+                err("request_id_header: not a header name").at("/request_id_header")
+            })?),
             None => None,
         };
         let mut routes = Vec::new();
-        for (i, r) in doc
-            .get("routes")
-            .and_then(Value::as_array)
-            .unwrap_or(&[])
-            .iter()
-            .enumerate()
-        {
-            routes.push(route(i, r, dir)?);
+        for (i, r) in config::items(&doc, "routes") {
+            routes.push(route(&i, r, dir)?);
         }
         Ok(ServeConfig {
             listen,
@@ -244,18 +214,21 @@ impl ServeConfig {
     }
 }
 
-fn route(i: usize, r: &Value, dir: &Path) -> Result<Route, ConfigError> {
+fn route(i: &str, r: &Value, dir: &Path) -> Result<Route, ConfigError> {
     let s = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_owned);
     let upstream = s("upstream").unwrap_or_default();
     let rest = upstream.strip_prefix("http://").unwrap_or_default();
     let (authority, base) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     if authority.is_empty() {
-        return Err(err(format!("routes/{i}/upstream: no host")));
+        return Err(
+            err(format!("routes/{i}/upstream: no host")).at(format!("/routes/{i}/upstream"))
+        );
     }
     let file = dir.join(s("contract_file").unwrap_or_default());
-    let contract =
-        Contract::from_file(&file).map_err(|e| err(format!("routes/{i}/contract_file: {e}")))?;
-    let gate = Gate::new(&contract).map_err(|e| err(format!("routes/{i}/contract_file: {e}")))?;
+    let at = format!("/routes/{i}/contract_file");
+    let within = |e: ConfigError| e.within(&format!("routes/{i}/contract_file: "), &at);
+    let contract = Contract::from_file(&file).map_err(within)?;
+    let gate = Gate::new(&contract).map_err(within)?;
     let mut context = Vec::new();
     for (k, src) in r.get("context").and_then(Value::as_object).unwrap_or(&[]) {
         let src = if let Some(q) = src.get("query").and_then(Value::as_str) {
@@ -265,10 +238,10 @@ fn route(i: usize, r: &Value, dir: &Path) -> Result<Route, ConfigError> {
                 .get("header")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            Source::Header(
-                HeaderName::try_from(h.to_ascii_lowercase())
-                    .map_err(|_| err(format!("routes/{i}/context/{k}: not a header name")))?,
-            )
+            Source::Header(HeaderName::try_from(h.to_ascii_lowercase()).map_err(|_| {
+                err(format!("routes/{i}/context/{k}: not a header name"))
+                    .at(config::pointer(&["routes", i, "context", k]))
+            })?)
         };
         context.push((k.clone(), src));
     }
@@ -324,9 +297,9 @@ fn audit_line(
     up: Option<u16>,
 ) -> String {
     let mut http = String::from("{\"method\":");
-    crate::select::write_json_string(&mut http, method.as_str());
+    crate::json::write_string(&mut http, method.as_str());
     http.push_str(",\"path\":");
-    crate::select::write_json_string(&mut http, path);
+    crate::json::write_string(&mut http, path);
     let _ = write!(http, ",\"status\":{}", status.as_u16());
     if let Some(u) = up {
         let _ = write!(http, ",\"upstream_status\":{u}");
@@ -381,8 +354,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
             "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"verdict\":\"no_route\",\"http\":{{\"method\":{},\"path\":{},\"status\":404}}}}",
             Timestamp::now(),
             env!("CARGO_PKG_VERSION"),
-            json_str(method.as_str()),
-            json_str(&path),
+            crate::json::quote(method.as_str()),
+            crate::json::quote(&path),
         ));
         return Ok(plain(StatusCode::NOT_FOUND, "jsongate: no route\n"));
     };
@@ -427,18 +400,12 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
             "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"tool\":{},\"request_id\":{},\"verdict\":\"request_refused\"}}",
             Timestamp::now(),
             env!("CARGO_PKG_VERSION"),
-            json_str(route.gate.contract().tool()),
-            json_str(&id),
+            crate::json::quote(route.gate.contract().tool()),
+            crate::json::quote(&id),
         ),
     };
     shared.audit(&audit_line(&record, &method, &path, reply.status(), up));
     Ok(reply)
-}
-
-fn json_str(s: &str) -> String {
-    let mut out = String::new();
-    crate::select::write_json_string(&mut out, s);
-    out
 }
 
 fn refusal_text(s: StatusCode) -> &'static str {
@@ -722,20 +689,34 @@ mod tests {
 
     #[test]
     fn shipped_schema_compiles() {
-        let _ = serve_schema();
+        let _ = SERVE.schema();
     }
 
     #[test]
     fn unknown_members_are_errors() {
-        let e = ServeConfig::from_slice(
-            br#"{"serve":1,"routes":[{"path_prefix":"/a","upstream":"http://127.0.0.1:1","contract_file":"x.json","retries":3}]}"#,
-            Path::new("."),
-        )
-        .unwrap_err();
-        assert!(e.0.contains("serve schema"), "{e}");
-        let e = ServeConfig::from_slice(br#"{"serve":1,"routes":[],"lmits":{}}"#, Path::new("."))
-            .unwrap_err();
-        assert!(e.0.contains("serve schema"), "{e}");
+        let load = |extra_route: &str, extra: &str| {
+            let text = format!(
+                r#"{{"serve":1,"routes":[{{"path_prefix":"/a","upstream":"http://127.0.0.1:1","contract_file":"no-such-contract.json"{extra_route}}}]{extra}}}"#
+            );
+            ServeConfig::from_slice(text.as_bytes(), Path::new(".")).unwrap_err()
+        };
+        for (e, pointer) in [
+            (load(r#","retries":3"#, ""), "/routes/0/retries"),
+            (load("", r#","lmits":{}"#), "/lmits"),
+        ] {
+            assert!(e.message().contains("serve schema"), "{e}");
+            assert_eq!(e.kind(), crate::json::ConfigErrorKind::Schema);
+            assert_eq!(e.pointer(), pointer);
+        }
+        // A valid file naming a contract that cannot be read: the error points at the member.
+        let e = load("", "");
+        assert_eq!(e.pointer(), "/routes/0/contract_file");
+        assert_eq!(e.kind(), crate::json::ConfigErrorKind::Read);
+        assert!(
+            e.message()
+                .starts_with("routes/0/contract_file: cannot read contract '"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ use super::session::{Pending, State};
 use super::tools::Tool;
 use super::{flush, lock, Id, LineFacts, Out, Shared};
 use crate::action::{arguments_digest, Approval, ApprovalOutcome, Call, Decision, Verdict};
-use crate::select::{write_json_string, Value};
+use crate::json::{write_string, Value};
 
 /// Default time a call waits for a person: two minutes.
 pub const DEFAULT_APPROVAL_WAIT: Duration = Duration::from_secs(120);
@@ -83,11 +83,11 @@ impl Awaiting {
     /// `"approval":{"id","via","outcome"}` for the audit line.
     fn audit_member(&self, outcome: &str) -> String {
         let mut s = String::from("\"approval\":{\"id\":");
-        write_json_string(&mut s, &self.approval_id());
+        write_string(&mut s, &self.approval_id());
         s.push_str(",\"via\":\"");
         s.push_str(self.via());
         s.push_str("\",\"outcome\":");
-        write_json_string(&mut s, outcome);
+        write_string(&mut s, outcome);
         s.push('}');
         s
     }
@@ -132,7 +132,7 @@ fn elicitation(id: &Id, call: &Call, d: &Decision) -> Vec<u8> {
         "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"elicitation/create\",\"params\":{{\"message\":",
         id.to_json()
     );
-    write_json_string(&mut s, &text);
+    write_string(&mut s, &text);
     s.push_str(
         ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"approve\":{\"type\":\"boolean\",\
          \"title\":\"Approve this call\",\"description\":\"Allow this one call with these exact arguments\"}},\
@@ -224,7 +224,7 @@ pub(super) fn ask(
                 let mut extra = String::from(
                     "\"approval\":{\"via\":\"state\",\"outcome\":\"state_error\",\"state_error\":",
                 );
-                write_json_string(&mut extra, e.message());
+                write_string(&mut extra, e.message());
                 extra.push('}');
                 let f = Finding {
                     class: "policy_deny",

@@ -5,7 +5,7 @@
 //!
 //! This module only measures and cuts one line; the session decides what to do with it.
 
-use crate::select::Value;
+use crate::json::Value;
 use crate::Limits;
 
 /// Appended to every text item the budget cut.

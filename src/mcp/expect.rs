@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use super::message::Finding;
 use super::reply::{instance_path_with, schema_path_with};
-use crate::select::{write_json_string, Value};
+use crate::json::{write_string, Value};
 
 /// Longest constraint text quoted, in characters (longer ones end with `…`).
 const MAX_QUOTE: usize = 160;
@@ -110,11 +110,7 @@ fn resolve_parent<'a>(schema: &'a Value, location: &str) -> Option<&'a Value> {
             node = schema.pointer(target)?;
             continue;
         }
-        node = match node {
-            Value::Object(_) => node.get(&seg)?,
-            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
+        node = node.child(&seg)?;
     }
     Some(node)
 }
@@ -190,13 +186,13 @@ fn expected(
         "const" => format!("expected {}", quote(c?)),
         "pattern" => {
             let mut s = String::from("expected a string matching the pattern ");
-            write_json_string(&mut s, c?.as_str()?);
+            write_string(&mut s, c?.as_str()?);
             capped(s)
         }
         "format" => {
             let f = c?.as_str()?;
             let mut s = String::from("expected format ");
-            write_json_string(&mut s, f);
+            write_string(&mut s, f);
             if let Some(e) = format_example(f) {
                 s.push_str(", for example ");
                 s.push_str(e);
@@ -211,7 +207,7 @@ fn expected(
                 .filter_map(Value::as_str)
                 .find(|r| !present.iter().any(|(k, _)| k == r))?;
             let mut s = String::from("missing required property ");
-            write_json_string(&mut s, missing);
+            write_string(&mut s, missing);
             capped(s)
         }
         "additionalProperties" | "unevaluatedProperties" => {

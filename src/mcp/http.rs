@@ -44,7 +44,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::sse::SseParser;
 use super::{Config, Proxy};
-use crate::select::Value;
+use crate::json::Value;
 use crate::Limits;
 
 /// The session header of the Streamable HTTP transport.
@@ -328,7 +328,7 @@ fn to_relay_server(out: &std_mpsc::Sender<Vec<u8>>, msg: &[u8]) {
 
 fn error_line(id: &str, message: &str) -> Vec<u8> {
     let mut m = String::new();
-    crate::select::write_json_string(&mut m, message);
+    crate::json::write_string(&mut m, message);
     format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32603,"message":{m}}}}}"#).into_bytes()
 }
 
@@ -609,7 +609,7 @@ fn reply(status: StatusCode, body: &'static str) -> Response<Out> {
 
 fn json_error(status: StatusCode, code: i32, message: &str) -> Response<Out> {
     let mut m = String::new();
-    crate::select::write_json_string(&mut m, message);
+    crate::json::write_string(&mut m, message);
     let body = format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{code},"message":{m}}}}}"#);
     let mut r = Response::new(Out::Full(Full::new(Bytes::from(body))));
     *r.status_mut() = status;

@@ -9,8 +9,8 @@
 //! routed straight into the tool's output validator, so a violation stops the scan at the
 //! deciding byte.
 
+use crate::json::write_string;
 use crate::scan::{Event, Flow, Position, Sink};
-use crate::select::write_json_string;
 use crate::{Rejection, Validator, Violation};
 
 /// A JSON-RPC id as the proxy keys it: strings by their decoded text, numbers by their exact
@@ -33,7 +33,7 @@ impl Id {
             Id::Null => "null".to_owned(),
             Id::Str(s) => {
                 let mut out = String::with_capacity(s.len() + 2);
-                write_json_string(&mut out, s);
+                write_string(&mut out, s);
                 out
             }
         }

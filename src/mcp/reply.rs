@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use super::message::Finding;
 use super::{Id, LineFacts, Out, Shared};
 use crate::gate::Timestamp;
-use crate::select::write_json_string;
+use crate::json::write_string;
 
 pub(super) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
@@ -31,7 +31,7 @@ pub(super) fn error_response(id: &Id, code: i32, message: &str) -> Vec<u8> {
         "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{code},\"message\":",
         id.to_json()
     );
-    write_json_string(&mut s, message);
+    write_string(&mut s, message);
     s.push_str("}}");
     s.into_bytes()
 }
@@ -42,7 +42,7 @@ pub(super) fn error_result(id: &Id, text: &str) -> Vec<u8> {
         "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":",
         id.to_json()
     );
-    write_json_string(&mut s, text);
+    write_string(&mut s, text);
     s.push_str("}],\"isError\":true,\"resultType\":\"complete\"}}");
     s.into_bytes()
 }
@@ -314,24 +314,24 @@ pub(super) fn audit(
         return;
     }
     let mut s = String::from("{\"time\":");
-    write_json_string(&mut s, &Timestamp::now().to_rfc3339());
+    write_string(&mut s, &Timestamp::now().to_rfc3339());
     s.push_str(",\"tool\":");
     match tool {
-        Some(t) => write_json_string(&mut s, t),
+        Some(t) => write_string(&mut s, t),
         None => s.push_str("null"),
     }
     s.push_str(",\"id\":");
     s.push_str(&id.map_or_else(|| "null".to_owned(), Id::to_json));
     s.push_str(",\"direction\":");
-    write_json_string(&mut s, direction);
+    write_string(&mut s, direction);
     s.push_str(",\"verdict\":");
-    write_json_string(&mut s, verdict);
+    write_string(&mut s, verdict);
     let opt = |s: &mut String, k: &str, v: Option<&str>| {
         s.push_str(",\"");
         s.push_str(k);
         s.push_str("\":");
         match v {
-            Some(v) => write_json_string(s, v),
+            Some(v) => write_string(s, v),
             None => s.push_str("null"),
         }
     };
@@ -360,10 +360,10 @@ pub(super) fn audit(
     s.push_str(&facts.size.to_string());
     // Passed lines are hashed too: the record identifies what the client received.
     s.push_str(",\"sha256\":");
-    write_json_string(&mut s, &facts.sha());
+    write_string(&mut s, &facts.sha());
     if let Some(u) = &shared.upstream {
         s.push_str(",\"upstream\":");
-        write_json_string(&mut s, u);
+        write_string(&mut s, u);
     }
     if let Some(x) = finding.and_then(|f| f.extra.as_deref()) {
         s.push(',');

@@ -42,7 +42,7 @@ pub const MAX_LIST_PAGES: usize = 100;
 /// Most calls held while the proxy lists tools (each keeps its line).
 pub const MAX_HELD: usize = 64;
 use crate::action::{Call, Verdict};
-use crate::select::{write_json_string, Value};
+use crate::json::{write_string, Value};
 use crate::{Limits, Rejection, Validator};
 
 /// Longest compile deadline honoured (an `Instant` can always be moved by a year).
@@ -439,7 +439,7 @@ fn on_call(
         if let Some(e) = &d.facts().state_error {
             // The store failed: audited whatever the deployment chose.
             let mut extra = String::from("\"state_error\":");
-            write_json_string(&mut extra, e);
+            write_string(&mut extra, e);
             extra.push_str(",\"on_state_error\":\"");
             extra.push_str(shared.rate.on_error().as_str());
             extra.push('"');
@@ -540,7 +540,7 @@ fn start_listing(st: &mut State, outs: &mut Vec<Out>, cursor: Option<&str>, meta
     let mut params = String::from("{");
     if let Some(c) = cursor {
         params.push_str("\"cursor\":");
-        write_json_string(&mut params, c);
+        write_string(&mut params, c);
     }
     if !meta.is_empty() {
         if cursor.is_some() {
@@ -933,7 +933,7 @@ fn definition_detail(
         if i > 0 {
             s.push(',');
         }
-        write_json_string(&mut s, m);
+        write_string(&mut s, m);
     }
     s.push_str("],\"changes\":[");
     for (i, c) in changes.iter().enumerate() {
@@ -950,7 +950,7 @@ fn definition_detail(
         s.push_str("{\"pattern\":\"");
         s.push_str(f.pattern);
         s.push_str("\",\"pointer\":");
-        write_json_string(&mut s, &f.pointer);
+        write_string(&mut s, &f.pointer);
         s.push('}');
     }
     s.push_str("]}");

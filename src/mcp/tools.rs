@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::message::{Message, ToolSpans};
-use crate::select::Value;
+use crate::json::Value;
 use crate::{Limits, Schema};
 
 /// Most tools remembered at once.

@@ -19,7 +19,7 @@ use super::program::{
 use super::regex::Regex;
 use super::registry::{known_draft, vocab_of, Draft, Registry, Vocab};
 use super::uri::{percent_decode, pointer_tokens, Uri};
-use super::value::Value;
+use crate::json::Value;
 
 /// Why a schema could not be compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -909,7 +909,7 @@ impl Compiler {
         let uint = |name: &str| -> Result<Option<u64>, CompileError> {
             match v.get(name) {
                 None => Ok(None),
-                Some(x) => x.as_u64().map(Some).ok_or_else(|| {
+                Some(x) => x.as_whole_u64().map(Some).ok_or_else(|| {
                     CompileError::new(
                         format!("'{name}' must be a non-negative integer"),
                         at.clone(),

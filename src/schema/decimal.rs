@@ -893,90 +893,35 @@ mod tests {
         }
     }
 
-    // --- JSON-Schema-Test-Suite (numbers only), read with this crate's own scanner so that
+    // --- JSON-Schema-Test-Suite (numbers only), read with this crate's own value type so that
     // number texts stay exact.
 
-    #[derive(Debug)]
-    enum J {
-        Null,
-        Bool(bool),
-        Num(String),
-        Str(String),
-        Arr(Vec<J>),
-        Obj(Vec<(String, J)>),
-    }
-
-    impl J {
-        fn get(&self, key: &str) -> Option<&J> {
-            match self {
-                J::Obj(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-                _ => None,
-            }
-        }
-    }
+    use crate::json::Value as J;
 
     fn parse_json(bytes: &[u8]) -> J {
-        use crate::{Event, Flow, Limits, Scanner};
-        let mut stack: Vec<(J, Option<String>)> = Vec::new();
-        let mut name: Option<String> = None;
-        let mut root: Option<J> = None;
-        let mut sink = |ev: Event<'_>, _: u64| {
-            let value = match ev {
-                Event::BeginObject => {
-                    stack.push((J::Obj(Vec::new()), name.take()));
-                    return Flow::Continue;
-                }
-                Event::BeginArray => {
-                    stack.push((J::Arr(Vec::new()), name.take()));
-                    return Flow::Continue;
-                }
-                Event::Name(n) => {
-                    name = Some(n.to_owned());
-                    return Flow::Continue;
-                }
-                Event::EndObject | Event::EndArray => {
-                    let (v, n) = stack.pop().expect("balanced");
-                    name = n;
-                    v
-                }
-                Event::String(s) => J::Str(s.to_owned()),
-                Event::Number(n) => J::Num(n.as_str().to_owned()),
-                Event::Bool(b) => J::Bool(b),
-                Event::Null => J::Null,
-            };
-            match stack.last_mut() {
-                Some((J::Arr(items), _)) => items.push(value),
-                Some((J::Obj(members), _)) => members.push((name.take().expect("name"), value)),
-                _ => root = Some(value),
-            }
-            Flow::Continue
-        };
-        Scanner::new(Limits::new())
-            .scan_slice(bytes, &mut sink)
-            .expect("suite file is valid JSON");
-        root.expect("one value")
+        J::parse(bytes, crate::Limits::new()).expect("suite file is valid JSON")
     }
 
     /// Just enough of JSON Schema for the numeric suites; anything else fails the test.
     fn valid(schema: &J, instance: &J) -> bool {
-        let J::Obj(keywords) = schema else {
+        let J::Object(keywords) = schema else {
             panic!("schema must be an object")
         };
         let num = match instance {
-            J::Num(t) => Some(d(t)),
+            J::Number(t) => Some(d(t)),
             _ => None,
         };
         keywords.iter().all(|(k, v)| {
             let limit = || match v {
-                J::Num(t) => d(t),
+                J::Number(t) => d(t),
                 other => panic!("{k} must be a number, not {other:?}"),
             };
             match k.as_str() {
                 "$schema" => true,
                 "type" => match v {
-                    J::Str(t) if t == "integer" => num.as_ref().is_some_and(Decimal::is_integer),
-                    J::Str(t) if t == "number" => num.is_some(),
-                    J::Str(t) if t == "string" => matches!(instance, J::Str(_)),
+                    J::String(t) if t == "integer" => num.as_ref().is_some_and(Decimal::is_integer),
+                    J::String(t) if t == "number" => num.is_some(),
+                    J::String(t) if t == "string" => matches!(instance, J::String(_)),
                     other => panic!("type {other:?}"),
                 },
                 "minimum" => num.as_ref().is_none_or(|n| *n >= limit()),
@@ -1014,21 +959,21 @@ mod tests {
             let bytes = std::fs::read(&path).unwrap_or_else(|e| {
                 panic!("{path}: {e} (the shared suites belong beside the checkout)")
             });
-            let J::Arr(groups) = parse_json(&bytes) else {
+            let J::Array(groups) = parse_json(&bytes) else {
                 panic!("{file}: not an array")
             };
             for group in &groups {
                 let gd = match group.get("description") {
-                    Some(J::Str(s)) => s.as_str(),
+                    Some(J::String(s)) => s.as_str(),
                     _ => "",
                 };
                 let schema = group.get("schema").expect("schema");
-                let Some(J::Arr(tests)) = group.get("tests") else {
+                let Some(J::Array(tests)) = group.get("tests") else {
                     panic!("tests")
                 };
                 for test in tests {
                     let td = match test.get("description") {
-                        Some(J::Str(s)) => s.as_str(),
+                        Some(J::String(s)) => s.as_str(),
                         _ => "",
                     };
                     let Some(J::Bool(expected)) = test.get("valid") else {

@@ -15,7 +15,6 @@ mod compile;
 pub(crate) mod program;
 mod registry;
 mod uri;
-pub(crate) mod value;
 
 use std::sync::Arc;
 
@@ -27,11 +26,11 @@ pub(crate) use compile::INTERNAL_BASE;
 pub use compile::{CompileError, CompileErrorKind};
 pub use registry::Draft;
 
+use crate::json::Value;
 use crate::Limits;
 use bounds::Bounds;
 use program::Program;
 use registry::Registry;
-use value::Value;
 
 /// Default fixed part of the per-document evaluation budget, in work units (see
 /// [`SchemaOptions::eval_budget`]).

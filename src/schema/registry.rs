@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::value::Value;
+use crate::json::Value;
 
 /// The JSON Schema dialects the compiler understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

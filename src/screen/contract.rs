@@ -6,11 +6,9 @@
 //! [`SCREEN_CONTRACT_SCHEMA`]) and the `screen` member of a gate contract (checked by the
 //! gate's contract schema). This module decides; it never rewrites text.
 
-use std::sync::OnceLock;
-
 use super::{Class, Finding};
-use crate::select::Value;
-use crate::{Limits, Rejection, Schema, Validator};
+use crate::config::{self, Shipped};
+use crate::json::{ConfigError, Value};
 
 /// What a finding in a field does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,11 +120,11 @@ fn top_level(pointer: &str) -> &str {
     }
 }
 
-fn screen_contract_schema() -> &'static Schema {
-    static S: OnceLock<Schema> = OnceLock::new();
-    // A shipped constant, compiled by the `contract_actions` test.
-    S.get_or_init(|| Schema::compile(SCREEN_CONTRACT_SCHEMA.as_bytes()).expect("shipped schema"))
-}
+static SCREEN_CONTRACT: Shipped = Shipped::new(
+    "screening contract",
+    "the screening contract schema",
+    SCREEN_CONTRACT_SCHEMA,
+);
 
 impl ScreenContract {
     /// A contract that flags every finding.
@@ -175,21 +173,8 @@ impl ScreenContract {
     ///
     /// # Errors
     /// A message saying why it is not one.
-    pub fn from_slice(bytes: &[u8]) -> Result<ScreenContract, String> {
-        let schema = screen_contract_schema();
-        let limits = Limits::new().max_bytes(1 << 20);
-        match Validator::new(schema).validate_slice(bytes, limits) {
-            Ok(()) => {}
-            Err(Rejection::Error(e)) => return Err(format!("not valid JSON: {e}")),
-            Err(Rejection::Violation(v)) => {
-                return Err(format!(
-                    "does not satisfy the screening contract schema: {} at '{}'",
-                    v.message(),
-                    v.instance_pointer()
-                ))
-            }
-        }
-        let doc = Value::parse(bytes, limits).map_err(|e| e.to_string())?;
+    pub fn from_slice(bytes: &[u8]) -> Result<ScreenContract, ConfigError> {
+        let doc = config::load(bytes, &SCREEN_CONTRACT)?;
         Ok(ScreenContract::from_value(&doc))
     }
 

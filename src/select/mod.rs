@@ -7,17 +7,20 @@
 //! new [`Value`]s; the upstream document is never re-serialised and never materialised.
 //!
 //! This module sits above the validator and below the gate: it knows nothing of schemas,
-//! contracts or envelopes. [`Tee`] fans one event stream out to two sinks (a validator and
-//! a selector) so both run on the same pass.
-
-mod value;
+//! contracts or envelopes. It owns projection only: the value it builds, the JSON writer and
+//! [`Tee`] (one event stream to a validator and a selector) live in [`crate::json`].
 
 use std::fmt;
 use std::sync::Arc;
 
-use crate::scan::{Event, Flow, Position, Sink};
+use crate::scan::{Event, Flow, Sink};
 
-pub use value::{write_json_string, Value, ValueBuilder};
+/// Moved to [`jsongate::json`](crate::json) (`json::write_string`, `json::Tee`); kept here
+/// so that existing imports keep compiling.
+pub use crate::json::{write_string as write_json_string, Tee};
+/// Moved to [`jsongate::json`](crate::json); kept here so that existing imports keep
+/// compiling.
+pub use crate::json::{Value, ValueBuilder};
 
 /// Why a set of pointers could not be compiled into a [`Projection`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,43 +49,10 @@ impl std::error::Error for SelectError {}
 
 /// Splits an RFC 6901 pointer into unescaped reference tokens (`""` is the whole document).
 pub(crate) fn parse_pointer(pointer: &str) -> Result<Vec<String>, SelectError> {
-    if pointer.is_empty() {
-        return Ok(Vec::new());
-    }
-    let bad = || SelectError::InvalidPointer(pointer.to_owned());
-    let rest = pointer.strip_prefix('/').ok_or_else(bad)?;
-    rest.split('/')
-        .map(|t| {
-            let mut out = String::with_capacity(t.len());
-            let mut chars = t.chars();
-            while let Some(c) = chars.next() {
-                match c {
-                    '~' => match chars.next() {
-                        Some('0') => out.push('~'),
-                        Some('1') => out.push('/'),
-                        _ => return Err(bad()),
-                    },
-                    c => out.push(c),
-                }
-            }
-            Ok(out)
-        })
-        .collect()
+    crate::pointer::tokens(pointer).ok_or_else(|| SelectError::InvalidPointer(pointer.to_owned()))
 }
 
-/// The array index a reference token names: canonical decimal only (`"0"`, `"12"`; not
-/// `"01"`, `"-"` or `"+1"`), as RFC 6901 requires.
-pub(crate) fn array_index(token: &str) -> Option<u64> {
-    let canonical = token == "0"
-        || (!token.is_empty()
-            && !token.starts_with('0')
-            && token.bytes().all(|b| b.is_ascii_digit()));
-    if canonical {
-        token.parse().ok()
-    } else {
-        None
-    }
-}
+use crate::pointer::array_index;
 
 #[derive(Debug, Default)]
 struct Node {
@@ -376,47 +346,6 @@ impl Sink for Selector {
     fn event(&mut self, event: Event<'_>, _offset: u64) -> Flow {
         self.on_event(&event);
         Flow::Continue
-    }
-}
-
-/// Sends every event to two sinks; stops as soon as either asks to stop (both see the event
-/// that caused it).
-///
-/// # Example
-/// ```
-/// use jsongate::{scan, Limits, Schema, Validator};
-/// use jsongate::select::{Projection, Selector, Tee};
-/// let schema = Schema::compile(br#"{"required":["id"]}"#).unwrap();
-/// let p = Projection::new([("id", "/id")]).unwrap();
-/// let mut tee = Tee(Validator::new(&schema), Selector::new(&p));
-/// scan(br#"{"id":"r-1","noise":[1,2,3]}"#, Limits::new(), &mut tee).unwrap();
-/// assert!(tee.0.is_valid());
-/// assert_eq!(tee.1.to_object().to_json(), r#"{"id":"r-1"}"#);
-/// ```
-#[derive(Debug)]
-pub struct Tee<A, B>(pub A, pub B);
-
-impl<A: Sink, B: Sink> Sink for Tee<A, B> {
-    #[inline]
-    fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
-        let a = self.0.event(event, offset);
-        let b = self.1.event(event, offset);
-        if a == Flow::Stop || b == Flow::Stop {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        }
-    }
-
-    #[inline]
-    fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
-        let a = self.0.event_at(event, at);
-        let b = self.1.event_at(event, at);
-        if a == Flow::Stop || b == Flow::Stop {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        }
     }
 }
 

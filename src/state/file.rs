@@ -23,7 +23,7 @@ use nix::fcntl::{Flock, FlockArg};
 
 use super::map::{Entry, Map, Slot};
 use super::{StateError, StateErrorKind, Store, Take};
-use crate::select::{write_json_string, Value};
+use crate::json::{write_string, Value};
 use crate::Limits;
 
 /// The state file format this build reads and writes.
@@ -176,7 +176,7 @@ fn render(map: &Map) -> String {
         if i > 0 {
             out.push(',');
         }
-        write_json_string(&mut out, k);
+        write_string(&mut out, k);
         out.push_str(":{");
         match &e.slot {
             Slot::Log(l) => {
@@ -195,7 +195,7 @@ fn render(map: &Map) -> String {
             }
             Slot::Text(t) => {
                 out.push_str("\"text\":");
-                write_json_string(&mut out, t);
+                write_string(&mut out, t);
             }
         }
         out.push_str(",\"expires\":");

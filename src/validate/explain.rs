@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use crate::json::write_string;
 use crate::schema::program::{types, Const, NodeId, NodeKind, Program};
 
 /// Alternatives of an `enum` named in a message before the rest is only counted.
@@ -201,20 +202,4 @@ fn write_constant(p: &Program, node: NodeId, out: &mut String, depth: usize) {
             out.push('}');
         }
     }
-}
-
-/// Appends `s` as a JSON string literal (`"` and `\` escaped, control characters as `\u00XX`).
-pub(super) fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }

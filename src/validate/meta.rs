@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use crate::schema::value::Value;
+use crate::json::Value;
 use crate::schema::{embedded_meta_document, CompileBudget, Draft, Meta};
 use crate::{CompileError, Schema, SchemaOptions, Validator};
 

@@ -170,20 +170,11 @@ impl Violation {
 fn unexpected_name(pointer: &str) -> String {
     let last = pointer.rsplit('/').next().unwrap_or("");
     let name = last.replace("~1", "/").replace("~0", "~");
-    let mut out = String::from("\"");
     let long = name.chars().count() > 64;
-    for c in name.chars().take(64) {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => {
-                use std::fmt::Write as _;
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
+    let mut out = crate::json::quote(&name.chars().take(64).collect::<String>());
+    if long {
+        out.insert(out.len() - 1, '…');
     }
-    out.push_str(if long { "…\"" } else { "\"" });
     out
 }
 
@@ -429,8 +420,8 @@ impl Sink for Validator {
 }
 
 /// Feeds a materialised value to a sink as events (for validating schemas themselves).
-pub(crate) fn value_events(v: &crate::schema::value::Value, sink: &mut dyn Sink) -> bool {
-    use crate::schema::value::Value;
+pub(crate) fn value_events(v: &crate::json::Value, sink: &mut dyn Sink) -> bool {
+    use crate::json::Value;
     enum Step<'a> {
         Value(&'a Value),
         Name(&'a str),

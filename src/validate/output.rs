@@ -8,8 +8,8 @@
 
 use std::fmt::Write as _;
 
-use super::explain::write_string as write_json_string;
 use super::{Rejection, Validator, Violation};
+use crate::json::write_string;
 
 /// One of the output formats of JSON Schema 2020-12 (section 12.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,9 +118,9 @@ impl Validator {
         let violations: Vec<&Violation> = match err {
             Rejection::Error(e) => {
                 out.push_str(r#"{"valid":false,"keywordLocation":"","instanceLocation":"#);
-                write_json_string(&mut out, e.pointer());
+                write_string(&mut out, e.pointer());
                 out.push_str(r#","error":"#);
-                write_json_string(&mut out, &format!("{} ({})", e.kind(), e.kind().code()));
+                write_string(&mut out, &format!("{} ({})", e.kind(), e.kind().code()));
                 out.push('}');
                 return out;
             }
@@ -160,7 +160,7 @@ impl Validator {
 /// One violation as an output unit.
 fn unit(out: &mut String, v: &Violation, schema_uri: Option<&str>) {
     out.push_str(r#"{"valid":false,"keywordLocation":"#);
-    write_json_string(out, v.keyword_location());
+    write_string(out, v.keyword_location());
     let absolute = v.absolute_keyword_location();
     let absolute = match schema_uri {
         Some(u) => absolute.replace(crate::schema::INTERNAL_BASE, u),
@@ -172,12 +172,12 @@ fn unit(out: &mut String, v: &Violation, schema_uri: Option<&str>) {
     };
     if !absolute.is_empty() {
         out.push_str(r#","absoluteKeywordLocation":"#);
-        write_json_string(out, &absolute);
+        write_string(out, &absolute);
     }
     out.push_str(r#","instanceLocation":"#);
-    write_json_string(out, v.instance_pointer());
+    write_string(out, v.instance_pointer());
     out.push_str(r#","error":"#);
-    write_json_string(out, &v.message());
+    write_string(out, &v.message());
     out.push('}');
 }
 
@@ -260,9 +260,9 @@ impl<'v> Node<'v> {
             return;
         }
         let _ = write!(out, r#"{{"valid":false,"keywordLocation":"#);
-        write_json_string(out, keyword_at);
+        write_string(out, keyword_at);
         out.push_str(r#","instanceLocation":"#);
-        write_json_string(out, instance_at);
+        write_string(out, instance_at);
         out.push_str(r#","errors":["#);
         let mut first = true;
         for ((k, i), child) in &self.children {

@@ -11,7 +11,7 @@ use jsongate::action::{
     path_contained, render_untrusted, screen, screen_str, url_allowed, Call, Claim, Decision, Plan,
     Policy, RateState, Reason, Rule, Session, Verdict,
 };
-use jsongate::select::Value;
+use jsongate::json::Value;
 use jsongate::Limits;
 use proptest::prelude::*;
 

@@ -228,7 +228,7 @@ fn contracts_and_policies_name_the_draft() {
     let p = Policy::from_slice(policy(r#""draft":"4","#).as_bytes()).unwrap();
     let s = Session::new::<[&str; 0], &str>([]);
     let decide = |args: &str| {
-        let arguments = jsongate::select::Value::parse(args.as_bytes(), Limits::new()).unwrap();
+        let arguments = jsongate::json::Value::parse(args.as_bytes(), Limits::new()).unwrap();
         let call = Call {
             tool: "t".into(),
             arguments,

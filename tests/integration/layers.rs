@@ -1,12 +1,15 @@
 //! The crate's layers depend one way only. Each module may use the modules of lower layers,
 //! never one of its own layer or above, so there is no cycle:
 //!
-//! base (`error`, `limits`, `pointer`) ← `scan` ← `schema` ← `validate` ← `select` ←
-//! `state` ← `gate` | `action` ← `mcp`
+//! base (`error`, `limits`, `pointer`) ← `scan` ← `json` ← `schema` ← `validate` ←
+//! `config` ← `select` ← `state` ← `screen` ← `gate` | `action` ← `http` ← `mcp`
 //!
-//! Read from the sources: every `crate::…` path outside the test modules (at the end of each
-//! file), with the crate-root re-exports (`crate::Schema`, `crate::Validator`, …) mapped to
-//! the module that defines them.
+//! (the MCP relay's Streamable HTTP transport reads content types with `http`'s helper; the
+//! binary, `main.rs`, sits on top and may use anything). Read from the sources: every
+//! `crate::…` path outside the test modules (at the end of each file), with the crate-root
+//! re-exports (`crate::Schema`, `crate::Validator`, …) mapped to the module that defines
+//! them. The checker itself is tested on synthetic sources with an upward, a sideways and a
+//! downward edge, so that a reader that stopped finding paths would fail too.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -14,11 +17,15 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["error", "limits", "pointer"],
     &["scan"],
+    &["json"],
     &["schema"],
     &["validate"],
+    &["config"],
     &["select"],
     &["state"],
+    &["screen"],
     &["gate", "action"],
+    &["http"],
     &["mcp"],
 ];
 
@@ -98,6 +105,45 @@ fn uses(code: &str) -> BTreeSet<String> {
     out
 }
 
+/// The edges of `module`'s source `text` that go up or sideways, as
+/// `"{file} uses crate::{name} ({target})"`.
+fn bad_edges(module: &str, file: &str, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for used in uses(&code(text)) {
+        let Some(target) = module_of(&used) else {
+            continue;
+        };
+        if target != module && rank(target) >= rank(module) {
+            out.push(format!("{file} uses crate::{used} ({target})"));
+        }
+    }
+    out
+}
+
+/// Every `.rs` file of `module` under `src`: `src/{module}.rs` and the files of `src/{module}/`.
+fn sources(src: &Path, module: &str) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let single = src.join(format!("{module}.rs"));
+    if single.exists() {
+        files.push(single);
+    }
+    let mut dirs = vec![src.join(module)];
+    while let Some(d) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
 #[test]
 fn layers_depend_downwards_only() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -105,40 +151,13 @@ fn layers_depend_downwards_only() {
     let mut checked = 0;
     for layer in LAYERS {
         for &module in *layer {
-            let mut files = Vec::new();
-            let single = src.join(format!("{module}.rs"));
-            if single.exists() {
-                files.push(single);
-            }
-            let mut dirs = vec![src.join(module)];
-            while let Some(d) = dirs.pop() {
-                let Ok(entries) = std::fs::read_dir(&d) else {
-                    continue;
-                };
-                for e in entries {
-                    let p = e.unwrap().path();
-                    if p.is_dir() {
-                        dirs.push(p);
-                    } else if p.extension().is_some_and(|x| x == "rs") {
-                        files.push(p);
-                    }
-                }
-            }
+            let files = sources(&src, module);
             assert!(!files.is_empty(), "no source for module {module}");
             for f in files {
                 checked += 1;
                 let text = std::fs::read_to_string(&f).unwrap();
-                for used in uses(&code(&text)) {
-                    let Some(target) = module_of(&used) else {
-                        continue;
-                    };
-                    if target != module && rank(target) >= rank(module) {
-                        violations.push(format!(
-                            "{} uses crate::{used} ({target})",
-                            f.strip_prefix(&src).unwrap().display()
-                        ));
-                    }
-                }
+                let name = f.strip_prefix(&src).unwrap().display().to_string();
+                violations.extend(bad_edges(module, &name, &text));
             }
         }
     }
@@ -151,6 +170,65 @@ fn layers_depend_downwards_only() {
 }
 
 #[test]
+fn every_module_of_the_crate_is_in_a_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let mut modules = Vec::new();
+    for line in code(&lib).lines() {
+        let line = line.trim();
+        let rest = line
+            .strip_prefix("pub mod ")
+            .or_else(|| line.strip_prefix("pub(crate) mod "))
+            .or_else(|| line.strip_prefix("mod "));
+        if let Some(name) = rest.and_then(|r| r.strip_suffix(';')) {
+            modules.push(name.to_owned());
+        }
+    }
+    assert!(modules.len() > 10, "only {modules:?} read from lib.rs");
+    for m in &modules {
+        assert!(
+            LAYERS.iter().any(|l| l.contains(&m.as_str())),
+            "module {m} is in no layer: add it to LAYERS"
+        );
+    }
+}
+
+#[test]
+fn the_checker_fails_on_an_upward_or_sideways_edge() {
+    // json below schema: json using schema is an edge up.
+    let up = "use crate::schema::Schema;\nfn f() {}\n";
+    assert_eq!(
+        bad_edges("json", "json/x.rs", up),
+        ["json/x.rs uses crate::schema (schema)"]
+    );
+    // A crate-root re-export counts as its defining module.
+    assert_eq!(
+        bad_edges("schema", "schema/x.rs", "use crate::{Limits, Validator};"),
+        ["schema/x.rs uses crate::Validator (validate)"]
+    );
+    // gate and action share a layer: neither may use the other.
+    assert_eq!(
+        bad_edges(
+            "gate",
+            "gate/x.rs",
+            "let p = crate::action::Policy::default();"
+        ),
+        ["gate/x.rs uses crate::action (action)"]
+    );
+    // config sits above validate and below select.
+    assert_eq!(
+        bad_edges("config", "config.rs", "use crate::select::Projection;"),
+        ["config.rs uses crate::select (select)"]
+    );
+    // Downward edges, uses of the module itself, and paths in comments or in the trailing
+    // test module pass.
+    let fine = "use crate::json::Value;\nuse crate::validate::x;\n// crate::gate::Gate\n\
+                use crate::{scan::Event, Limits};\n#[cfg(test)]\nmod tests {\n    use crate::mcp::Relay;\n}\n";
+    assert!(bad_edges("config", "config.rs", fine).is_empty());
+    assert!(bad_edges("json", "json/a.rs", "use crate::json::write_string;").is_empty());
+}
+
+#[test]
 fn the_reader_finds_grouped_and_plain_paths() {
     let found = uses("use crate::{scan::{Event, Flow}, Limits};\nlet x = crate::Validator::new();");
     let want: BTreeSet<String> = ["scan", "Limits", "Validator"].map(String::from).into();
@@ -158,4 +236,6 @@ fn the_reader_finds_grouped_and_plain_paths() {
     assert_eq!(module_of("Validator"), Some("validate"));
     assert_eq!(module_of("DEFAULT_MAX_DEPTH"), Some("limits"));
     assert_eq!(module_of("DEFAULT_MAX_SCHEMA_NODES"), Some("schema"));
+    assert_eq!(module_of("json"), Some("json"));
+    assert_eq!(module_of("config"), Some("config"));
 }

@@ -2356,8 +2356,7 @@ fn an_elicitation_the_client_accepts_forwards_the_call_and_anything_else_refuses
     let m = e["params"]["message"].as_str().unwrap();
     let digest = jsongate::action::arguments_digest(&jsongate::action::Call {
         tool: "delete".into(),
-        arguments: jsongate::select::Value::parse(br#"{"file":"notes.txt"}"#, Limits::new())
-            .unwrap(),
+        arguments: jsongate::json::Value::parse(br#"{"file":"notes.txt"}"#, Limits::new()).unwrap(),
     });
     assert!(
         m.contains("'delete'")
@@ -2529,7 +2528,7 @@ fn a_record_in_the_store_answered_for_these_arguments_forwards_the_call() {
     let forged = Approval {
         arguments_sha256: arguments_digest(&jsongate::action::Call {
             tool: "delete".into(),
-            arguments: jsongate::select::Value::parse(br#"{"file":"b"}"#, Limits::new()).unwrap(),
+            arguments: jsongate::json::Value::parse(br#"{"file":"b"}"#, Limits::new()).unwrap(),
         }),
         ..p.clone()
     };

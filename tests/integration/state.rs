@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jsongate::action::{Call, Policy, RateState, Reason, Session, Verdict};
-use jsongate::select::Value;
+use jsongate::json::Value;
 use jsongate::state::{OnStateError, RedisConfig, RedisStore, Store};
 use jsongate::Limits;
 

@@ -19,9 +19,9 @@
 
 use std::collections::BTreeSet;
 
+use crate::json::{write_string, Value};
 use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
-use crate::select::{write_json_string, Value};
 
 /// What kind of change one [`Change`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -121,10 +121,10 @@ impl Change {
             "false"
         });
         out.push_str(",\"pointer\":");
-        write_json_string(out, &self.pointer);
+        write_string(out, &self.pointer);
         out.push_str(",\"keyword\":");
         match &self.keyword {
-            Some(k) => write_json_string(out, k),
+            Some(k) => write_string(out, k),
             None => out.push_str("null"),
         }
         for (name, v) in [("from", &self.from), ("to", &self.to)] {

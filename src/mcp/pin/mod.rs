@@ -39,10 +39,11 @@ use std::fmt;
 use sha2::{Digest, Sha256};
 
 use crate::action::{hidden_text, screen_str};
+use crate::config::{self, Shipped};
+use crate::json::{write_string, ConfigError, Value};
 use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
-use crate::select::{write_json_string, Value};
-use crate::{Limits, Rejection, Schema, Validator};
+use crate::Limits;
 use diff::{Change, ChangeKind};
 
 /// The JSON Schema of lockfiles (format 1): `jsongate pin schema`.
@@ -73,8 +74,9 @@ pub enum PinError {
         /// The limit, in bytes.
         limit: usize,
     },
-    /// The lockfile is not one this crate can enforce (the message says where and why).
-    Lock(String),
+    /// The lockfile is not one this crate can enforce: the configuration error says what,
+    /// where (its pointer) and why.
+    Lock(ConfigError),
     /// Recording failed: the server did not answer as MCP requires (the message says how).
     Server(String),
 }
@@ -97,7 +99,8 @@ impl fmt::Display for PinError {
             PinError::TooLarge { limit } => {
                 write!(f, "tool definition is larger than {limit} bytes")
             }
-            PinError::Lock(m) | PinError::Server(m) => f.write_str(m),
+            PinError::Lock(e) => write!(f, "{e}"),
+            PinError::Server(m) => f.write_str(m),
         }
     }
 }
@@ -345,14 +348,10 @@ pub struct Lock {
     tools: BTreeMap<String, Definition>,
 }
 
-fn lock_schema() -> &'static Schema {
-    static S: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
-    // A shipped constant, compiled by the `lock_schema_compiles` test.
-    S.get_or_init(|| Schema::compile(LOCK_SCHEMA.as_bytes()).expect("shipped schema"))
-}
+static LOCK: Shipped = Shipped::bounded("lockfile", "the lock schema", LOCK_SCHEMA, MAX_LOCK_BYTES);
 
 fn lock_err(m: impl Into<String>) -> PinError {
-    PinError::Lock(m.into())
+    PinError::Lock(ConfigError::invalid(m))
 }
 
 impl Lock {
@@ -377,7 +376,7 @@ impl Lock {
         if self.tools.contains_key(def.name()) {
             return Err(lock_err(format!(
                 "two tools are named {}",
-                json_string(def.name())
+                crate::json::quote(def.name())
             )));
         }
         if self.tools.len() >= MAX_LOCK_TOOLS {
@@ -416,21 +415,7 @@ impl Lock {
     /// number of tools), larger than [`MAX_LOCK_BYTES`], a definition whose name or SHA-256
     /// does not match its entry (an edited lockfile), or two entries with the same name.
     pub fn from_slice(bytes: &[u8]) -> Result<Lock, PinError> {
-        let limits = Limits::new().max_bytes(MAX_LOCK_BYTES);
-        match Validator::new(lock_schema()).validate_slice(bytes, limits) {
-            Ok(()) => {}
-            Err(Rejection::Error(e)) => {
-                return Err(lock_err(format!("lockfile is not valid JSON: {e}")))
-            }
-            Err(Rejection::Violation(v)) => {
-                return Err(lock_err(format!(
-                    "lockfile does not satisfy the lock schema: {} at '{}'",
-                    v.message(),
-                    v.instance_pointer()
-                )))
-            }
-        }
-        let doc = Value::parse(bytes, limits).map_err(|e| lock_err(e.to_string()))?;
+        let doc = config::load(bytes, &LOCK).map_err(PinError::Lock)?;
         let server = doc.get("server").map(|s| ServerId {
             name: s
                 .get("name")
@@ -440,30 +425,25 @@ impl Lock {
             version: s.get("version").and_then(Value::as_str).map(str::to_owned),
         });
         let mut lock = Lock::new(server);
-        for (i, t) in doc
-            .get("tools")
-            .and_then(Value::as_array)
-            .unwrap_or(&[])
-            .iter()
-            .enumerate()
-        {
+        for (i, t) in config::items(&doc, "tools") {
             let at = format!("/tools/{i}");
             let name = t.get("name").and_then(Value::as_str).unwrap_or_default();
             let sha = t.get("sha256").and_then(Value::as_str).unwrap_or_default();
             let def = t.get("definition").cloned().unwrap_or(Value::Null);
-            let def = Definition::from_value(def).map_err(|e| lock_err(format!("'{at}': {e}")))?;
+            let entry_err = |m: String| PinError::Lock(ConfigError::invalid(m).at(at.as_str()));
+            let def = Definition::from_value(def).map_err(|e| entry_err(format!("'{at}': {e}")))?;
             if def.name() != name {
-                return Err(lock_err(format!(
+                return Err(entry_err(format!(
                     "'{at}': the definition's name is not the entry's"
                 )));
             }
             if def.sha256() != sha {
-                return Err(lock_err(format!(
+                return Err(entry_err(format!(
                     "'{at}': sha256 does not match the definition (the lockfile was edited)"
                 )));
             }
             lock.insert(def)
-                .map_err(|e| lock_err(format!("'{at}': {e}")))?;
+                .map_err(|e| entry_err(format!("'{at}': {e}")))?;
         }
         Ok(lock)
     }
@@ -473,8 +453,12 @@ impl Lock {
     /// # Errors
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
     pub fn from_file(path: &std::path::Path) -> Result<Lock, PinError> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| lock_err(format!("cannot read lockfile '{}': {e}", path.display())))?;
+        let bytes = std::fs::read(path).map_err(|e| {
+            PinError::Lock(ConfigError::read(
+                format_args!("lockfile '{}'", path.display()),
+                &e,
+            ))
+        })?;
         Lock::from_slice(&bytes)
     }
 
@@ -483,10 +467,10 @@ impl Lock {
         let mut s = format!("{{\n  \"jsongate_lock\": {LOCK_FORMAT},\n");
         if let Some(id) = &self.server {
             s.push_str("  \"server\": {\"name\": ");
-            write_json_string(&mut s, &id.name);
+            write_string(&mut s, &id.name);
             if let Some(v) = &id.version {
                 s.push_str(", \"version\": ");
-                write_json_string(&mut s, v);
+                write_string(&mut s, v);
             }
             s.push_str("},\n");
         }
@@ -494,7 +478,7 @@ impl Lock {
         for (i, d) in self.tools.values().enumerate() {
             s.push_str(if i == 0 { "\n    " } else { ",\n    " });
             s.push_str("{\"name\": ");
-            write_json_string(&mut s, d.name());
+            write_string(&mut s, d.name());
             s.push_str(", \"sha256\": \"");
             s.push_str(d.sha256());
             s.push_str("\", \"definition\": ");
@@ -507,12 +491,6 @@ impl Lock {
         s.push_str("]\n}\n");
         s
     }
-}
-
-fn json_string(s: &str) -> String {
-    let mut o = String::new();
-    write_json_string(&mut o, s);
-    o
 }
 
 /// What the relay does when a listed tool differs from its pin.
@@ -743,7 +721,7 @@ mod tests {
 
     #[test]
     fn lock_schema_compiles() {
-        let _ = lock_schema();
+        let _ = LOCK.schema();
     }
 
     #[test]

@@ -6,9 +6,9 @@
 use std::io::{Read, Write};
 
 use super::{Definition, DefinitionFinding, Lock, PinError, ServerId};
+use crate::json::{write_string, Value};
 use crate::mcp::frame::{LineReader, Piece};
 use crate::mcp::MAX_LIST_PAGES;
-use crate::select::{write_json_string, Value};
 use crate::Limits;
 
 /// The protocol revision `mcp-pin` asks for (the server may answer with another).
@@ -129,9 +129,9 @@ pub fn record<R: Read, W: Write>(
     let mut init = String::from(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"#,
     );
-    write_json_string(&mut init, PROTOCOL_VERSION);
+    write_string(&mut init, PROTOCOL_VERSION);
     init.push_str(r#","capabilities":{},"clientInfo":{"name":"jsongate-mcp-pin","version":"#);
-    write_json_string(&mut init, env!("CARGO_PKG_VERSION"));
+    write_string(&mut init, env!("CARGO_PKG_VERSION"));
     init.push_str("}}}");
     send(w, &init)?;
     let result = answer(&mut r, w, 1, limits)?;
@@ -158,7 +158,7 @@ pub fn record<R: Read, W: Write>(
         let mut req = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"#);
         if let Some(c) = &cursor {
             req.push_str("\"cursor\":");
-            write_json_string(&mut req, c);
+            write_string(&mut req, c);
         }
         req.push_str("}}");
         send(w, &req)?;

@@ -1,12 +1,15 @@
-//! A small owned JSON value for what the selector keeps, and a [`Sink`] that builds one from
-//! scanner events.
+//! The crate's one owned JSON value, and a [`Sink`] that builds one from scanner events.
 //!
 //! This is not a general document model: it holds the few values a contract exposes, the
-//! agent's freshly built output, and small configuration documents (contracts). Numbers keep
-//! their exact text; objects keep member order.
+//! agent's freshly built output, schemas, and small configuration documents (contracts,
+//! policies, lockfiles). Instance documents are never materialised. Numbers keep their exact
+//! text; objects keep member order; building and writing use explicit stacks, never
+//! recursion, so a value as deep as the limits allow cannot overflow the stack.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
+use super::write_string;
+use crate::pointer::{array_index, tokens};
 use crate::scan::{Event, Flow, Scanner, Sink};
 use crate::{Error, Limits};
 
@@ -14,7 +17,7 @@ use crate::{Error, Limits};
 ///
 /// # Example
 /// ```
-/// use jsongate::{select::Value, Limits};
+/// use jsongate::{json::Value, Limits};
 /// let v = Value::parse(br#"{"a":[1,"x\n"],"b":null}"#, Limits::new()).unwrap();
 /// assert_eq!(v.pointer("/a/1").and_then(Value::as_str), Some("x\n"));
 /// assert_eq!(v.to_json(), r#"{"a":[1,"x\n"],"b":null}"#);
@@ -58,16 +61,29 @@ impl Value {
 
     /// The value at JSON Pointer `pointer` (RFC 6901), or `None`.
     pub fn pointer(&self, pointer: &str) -> Option<&Value> {
-        let tokens = super::parse_pointer(pointer).ok()?;
         let mut v = self;
-        for t in &tokens {
-            v = match v {
-                Value::Object(_) => v.get(t)?,
-                Value::Array(a) => a.get(super::array_index(t)? as usize)?,
-                _ => return None,
-            };
+        for t in &tokens(pointer)? {
+            v = v.child(t)?;
         }
         Some(v)
+    }
+
+    /// Follows one reference token (already unescaped): a member of an object, or the item
+    /// of an array at a canonical decimal index (`"0"`, `"12"`; not `"01"` or `"+1"`).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{json::Value, Limits};
+    /// let v = Value::parse(br#"{"a":[true]}"#, Limits::new()).unwrap();
+    /// assert_eq!(v.child("a").and_then(|a| a.child("0")), Some(&Value::Bool(true)));
+    /// assert_eq!(v.child("a").and_then(|a| a.child("00")), None);
+    /// ```
+    pub fn child(&self, token: &str) -> Option<&Value> {
+        match self {
+            Value::Object(_) => self.get(token),
+            Value::Array(a) => a.get(usize::try_from(array_index(token)?).ok()?),
+            _ => None,
+        }
     }
 
     /// Removes the value at JSON Pointer `pointer` (a member from its object, an item from
@@ -75,7 +91,7 @@ impl Value {
     ///
     /// # Example
     /// ```
-    /// use jsongate::{select::Value, Limits};
+    /// use jsongate::{json::Value, Limits};
     /// let mut v = Value::parse(br#"{"a":{"b":1,"c":[1,2]}}"#, Limits::new()).unwrap();
     /// assert!(v.remove_pointer("/a/c/0"));
     /// assert!(v.remove_pointer("/a/b"));
@@ -83,7 +99,7 @@ impl Value {
     /// assert_eq!(v.to_json(), r#"{"a":{"c":[2]}}"#);
     /// ```
     pub fn remove_pointer(&mut self, pointer: &str) -> bool {
-        let Ok(tokens) = super::parse_pointer(pointer) else {
+        let Some(tokens) = tokens(pointer) else {
             return false;
         };
         let Some((last, parents)) = tokens.split_last() else {
@@ -96,12 +112,10 @@ impl Value {
                     Some((_, x)) => x,
                     None => return false,
                 },
-                Value::Array(a) => {
-                    match super::array_index(t).and_then(|i| a.get_mut(i as usize)) {
-                        Some(x) => x,
-                        None => return false,
-                    }
-                }
+                Value::Array(a) => match array_index(t).and_then(|i| a.get_mut(i as usize)) {
+                    Some(x) => x,
+                    None => return false,
+                },
                 _ => return false,
             };
         }
@@ -113,7 +127,7 @@ impl Value {
                 }
                 None => false,
             },
-            Value::Array(a) => match super::array_index(last).filter(|&i| (i as usize) < a.len()) {
+            Value::Array(a) => match array_index(last).filter(|&i| (i as usize) < a.len()) {
                 Some(i) => {
                     a.remove(i as usize);
                     true
@@ -148,9 +162,31 @@ impl Value {
         }
     }
 
-    /// The non-negative integer, if this is a number that is one and fits in `u64`.
+    /// The non-negative integer, if this is a number written as one (digits only, no
+    /// fraction or exponent) that fits in `u64`: how configuration files give counts.
     pub fn as_u64(&self) -> Option<u64> {
         self.as_number_text()?.parse().ok()
+    }
+
+    /// The non-negative integer in any notation (`5`, `5.0`, `5e0`) that fits in `u64`: how
+    /// JSON Schema reads `keyword: N` values.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::Value;
+    /// let n = |t: &str| Value::Number(t.into()).as_whole_u64();
+    /// assert_eq!((n("5"), n("5.0"), n("1e2")), (Some(5), Some(5), Some(100)));
+    /// assert_eq!((n("1.5"), n("-1")), (None, None));
+    /// assert_eq!(Value::Number("5.0".into()).as_u64(), None);
+    /// ```
+    pub fn as_whole_u64(&self) -> Option<u64> {
+        let t = self.as_number_text()?;
+        if let Ok(v) = t.parse::<u64>() {
+            return Some(v);
+        }
+        let f: f64 = t.parse().ok()?;
+        // Exact integral values only; `u64::MAX as f64` is 2^64, out of range.
+        (f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0).then_some(f as u64)
     }
 
     /// The members, if this is an object.
@@ -198,7 +234,7 @@ impl Value {
                     continue;
                 }
                 Step::Name(k) => {
-                    write_json_string(out, k);
+                    write_string(out, k);
                     continue;
                 }
                 Step::Value(v) => v,
@@ -208,7 +244,7 @@ impl Value {
                 Value::Bool(true) => out.push_str("true"),
                 Value::Bool(false) => out.push_str("false"),
                 Value::Number(n) => out.push_str(n),
-                Value::String(s) => write_json_string(out, s),
+                Value::String(s) => write_string(out, s),
                 Value::Array(a) => {
                     out.push('[');
                     stack.push(Step::Text("]"));
@@ -247,26 +283,6 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_json())
     }
-}
-
-/// Appends `s` as a JSON string literal (control characters, `"` and `\` escaped; U+2028 and
-/// U+2029 escaped too, so the text is also safe to embed in JavaScript).
-pub fn write_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// A [`Sink`] that builds one [`Value`] from the events of one value (a document or a
@@ -347,5 +363,55 @@ impl Sink for ValueBuilder {
     fn event(&mut self, event: Event<'_>, _offset: u64) -> Flow {
         self.push(&event);
         Flow::Continue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_nested_documents_in_order() {
+        let v = Value::parse(br#"{"b":[1,{"c":null}],"a":"x","t":true}"#, Limits::new()).unwrap();
+        let m = v.as_object().unwrap();
+        assert_eq!(m[0].0, "b");
+        assert_eq!(v.get("a").unwrap().as_str(), Some("x"));
+        let inner = v.get("b").unwrap().child("1").unwrap();
+        assert_eq!(inner.get("c"), Some(&Value::Null));
+        assert_eq!(v.get("t"), Some(&Value::Bool(true)));
+        assert_eq!(v.pointer("/b/1/c"), Some(&Value::Null));
+        assert_eq!(v.pointer("/b/01"), None);
+        assert_eq!(v.pointer("b"), None);
+    }
+
+    #[test]
+    fn numbers_keep_their_exact_text() {
+        let text = b"[1.000,-0,1E400,123456789012345678901234567890]";
+        let v = Value::parse(text, Limits::new()).unwrap();
+        assert_eq!(v.to_json().as_bytes(), text);
+        assert_eq!(v.child("2").and_then(Value::as_number_text), Some("1E400"));
+    }
+
+    #[test]
+    fn rejects_what_the_scanner_rejects() {
+        let e = Value::parse(br#"{"a":1,"\u0061":2}"#, Limits::new()).unwrap_err();
+        assert_eq!(e.kind(), &crate::ErrorKind::DuplicateName);
+        let e = Value::parse(b"[[[1]]]", Limits::new().max_depth(2)).unwrap_err();
+        assert_eq!(e.kind(), &crate::ErrorKind::TooDeep { limit: 2 });
+    }
+
+    #[test]
+    fn deep_values_build_and_write_without_recursion() {
+        let depth = 20_000;
+        let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let v = Value::parse(text.as_bytes(), Limits::new().max_depth(depth as u64)).unwrap();
+        assert_eq!(v.to_json(), text);
+        // Dropping a deep value is the caller's stack: take it apart iteratively here.
+        let mut stack = vec![v];
+        while let Some(x) = stack.pop() {
+            if let Value::Array(a) = x {
+                stack.extend(a);
+            }
+        }
     }
 }

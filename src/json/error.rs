@@ -1,0 +1,179 @@
+//! [`ConfigError`]: why a configuration document (a contract, a policy, a plan, an alert
+//! file, a screening contract, a lockfile, the serve configuration) could not be used.
+//!
+//! One structured type for every loader: a [`ConfigErrorKind`], the JSON Pointer of the value
+//! at fault (`""` for the whole document), the byte offset where the scanner or the validator
+//! knows it, and the message the loaders have always shown (its `Display`).
+
+use std::fmt;
+
+use crate::Error;
+
+/// What kind of problem a [`ConfigError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigErrorKind {
+    /// The file could not be read.
+    Read,
+    /// Not one JSON document within the loader's limits: a syntax error, a duplicate member
+    /// name, a limit crossed.
+    Syntax,
+    /// Well-formed JSON that does not satisfy the schema the crate ships for it.
+    Schema,
+    /// Satisfies the schema but cannot be used: a check naming an unknown field, a pattern
+    /// that does not compile, a number out of range, a file it names that cannot be opened.
+    Invalid,
+}
+
+impl ConfigErrorKind {
+    /// The kind's name in `snake_case` (`"read"`, `"syntax"`, `"schema"`, `"invalid"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ConfigErrorKind::Read => "read",
+            ConfigErrorKind::Syntax => "syntax",
+            ConfigErrorKind::Schema => "schema",
+            ConfigErrorKind::Invalid => "invalid",
+        }
+    }
+}
+
+/// Why a configuration document could not be loaded. Always a configuration error (CLI
+/// exit 2).
+///
+/// # Example
+/// ```
+/// use jsongate::json::{ConfigError, ConfigErrorKind};
+/// let e = ConfigError::invalid("limits.max_depth: too large").at("/limits/max_depth");
+/// assert_eq!(e.kind(), ConfigErrorKind::Invalid);
+/// assert_eq!(e.pointer(), "/limits/max_depth");
+/// assert_eq!(e.offset(), None);
+/// assert_eq!(e.to_string(), "limits.max_depth: too large");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    kind: ConfigErrorKind,
+    pointer: String,
+    offset: Option<u64>,
+    message: String,
+}
+
+impl ConfigError {
+    /// An error of `kind` about the whole document (pointer `""`, no offset).
+    pub fn new(kind: ConfigErrorKind, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            kind,
+            pointer: String::new(),
+            offset: None,
+            message: message.into(),
+        }
+    }
+
+    /// A [`ConfigErrorKind::Invalid`] error about the whole document.
+    pub fn invalid(message: impl Into<String>) -> ConfigError {
+        ConfigError::new(ConfigErrorKind::Invalid, message)
+    }
+
+    /// A [`ConfigErrorKind::Read`] error: `what` (`"contract '…'"`) could not be read.
+    pub fn read(what: impl fmt::Display, e: &std::io::Error) -> ConfigError {
+        ConfigError::new(ConfigErrorKind::Read, format!("cannot read {what}: {e}"))
+    }
+
+    /// A [`ConfigErrorKind::Syntax`] error from the scanner's `e`, with its pointer and
+    /// offset; the message is `"{subject} is not valid JSON: {e}"`.
+    pub fn syntax(subject: &str, e: &Error) -> ConfigError {
+        ConfigError::new(
+            ConfigErrorKind::Syntax,
+            format!("{subject} is not valid JSON: {e}"),
+        )
+        .at(e.pointer())
+        .at_offset(e.offset())
+    }
+
+    /// The same error about the value at `pointer`.
+    #[must_use]
+    pub fn at(mut self, pointer: impl Into<String>) -> ConfigError {
+        self.pointer = pointer.into();
+        self
+    }
+
+    /// The same error at byte `offset` of the document.
+    #[must_use]
+    pub fn at_offset(mut self, offset: u64) -> ConfigError {
+        self.offset = Some(offset);
+        self
+    }
+
+    /// The same error reported by the document that names the one it is about (a route's
+    /// contract file inside the serve configuration): `prefix` goes before the message, and
+    /// the pointer becomes `pointer`, the member of the outer document that names the inner
+    /// one. The inner pointer and offset, which are in the other file, stay in the message
+    /// only.
+    #[must_use]
+    pub fn within(mut self, prefix: &str, pointer: &str) -> ConfigError {
+        self.message = format!("{prefix}{}", self.message);
+        pointer.clone_into(&mut self.pointer);
+        self.offset = None;
+        self
+    }
+
+    /// What kind of problem this is.
+    pub fn kind(&self) -> ConfigErrorKind {
+        self.kind
+    }
+
+    /// The JSON Pointer of the value at fault (`""`: the whole document, or unknown).
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// The byte offset in the document, where the scanner or validator gave one.
+    pub fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// The message (also the `Display` text).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Limits, Scanner};
+
+    #[test]
+    fn syntax_errors_carry_the_scanners_pointer_and_offset() {
+        let e = Scanner::new(Limits::new())
+            .scan_slice(br#"{"a":{"b":tru}}"#, &mut crate::Ignore)
+            .unwrap_err();
+        let c = ConfigError::syntax("policy", &e);
+        assert_eq!(c.kind(), ConfigErrorKind::Syntax);
+        assert_eq!(c.pointer(), "/a/b");
+        assert_eq!(c.offset(), Some(e.offset()));
+        assert_eq!(c.message(), format!("policy is not valid JSON: {e}"));
+    }
+
+    #[test]
+    fn within_prefixes_message_and_pointer() {
+        let e = ConfigError::invalid("x").at("/fields/0").at_offset(9);
+        let w = e.within("routes[1]: ", "/routes/1/contract");
+        assert_eq!(w.to_string(), "routes[1]: x");
+        assert_eq!(w.pointer(), "/routes/1/contract");
+        assert_eq!(w.offset(), None);
+        assert_eq!(w.kind(), ConfigErrorKind::Invalid);
+        let r = ConfigError::read("policy 'p'", &std::io::Error::other("gone"));
+        assert_eq!(
+            (r.kind().name(), r.to_string().as_str()),
+            ("read", "cannot read policy 'p': gone")
+        );
+    }
+}
