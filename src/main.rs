@@ -10,8 +10,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use jsongate::{
-    Draft, Error, ErrorKind, Ignore, Limits, OutputFormat, Rejection, Scanner, Schema, Validator,
-    Violation, UNLIMITED,
+    Draft, ErrorKind, Ignore, Limits, OutputFormat, Rejection, Scanner, Schema, Validator,
+    UNLIMITED,
 };
 
 const USAGE: &str = "\
@@ -441,14 +441,15 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
             Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open '{path}': {e}"))?)
         }
     };
-    let (result, violations) = match validator {
-        None => (
-            scanner
+    let (result, line) = match validator {
+        None => {
+            let r = scanner
                 .scan_read(input, &mut Ignore)
                 .map(|_| ())
-                .map_err(Rejection::Error),
-            Vec::new(),
-        ),
+                .map_err(Rejection::Error);
+            let line = jsongate::verdict_json(&r, scanner.bytes_read());
+            (r, line)
+        }
         Some(mut v) => {
             let r = v.validate_read(&mut scanner, input);
             if let Some(format) = sa.output {
@@ -465,41 +466,17 @@ fn check(args: &[String]) -> Result<ExitCode, String> {
                 let _ = stdout.flush();
                 return Ok(ExitCode::from(u8::from(r.is_err())));
             }
-            (r, v.violations().to_vec())
+            let line = v.verdict_json(&r, scanner.bytes_read());
+            (r, line)
         }
     };
-    let bytes_read = scanner.bytes_read();
-    let (line, code) = match result {
-        Ok(()) => (
-            format!("{{\"valid\":true,\"bytes_read\":{bytes_read}}}"),
-            ExitCode::SUCCESS,
-        ),
-        Err(Rejection::Error(e)) => {
-            if let ErrorKind::Io(kind) = e.kind() {
-                return Err(format!("read failed after {bytes_read} bytes: {kind}"));
-            }
-            let mut out = format!("{{\"valid\":false,\"bytes_read\":{bytes_read},\"error\":");
-            push_error(&mut out, &e);
-            out.push('}');
-            (out, ExitCode::from(1))
+    if let Err(Rejection::Error(e)) = &result {
+        if let ErrorKind::Io(kind) = e.kind() {
+            let at = scanner.bytes_read();
+            return Err(format!("read failed after {at} bytes: {kind}"));
         }
-        Err(Rejection::Violation(first)) => {
-            let mut out = format!("{{\"valid\":false,\"bytes_read\":{bytes_read},\"error\":");
-            push_violation(&mut out, &first);
-            if sa.errors > 1 {
-                out.push_str(",\"errors\":[");
-                for (i, v) in violations.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    push_violation(&mut out, v);
-                }
-                out.push(']');
-            }
-            out.push('}');
-            (out, ExitCode::from(1))
-        }
-    };
+    }
+    let code = ExitCode::from(u8::from(result.is_err()));
     let mut stdout = io::stdout().lock();
     // A closed stdout is not worth a panic; the exit code still carries the verdict.
     let _ = writeln!(stdout, "{line}");
@@ -552,39 +529,6 @@ fn load_schema(path: &str, sa: &SchemaArgs) -> Result<Validator, String> {
         None => format!("invalid schema '{path}': {e}"),
     })?;
     Ok(Validator::new(&schema))
-}
-
-fn push_error(out: &mut String, e: &Error) {
-    let _ = write!(
-        out,
-        "{{\"kind\":\"{}\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
-        e.kind().code(),
-        e.offset(),
-        e.line(),
-        e.column()
-    );
-    write_json_string(out, e.pointer());
-    out.push_str(",\"message\":");
-    write_json_string(out, &e.kind().to_string());
-    out.push('}');
-}
-
-fn push_violation(out: &mut String, v: &Violation) {
-    let _ = write!(
-        out,
-        "{{\"kind\":\"schema\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
-        v.offset(),
-        v.line(),
-        v.column()
-    );
-    write_json_string(out, v.instance_pointer());
-    out.push_str(",\"message\":");
-    write_json_string(out, &v.message());
-    out.push_str(",\"keyword\":");
-    write_json_string(out, v.keyword());
-    out.push_str(",\"schema_path\":");
-    write_json_string(out, v.keyword_location());
-    out.push('}');
 }
 
 fn set_file(file: &mut Option<String>, f: &str) -> Result<(), String> {

@@ -9,8 +9,10 @@ mod explain;
 mod meta;
 mod output;
 mod runtime;
+mod verdict;
 
 pub use output::OutputFormat;
+pub use verdict::{verdict_json, JsonLines, LineVerdict};
 
 use std::fmt;
 
