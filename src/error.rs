@@ -256,42 +256,6 @@ impl Error {
     pub fn pointer(&self) -> &str {
         &self.0.pointer
     }
-
-    /// This error as one JSON object, the `error` member of `jsongate check`'s verdict line:
-    /// `kind` (the stable [`code`](ErrorKind::code)), `offset`, `line`, `column`, `pointer`
-    /// and `message` (the kind's [`Display`](std::fmt::Display) text), in that order.
-    ///
-    /// # Example
-    /// ```
-    /// let err = jsongate::check(br#"{"approved":false,"approved":true}"#, jsongate::Limits::new())
-    ///     .unwrap_err();
-    /// assert_eq!(
-    ///     err.to_json(),
-    ///     r#"{"kind":"duplicate_name","offset":27,"line":1,"column":28,"pointer":"/approved","message":"duplicate member name"}"#
-    /// );
-    /// ```
-    pub fn to_json(&self) -> String {
-        let mut out = String::new();
-        self.write_json(&mut out);
-        out
-    }
-
-    /// Appends [`to_json`](Self::to_json) to `out`.
-    pub(crate) fn write_json(&self, out: &mut String) {
-        use std::fmt::Write as _;
-        let _ = write!(
-            out,
-            "{{\"kind\":\"{}\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
-            self.0.kind.code(),
-            self.0.offset,
-            self.0.line,
-            self.0.column
-        );
-        crate::select::write_json_string(out, &self.0.pointer);
-        out.push_str(",\"message\":");
-        crate::select::write_json_string(out, &self.0.kind.to_string());
-        out.push('}');
-    }
 }
 
 impl fmt::Debug for Error {

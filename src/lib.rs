@@ -57,6 +57,7 @@ pub mod select;
 #[cfg(any(feature = "gate", feature = "action"))]
 pub mod state;
 mod validate;
+mod verdict;
 
 pub use error::{Error, ErrorKind, Syntax};
 pub use limits::{
@@ -71,9 +72,8 @@ pub use schema::{
     DEFAULT_MAX_COMPILE_STEPS, DEFAULT_MAX_REF_DEPTH, DEFAULT_MAX_SCHEMA_BYTES,
     DEFAULT_MAX_SCHEMA_NODES,
 };
-pub use validate::{
-    verdict_json, JsonLines, LineVerdict, OutputFormat, Rejection, Tier, Validator, Violation,
-};
+pub use validate::{OutputFormat, Rejection, Tier, Validator, Violation};
+pub use verdict::{verdict_json, JsonLines, LineVerdict};
 
 /// This crate's version: the one audit records name (their `"jsongate"` member), so that a
 /// binding or an embedder can report which engine decided.

@@ -9,10 +9,8 @@ mod explain;
 mod meta;
 mod output;
 mod runtime;
-mod verdict;
 
 pub use output::OutputFormat;
-pub use verdict::{verdict_json, JsonLines, LineVerdict};
 
 use std::fmt;
 
@@ -290,6 +288,11 @@ impl Validator {
     /// The first violation found so far, if any.
     pub fn violation(&self) -> Option<&Violation> {
         self.rt.violations.first()
+    }
+
+    /// How many violations this validator collects ([`max_errors`](Self::max_errors)).
+    pub(crate) fn error_limit(&self) -> usize {
+        self.rt.max_errors
     }
 
     /// Every violation found so far (at most [`max_errors`](Self::max_errors)).

@@ -2,7 +2,7 @@
 //! never one of its own layer or above, so there is no cycle:
 //!
 //! base (`error`, `limits`, `pointer`) ← `scan` ← `schema` ← `validate` ← `select` ←
-//! `state` ← `gate` | `action` ← `mcp`
+//! `verdict` ← `state` ← `gate` | `action` ← `mcp`
 //!
 //! Read from the sources: every `crate::…` path outside the test modules (at the end of each
 //! file), with the crate-root re-exports (`crate::Schema`, `crate::Validator`, …) mapped to
@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["schema"],
     &["validate"],
     &["select"],
+    &["verdict"],
     &["state"],
     &["gate", "action"],
     &["mcp"],
@@ -32,6 +33,7 @@ fn module_of(name: &str) -> Option<&'static str> {
         "CompileBudget" | "CompileError" | "CompileErrorKind" | "Draft" | "Schema"
         | "SchemaOptions" => "schema",
         "Rejection" | "Validator" | "Violation" | "OutputFormat" => "validate",
+        "verdict_json" | "JsonLines" | "LineVerdict" => "verdict",
         n if n.starts_with("DEFAULT_MAX_SCHEMA")
             || n.starts_with("DEFAULT_EVAL")
             || n == "DEFAULT_MAX_ANCHORS"

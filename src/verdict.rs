@@ -1,6 +1,9 @@
 //! Verdicts as JSON: the one line `jsongate check` prints for a document, the error object
 //! inside it, and [`JsonLines`], which checks newline-delimited JSON one line at a time.
 //!
+//! This layer sits above `validate` (it judges with a [`Validator`]) and `select` (whose
+//! JSON string writer it uses), below everything that prints verdicts.
+//!
 //! The binary only prints what these functions return, so that an embedder can produce the
 //! same lines byte for byte:
 //!
@@ -14,11 +17,46 @@
 use std::fmt::Write as _;
 use std::io::Read;
 
-use super::{Rejection, Validator, Violation};
 use crate::scan::{Flow, Ignore, Outcome, Scanner};
 use crate::select::write_json_string;
-use crate::READ_CHUNK;
-use crate::{Error, Limits};
+use crate::{Error, Limits, Rejection, Validator, Violation, READ_CHUNK};
+
+impl Error {
+    /// This error as one JSON object, the `error` member of `jsongate check`'s verdict line:
+    /// `kind` (the stable [`code`](crate::ErrorKind::code)), `offset`, `line`, `column`,
+    /// `pointer` and `message` (the kind's [`Display`](std::fmt::Display) text), in that
+    /// order.
+    ///
+    /// # Example
+    /// ```
+    /// let err = jsongate::check(br#"{"approved":false,"approved":true}"#, jsongate::Limits::new())
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     err.to_json(),
+    ///     r#"{"kind":"duplicate_name","offset":27,"line":1,"column":28,"pointer":"/approved","message":"duplicate member name"}"#
+    /// );
+    /// ```
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    fn write_json(&self, out: &mut String) {
+        let _ = write!(
+            out,
+            "{{\"kind\":\"{}\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
+            self.kind().code(),
+            self.offset(),
+            self.line(),
+            self.column()
+        );
+        write_json_string(out, self.pointer());
+        out.push_str(",\"message\":");
+        write_json_string(out, &self.kind().to_string());
+        out.push('}');
+    }
+}
 
 impl Violation {
     /// This violation as one JSON object, the `error` member of `jsongate check`'s verdict
@@ -50,15 +88,17 @@ impl Violation {
         let _ = write!(
             out,
             "{{\"kind\":\"schema\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
-            self.offset, self.line, self.column
+            self.offset(),
+            self.line(),
+            self.column()
         );
-        write_json_string(out, &self.instance_pointer);
+        write_json_string(out, self.instance_pointer());
         out.push_str(",\"message\":");
         write_json_string(out, &self.message());
         out.push_str(",\"keyword\":");
-        write_json_string(out, self.keyword);
+        write_json_string(out, self.keyword());
         out.push_str(",\"schema_path\":");
-        write_json_string(out, &self.keyword_location);
+        write_json_string(out, self.keyword_location());
         out.push('}');
     }
 }
@@ -166,7 +206,7 @@ impl Validator {
     /// ```
     pub fn verdict_json(&self, result: &Result<(), Rejection>, bytes_read: u64) -> String {
         let mut out = String::new();
-        let errors = (self.rt.max_errors > 1).then(|| self.violations());
+        let errors = (self.error_limit() > 1).then(|| self.violations());
         write_verdict(&mut out, None, result, bytes_read, errors);
         out
     }
@@ -353,7 +393,7 @@ impl<R: Read> Iterator for JsonLines<R> {
             let (result, errors) = match &self.validator {
                 Some(v) => (
                     v.verdict(&self.scanner, out),
-                    (v.rt.max_errors > 1).then(|| v.violations().to_vec()),
+                    (v.error_limit() > 1).then(|| v.violations().to_vec()),
                 ),
                 None => (out.map(|_| ()).map_err(Rejection::Error), None),
             };
