@@ -68,8 +68,6 @@ pub struct ProxyArgs {
     /// the server command and its arguments, after --
     #[arg(last = true, value_name = "SERVER_COMMAND")]
     command: Vec<OsString>,
-    #[command(flatten)]
-    limits: LimitArgs,
     /// validate 'format' in tool schemas (not an annotation)
     #[arg(long)]
     format_assertion: bool,
@@ -79,6 +77,11 @@ pub struct ProxyArgs {
     /// evaluation work units allowed per message
     #[arg(long, value_name = "N", value_parser = args::limit, allow_hyphen_values = true)]
     eval_budget: Option<u64>,
+    /// append one JSON line per tool call to FILE (mode 0600)
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
     /// decide every call under this policy (jsongate policy schema)
     #[arg(long, value_name = "FILE", value_parser = args::source, help_heading = "Policy")]
     policy: Option<Source>,
@@ -112,9 +115,6 @@ pub struct ProxyArgs {
     /// alert rules and breakers (format: jsongate alerts schema)
     #[arg(long, value_name = "FILE", value_parser = args::source, help_heading = "Screening and budgets")]
     alerts: Option<Source>,
-    /// append one JSON line per tool call to FILE (mode 0600)
-    #[arg(long, value_name = "FILE")]
-    audit: Option<PathBuf>,
     /// hold the tools to this lockfile (from mcp-pin)
     #[arg(long, value_name = "LOCKFILE", value_parser = args::source, help_heading = "Tool pins")]
     pin: Option<Source>,
