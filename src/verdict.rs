@@ -406,3 +406,85 @@ impl<R: Read> Iterator for JsonLines<R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out `n` bytes per read, so that lines, `\r\n` and limits fall on
+    /// every chunk boundary.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(self.0.len()).min(buf.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    fn verdicts(input: &[u8], step: usize, limits: Limits) -> Vec<String> {
+        JsonLines::new(Trickle(input, step), limits)
+            .map(|v| v.unwrap().to_json())
+            .collect()
+    }
+
+    #[test]
+    fn chunk_boundaries_do_not_change_the_verdicts() {
+        let input = b"{\"a\":[1,2]}\r\n\r\n\n[1,]\n\"abcdefghijkl\"\n  \n{\"b\":true}";
+        let limits = Limits::new().max_bytes(12);
+        let whole = verdicts(input, usize::MAX, limits);
+        assert_eq!(whole.len(), 5, "{whole:?}");
+        assert!(whole[0].starts_with(r#"{"line":1,"valid":true,"bytes_read":12}"#));
+        assert!(whole[1].starts_with(r#"{"line":4,"valid":false,"#));
+        assert!(whole[2]
+            .contains(r#""line":5,"valid":false,"bytes_read":12,"error":{"kind":"too_large""#));
+        assert!(whole[3]
+            .starts_with(r#"{"line":6,"valid":false,"bytes_read":2,"error":{"kind":"syntax""#));
+        assert_eq!(whole[4], r#"{"line":7,"valid":true,"bytes_read":10}"#);
+        for step in 1..=input.len() {
+            assert_eq!(
+                verdicts(input, step, limits),
+                whole,
+                "{step} bytes per read"
+            );
+        }
+    }
+
+    #[test]
+    fn a_validator_judges_every_line_alone() {
+        let schema = crate::Schema::compile(br#"{"required":["id"]}"#).unwrap();
+        let lines = JsonLines::new(&b"{\"id\":1}\n{}\n{\"id\":2}\n"[..], Limits::new())
+            .validator(Validator::new(&schema).max_errors(3));
+        let v: Vec<LineVerdict> = lines.map(Result::unwrap).collect();
+        assert_eq!(
+            v.iter().map(LineVerdict::is_valid).collect::<Vec<_>>(),
+            [true, false, true]
+        );
+        assert_eq!(v[1].line(), 2);
+        assert!(
+            v[1].to_json().contains(r#""errors":[{"kind":"schema""#),
+            "{}",
+            v[1].to_json()
+        );
+        assert!(matches!(v[1].result(), Err(Rejection::Violation(_))));
+    }
+
+    #[test]
+    fn a_read_error_is_an_io_error_not_a_verdict() {
+        struct Failing(bool);
+        impl Read for Failing {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if std::mem::replace(&mut self.0, true) {
+                    return Err(std::io::Error::other("gone"));
+                }
+                buf[..4].copy_from_slice(b"[1]\n");
+                Ok(4)
+            }
+        }
+        let mut it = JsonLines::new(Failing(false), Limits::new());
+        assert!(it.next().unwrap().unwrap().is_valid());
+        assert!(it.next().unwrap().is_err());
+    }
+}
