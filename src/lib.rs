@@ -63,6 +63,7 @@ pub mod select;
 #[cfg(any(feature = "gate", feature = "action"))]
 pub mod state;
 mod validate;
+mod verdict;
 
 pub use error::{Error, ErrorKind, Syntax};
 pub use limits::{
@@ -78,6 +79,7 @@ pub use schema::{
     DEFAULT_MAX_SCHEMA_NODES,
 };
 pub use validate::{OutputFormat, Rejection, Tier, Validator, Violation};
+pub use verdict::{verdict_json, JsonLines, LineVerdict};
 
 /// This crate's version: the one audit records name (their `"jsongate"` member), so that a
 /// binding or an embedder can report which engine decided.

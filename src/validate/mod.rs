@@ -281,6 +281,11 @@ impl Validator {
         self.rt.violations.first()
     }
 
+    /// How many violations this validator collects ([`max_errors`](Self::max_errors)).
+    pub(crate) fn error_limit(&self) -> usize {
+        self.rt.max_errors
+    }
+
     /// Every violation found so far (at most [`max_errors`](Self::max_errors)).
     pub fn violations(&self) -> &[Violation] {
         &self.rt.violations

@@ -2,7 +2,7 @@
 //! never one of its own layer or above, so there is no cycle:
 //!
 //! base (`error`, `limits`, `pointer`) ← `scan` ← `json` ← `schema` ← `validate` ←
-//! `config` ← `select` ← `state` ← `screen` ← `gate` | `action` ← `http` ← `mcp`
+//! `config` ← `select` ← `verdict` ← `state` ← `screen` ← `gate` | `action` ← `http` ← `mcp`
 //!
 //! (the MCP relay's Streamable HTTP transport reads content types with `http`'s helper; the
 //! binary, `main.rs`, sits on top and may use anything). Read from the sources: every
@@ -22,6 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["validate"],
     &["config"],
     &["select"],
+    &["verdict"],
     &["state"],
     &["screen"],
     &["gate", "action"],
@@ -39,6 +40,7 @@ fn module_of(name: &str) -> Option<&'static str> {
         "CompileBudget" | "CompileError" | "CompileErrorKind" | "Draft" | "Schema"
         | "SchemaOptions" => "schema",
         "Rejection" | "Validator" | "Violation" | "OutputFormat" => "validate",
+        "verdict_json" | "JsonLines" | "LineVerdict" => "verdict",
         n if n.starts_with("DEFAULT_MAX_SCHEMA")
             || n.starts_with("DEFAULT_EVAL")
             || n == "DEFAULT_MAX_ANCHORS"

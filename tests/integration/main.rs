@@ -5,6 +5,7 @@ mod boundary;
 mod budget;
 mod chunking;
 mod cli;
+mod cli_usage;
 mod common;
 mod dialects;
 mod differential;

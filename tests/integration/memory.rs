@@ -279,3 +279,55 @@ fn check_binary_peak_rss_stays_small_on_200_mb_stdin() {
         "peak RSS {hwm} bytes while checking is not below 32 MiB"
     );
 }
+
+/// `check --lines`: a 200 MB line past `--max-bytes` is rejected at the limit and the rest of
+/// it is read and dropped without being buffered; the next line is judged on its own.
+#[cfg(target_os = "linux")]
+#[test]
+fn check_lines_peak_rss_stays_small_on_a_200_mb_line() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    const TARGET: usize = 200_000_000;
+    const RSS_LIMIT: u64 = 32 << 20;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+        .args(["check", "--lines", "--max-bytes=1000", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn jsongate");
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"[1]\n\"").unwrap();
+    let chunk = vec![b'a'; 1 << 20];
+    let mut written = 0;
+    while written < TARGET {
+        stdin.write_all(&chunk).unwrap();
+        written += chunk.len();
+    }
+    let hwm = vm_hwm(pid);
+    assert!(child.try_wait().unwrap().is_none(), "jsongate exited early");
+    stdin.write_all(b"\"\n{\"next\":true}\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!(
+        "memory: jsongate check --lines on a {written}-byte line: VmHWM {} KiB",
+        hwm / 1024
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(lines[0], r#"{"line":1,"valid":true,"bytes_read":3}"#);
+    assert!(
+        lines[1].starts_with(
+            r#"{"line":2,"valid":false,"bytes_read":1000,"error":{"kind":"too_large""#
+        ),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2], r#"{"line":3,"valid":true,"bytes_read":13}"#);
+    assert!(hwm < RSS_LIMIT, "peak RSS {hwm} bytes is not below 32 MiB");
+}

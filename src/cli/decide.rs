@@ -1,0 +1,282 @@
+//! `jsongate decide` and `approve`: one tool call under a policy, and the answer to an
+//! approval it waits for.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use jsongate::action::{Approval, Plan, Policy};
+use jsongate::json::write_string as write_json_string;
+use jsongate::Limits;
+
+use super::args::{self, Source, StateArgs};
+
+const DECIDE_AFTER: &str = "\
+Decides one tool call {\"tool\":T,\"arguments\":{...}} under a policy file: allowlist,
+argument schema, semantic rules (paths, URL hosts, lengths, forbidden substrings), the
+session's --grants (comma-separated, may be empty), rate limit, approval. Prints the
+decision record:
+  {\"tool\":T,\"argumentsValid\":B,\"toolAllowed\":B,\"grant\":[...],\"required\":[...],
+   \"decision\":\"allow|deny|ask\",\"reason\":R}
+R is ok, tool_not_allowlisted, arguments_invalid, path_escape, host_not_allowed,
+field_too_long, forbidden_substring, context_mismatch, grant_missing, state_unavailable,
+rate_limited, not_approved, outside_plan or needs_approval.
+With --recheck the input is a decision record received from elsewhere; its facts are
+recomputed from the policy and a claim that does not follow from them is corrected; a
+recorded failure is kept, never turned into allow.
+--state SPEC keeps rate limits (and plans and approvals) in a shared store; when it fails
+the call is denied (state_unavailable) unless --on-state-error allow; either way the record
+carries \"stateError\". --plan FILE (format: jsongate plan schema) lists the tools the task
+may call; a call outside it is ask with reason outside_plan. --approval-wait SECONDS: an
+ask stores a pending approval, prints it on stderr and waits; 'jsongate approve ID --state
+SPEC' grants it (allow) for exactly that tool and arguments digest, once. --audit FILE
+appends {\"time\",\"jsongate\",\"arguments_sha256\",\"record\"} per decision, never the
+arguments themselves.
+
+EXIT STATUS:
+    0 allow, 1 deny, 3 ask, 2 usage, configuration or input error";
+
+/// Decide one tool call under a policy: allow, deny or ask
+#[derive(Args, Debug)]
+#[command(after_help = DECIDE_AFTER)]
+pub struct DecideArgs {
+    /// the call (standard input when absent or '-')
+    #[arg(value_name = "FILE", value_parser = args::source)]
+    file: Option<Source>,
+    /// the policy (format: jsongate policy schema)
+    #[arg(long, value_name = "FILE", value_parser = args::source, required = true)]
+    policy: Option<Source>,
+    /// the session's capabilities, comma-separated (may be empty)
+    #[arg(long, value_name = "A,B", required = true)]
+    grants: Option<String>,
+    /// resolve paths on the file system under DIR
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// the input is a decision record to recompute, not a call
+    #[arg(long)]
+    recheck: bool,
+    /// append one audit JSON line per decision to FILE (mode 0600)
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    /// the tools the task may call (format: jsongate plan schema)
+    #[arg(long, value_name = "FILE", value_parser = args::source)]
+    plan: Option<Source>,
+    /// the caller's context for the policy's rules (repeatable)
+    #[arg(long, value_name = "KEY=VALUE", value_parser = args::key_value)]
+    context: Vec<(String, String)>,
+    /// on ask, wait up to SECONDS for 'jsongate approve'
+    #[arg(long, value_name = "SECONDS", value_parser = args::seconds)]
+    approval_wait: Option<u64>,
+    #[command(flatten)]
+    state: StateArgs,
+}
+
+/// A policy from FILE or standard input.
+pub fn load_policy(src: &Source) -> Result<Policy, String> {
+    src.load(Policy::from_file, |b, _| Policy::from_slice(b))
+        .map_err(|e| format!("policy '{}': {e}", src.name()))
+}
+
+/// A plan from FILE or standard input, checked against `policy`.
+pub fn load_plan(src: &Source, policy: &Policy) -> Result<Plan, String> {
+    src.load(
+        |p| Plan::from_file(p, policy),
+        |b, _| Plan::from_slice(b, policy),
+    )
+    .map_err(|e| format!("plan '{}': {e}", src.name()))
+}
+
+/// `jsongate decide`: one tool call (or, with `--recheck`, one received decision record).
+pub fn decide(a: &DecideArgs) -> Result<ExitCode, String> {
+    use jsongate::action::{validate_record, Call, Claim, Session, Verdict};
+    let (Some(policy_src), Some(grants)) = (&a.policy, &a.grants) else {
+        return Err("decide needs --policy FILE and --grants A,B (may be empty)".into());
+    };
+    let document = a.file.clone().unwrap_or(Source::Stdin);
+    args::one_stdin([
+        ("--policy", Some(policy_src)),
+        ("--plan", a.plan.as_ref()),
+        ("the call", Some(&document)),
+    ])?;
+    let policy = load_policy(policy_src)?;
+    let context = args::action_context(&a.context)?;
+    let mut session =
+        Session::new(grants.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
+    if let Some(w) = &a.workspace {
+        session = session.workspace(w).map_err(|e| e.to_string())?;
+    }
+    if let Some(p) = &a.plan {
+        session = session.plan(load_plan(p, &policy)?);
+    }
+    let input = document.read_bounded(policy.limits().get_max_bytes())?;
+    let mut approval_line = None;
+    let decision = if a.recheck {
+        let claim = Claim::parse(&input).map_err(|e| format!("decision record: {e}"))?;
+        policy.recheck(&claim, &session)
+    } else {
+        let call = Call::parse(&input, policy.limits()).map_err(|e| e.to_string())?;
+        let rate = a.state.rate()?;
+        let d = policy.decide(&call, &session, &rate, args::unix_ms());
+        match a.approval_wait {
+            Some(secs) if d.verdict() == Verdict::Ask => {
+                let (d, line) = await_approval(&d, &call, &rate, secs);
+                approval_line = Some(line);
+                d
+            }
+            _ => d,
+        }
+    };
+    let line = decision.to_json();
+    validate_record(line.as_bytes()).map_err(|e| format!("internal: decision record {e}"))?;
+    if let Some(path) = &a.audit {
+        let mut audit = decide_audit(&line, &input, a.recheck);
+        if let Some(ap) = &approval_line {
+            audit.pop();
+            audit.push_str(",\"approval\":");
+            audit.push_str(ap);
+            audit.push('}');
+        }
+        args::append_line(path, &audit)?;
+    }
+    args::println(&line);
+    Ok(match decision.verdict() {
+        Verdict::Allow => ExitCode::SUCCESS,
+        Verdict::Deny => ExitCode::from(1),
+        Verdict::Ask => ExitCode::from(3),
+    })
+}
+
+/// The audit line of a decision: the record, the time, and the SHA-256 of the arguments
+/// (in compact form, so that formatting does not change it) or, for `--recheck`, of the
+/// received record. The arguments themselves are never written.
+fn decide_audit(record: &str, input: &[u8], recheck: bool) -> String {
+    use jsongate::json::Value;
+    use sha2::{Digest, Sha256};
+    let digested = if recheck {
+        input.to_vec()
+    } else {
+        Value::parse(input, Limits::new())
+            .ok()
+            .and_then(|v| v.get("arguments").map(Value::to_json))
+            .unwrap_or_default()
+            .into_bytes()
+    };
+    let hex: String = Sha256::digest(&digested)
+        .iter()
+        .fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        });
+    let mut out = String::from("{\"time\":");
+    write_json_string(&mut out, &jsongate::gate::Timestamp::now().to_rfc3339());
+    let _ = write!(
+        out,
+        ",\"jsongate\":\"{}\",\"{}\":\"{hex}\",\"record\":{record}}}",
+        env!("CARGO_PKG_VERSION"),
+        if recheck {
+            "received_record_sha256"
+        } else {
+            "arguments_sha256"
+        }
+    );
+    out
+}
+
+/// Appends one line to `path` (created with mode 0600 on Unix).
+/// Asks for an approval of `call` in the state store, tells the operator on stderr, and
+/// waits up to `secs`; the decision after the answer and the audit member.
+fn await_approval(
+    d: &jsongate::action::Decision,
+    call: &jsongate::action::Call,
+    rate: &jsongate::action::RateState,
+    secs: u64,
+) -> (jsongate::action::Decision, String) {
+    use jsongate::action::{Approval, ApprovalOutcome};
+    let store = rate.store();
+    let wait = std::time::Duration::from_secs(secs);
+    let ttl = wait.as_millis().saturating_add(60_000) as u64;
+    let outcome = match Approval::request(store.as_ref(), call, ttl, args::unix_ms()) {
+        Ok(a) => {
+            eprintln!(
+                "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny)",
+                a.to_json(),
+                a.id
+            );
+            let outcome = a
+                .wait(store.as_ref(), wait, args::unix_ms)
+                .map_err(|e| e.to_string());
+            (Some(a), outcome)
+        }
+        Err(e) => (None, Err(e.to_string())),
+    };
+    let mut line = String::from("{");
+    if let Some(a) = &outcome.0 {
+        line.push_str("\"id\":");
+        write_json_string(&mut line, &a.id);
+        line.push(',');
+    }
+    let result = match outcome.1 {
+        Ok(o) => {
+            let _ = write!(line, "\"outcome\":\"{}\"", o.as_str());
+            o
+        }
+        Err(e) => {
+            // The store failed while asking: nobody can have approved.
+            line.push_str("\"outcome\":\"state_error\",\"state_error\":");
+            write_json_string(&mut line, &e);
+            ApprovalOutcome::TimedOut
+        }
+    };
+    line.push('}');
+    (d.approved(result), line)
+}
+
+/// Answer a pending approval (see decide --approval-wait)
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Prints the approval record with \"granted\":true|false. The store is the one the waiting
+decide or mcp-proxy uses (--state SPEC), from any host that shares it.
+
+EXIT STATUS:
+    0 answered, 2 no such approval is pending (unknown, expired, or answered already),
+    usage or store error")]
+pub struct ApproveArgs {
+    /// the approval's id (printed on stderr by the waiting command)
+    #[arg(value_name = "ID")]
+    id: String,
+    /// the store the waiting decision uses
+    #[arg(long, value_name = "SPEC", required = true)]
+    state: Option<String>,
+    /// refuse the call instead of granting it
+    #[arg(long)]
+    deny: bool,
+}
+
+/// `jsongate approve ID --state SPEC [--deny]`: answers a pending approval.
+pub fn approve(a: &ApproveArgs) -> Result<ExitCode, String> {
+    let Some(spec) = &a.state else {
+        return Err("approve needs --state SPEC (the store the waiting decision uses)".into());
+    };
+    let store = args::open_store(spec)?;
+    let granted = !a.deny;
+    match Approval::answer(store.as_ref(), &a.id, granted, 600_000, args::unix_ms()) {
+        Ok(Some(ap)) => {
+            let mut line = ap.to_json();
+            line.pop();
+            line.push_str(if granted {
+                ",\"granted\":true}"
+            } else {
+                ",\"granted\":false}"
+            });
+            args::println(&line);
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(None) => Err(format!(
+            "no pending approval '{}' (unknown, expired, or answered already)",
+            a.id
+        )),
+        Err(e) => Err(format!("--state: {e}")),
+    }
+}

@@ -1,0 +1,566 @@
+//! `jsongate mcp-proxy` (over stdio or Streamable HTTP), `mcp-pin` and `pin`: the validating
+//! MCP relay, recording a server's tools into a lockfile, and comparing lockfiles.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+
+use jsongate::json::write_string as write_json_string;
+use jsongate::mcp::pin::{Lock, OnChange};
+use jsongate::mcp::{Config, Screen, DEFAULT_MAX_MESSAGE_BYTES};
+use jsongate::{Draft, Limits};
+
+use super::args::{self, DraftParser, LimitArgs, Source, StateArgs};
+
+const PROXY_AFTER: &str = "\
+Runs an MCP server over stdio behind a validating relay: use it in a client's configuration
+in place of the server command (or, with --upstream, relays MCP over Streamable HTTP to an
+upstream endpoint). Every line from the server is scanned with the limits above (--max-bytes
+is per message, default 4194304) and duplicate names rejected; tool schemas are learnt from
+tools/list; a tools/call or tasks/result whose structuredContent fails the tool's
+outputSchema, is missing, or whose line fails the scan is replaced by an isError result
+with the same id and a reason without upstream text. A call whose arguments fail the
+inputSchema, or that the --policy denies or wants approved, is answered by the proxy and
+never forwarded. Everything else passes byte for byte.
+
+--screen also screens every name and string of a result that passed, and of every server
+request and notification, for instruction-like text: flag forwards it and audits the
+finding, reject replaces a result, answers a server request with an error and drops a
+notification. --max-result-bytes N refuses a tools/call result line over N bytes (class
+over_budget); a text-only result is refused too unless --truncate-text. --alerts FILE (as
+for gate) alerts on blocks of listed classes and runs a breaker per tool. --state SPEC (as
+for decide) shares rate limits, breakers, first-use pins and approvals with every replica
+that names the same store.
+
+Approvals: a call the policy (or --plan) answers ask waits for a person. When the client
+declared elicitation, the proxy asks it (elicitation/create); otherwise, with --state SPEC
+and --approval-wait, a pending approval is stored and its id written to stderr ('jsongate
+approve ID --state SPEC [--deny]' answers it). No answer within --approval-wait SECONDS
+(default 120) is a refusal (not_approved).
+
+Tool definitions: every listed tool is hashed in canonical form and held to its pin: --pin
+LOCKFILE (from mcp-pin), or the tools of the first complete listing (trust on first use). A
+tool not pinned, or whose definition changed, is removed from the listing and its calls are
+refused (tool_not_pinned, tool_changed). --on-tool-change warn adopts a change that widens
+nothing. Every definition is screened for instruction-like phrases and hidden text:
+--screen-tools reject removes the tool (tool_poisoned), flag audits it; the default is
+reject when --screen is given, flag otherwise.
+
+Signals are forwarded to the server. Over stdio, standard input carries the MCP messages, so
+no FILE may be '-' there.
+
+EXIT STATUS:
+    the server's exit status (128 + N after signal N); 2 usage or configuration error";
+
+/// Run an MCP server behind a validating relay (stdio, or Streamable HTTP with --upstream)
+#[derive(Args, Clone, Debug)]
+#[command(
+    after_help = PROXY_AFTER,
+    override_usage = "jsongate mcp-proxy [OPTIONS] -- SERVER_COMMAND [ARGS]...\n       \
+                      jsongate mcp-proxy --upstream http://HOST:PORT/PATH [--listen IP:PORT] [OPTIONS]",
+    mut_arg("max_bytes", |a| a.help("bytes of one message                  [default: 4194304 (4 MiB)]"))
+)]
+pub struct ProxyArgs {
+    /// the server command and its arguments, after --
+    #[arg(last = true, value_name = "SERVER_COMMAND")]
+    command: Vec<OsString>,
+    /// validate 'format' in tool schemas (not an annotation)
+    #[arg(long)]
+    format_assertion: bool,
+    /// dialect without $schema: 2020-12 (default), 2019-09, 7, 6, 4
+    #[arg(long, value_name = "D", value_parser = DraftParser, hide_possible_values = true)]
+    draft: Option<Draft>,
+    /// evaluation work units allowed per message
+    #[arg(long, value_name = "N", value_parser = args::limit, allow_hyphen_values = true)]
+    eval_budget: Option<u64>,
+    /// append one JSON line per tool call to FILE (mode 0600)
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// decide every call under this policy (jsongate policy schema)
+    #[arg(long, value_name = "FILE", value_parser = args::source, help_heading = "Policy")]
+    policy: Option<Source>,
+    /// the session's capabilities, comma-separated (with --policy)
+    #[arg(long, value_name = "A,B", help_heading = "Policy")]
+    grants: Option<String>,
+    /// resolve paths under DIR (with --policy)
+    #[arg(long, value_name = "DIR", help_heading = "Policy")]
+    workspace: Option<PathBuf>,
+    /// the tools the task may call (jsongate plan schema)
+    #[arg(long, value_name = "FILE", value_parser = args::source, help_heading = "Policy")]
+    plan: Option<Source>,
+    /// the caller's context for the policy's rules (repeatable)
+    #[arg(long, value_name = "KEY=VALUE", value_parser = args::key_value, help_heading = "Policy")]
+    context: Vec<(String, String)>,
+    /// how long a call waits for an approval [default: 120]
+    #[arg(long, value_name = "SECONDS", value_parser = args::seconds, help_heading = "Policy")]
+    approval_wait: Option<u64>,
+    /// screen results, requests, notifications: flag or reject
+    #[arg(long, value_name = "flag|reject", value_parser = ["flag", "reject"], hide_possible_values = true, help_heading = "Screening and budgets")]
+    screen: Option<String>,
+    /// screen tool definitions: flag or reject
+    #[arg(long, value_name = "flag|reject", value_parser = ["flag", "reject"], hide_possible_values = true, help_heading = "Screening and budgets")]
+    screen_tools: Option<String>,
+    /// refuse a result over N bytes (TOOL=N: one tool; repeatable)
+    #[arg(long, value_name = "[TOOL=]N", value_parser = result_bytes, help_heading = "Screening and budgets")]
+    max_result_bytes: Vec<(Option<String>, u64)>,
+    /// cut an over-budget text-only result instead of refusing it
+    #[arg(long, help_heading = "Screening and budgets")]
+    truncate_text: bool,
+    /// alert rules and breakers (format: jsongate alerts schema)
+    #[arg(long, value_name = "FILE", value_parser = args::source, help_heading = "Screening and budgets")]
+    alerts: Option<Source>,
+    /// hold the tools to this lockfile (from mcp-pin)
+    #[arg(long, value_name = "LOCKFILE", value_parser = args::source, help_heading = "Tool pins")]
+    pin: Option<Source>,
+    /// a changed tool: refuse (default) or warn
+    #[arg(long, value_name = "refuse|warn", value_parser = ["refuse", "warn"], hide_possible_values = true, help_heading = "Tool pins")]
+    on_tool_change: Option<String>,
+    #[command(flatten)]
+    state: StateArgs,
+    /// relay Streamable HTTP to this endpoint (no server command)
+    #[arg(long, value_name = "URL", help_heading = "Streamable HTTP")]
+    upstream: Option<String>,
+    /// the address to listen on
+    #[arg(
+        long,
+        value_name = "IP:PORT",
+        default_value = "127.0.0.1:8080",
+        help_heading = "Streamable HTTP"
+    )]
+    listen: String,
+    /// an Origin the proxy accepts (repeatable; with --upstream)
+    #[arg(long, value_name = "ORIGIN", help_heading = "Streamable HTTP")]
+    allow_origin: Vec<String>,
+    /// how long to wait for the upstream's answer (with --upstream)
+    #[arg(long, value_name = "SECONDS", value_parser = args::seconds, help_heading = "Streamable HTTP")]
+    answer_timeout: Option<u64>,
+}
+
+/// `--max-result-bytes N` for every tool, `TOOL=N` for one (which takes precedence).
+fn result_bytes(v: &str) -> Result<(Option<String>, u64), String> {
+    let (tool, n) = match v.rsplit_once('=') {
+        Some((t, n)) if !t.is_empty() => (Some(t.to_owned()), n),
+        _ => (None, v),
+    };
+    let n: u64 = n
+        .parse()
+        .ok()
+        .filter(|&n: &u64| n > 0)
+        .ok_or_else(|| format!("'{v}' is not N or TOOL=N with N a positive integer"))?;
+    Ok((tool, n))
+}
+
+fn screen_mode(v: &str) -> Screen {
+    if v == "reject" {
+        Screen::Reject
+    } else {
+        Screen::Flag
+    }
+}
+
+/// `jsongate mcp-proxy`.
+pub fn proxy(a: ProxyArgs) -> Result<ExitCode, String> {
+    use jsongate::mcp::child;
+    if a.upstream.is_some() {
+        return http(a);
+    }
+    if a.command.is_empty() {
+        return Err(
+            "mcp-proxy needs -- SERVER_COMMAND [ARGS]... (or --upstream URL for Streamable HTTP)"
+                .into(),
+        );
+    }
+    let files = [
+        ("--policy", &a.policy),
+        ("--plan", &a.plan),
+        ("--alerts", &a.alerts),
+        ("--pin", &a.pin),
+    ];
+    if let Some((flag, _)) = files.iter().find(|(_, s)| *s == &Some(Source::Stdin)) {
+        return Err(format!(
+            "{flag} -: standard input carries the MCP messages; give a file"
+        ));
+    }
+    let mut config = config(&a)?;
+    config.upstream = Some(
+        a.command
+            .iter()
+            .map(|c| c.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    let status = child::run_command(config, &a.command)
+        .map_err(|e| format!("server '{}': {e}", a.command[0].to_string_lossy()))?;
+    if let Some(code) = status.code() {
+        return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+    }
+    #[cfg(unix)]
+    if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return Ok(ExitCode::from(u8::try_from(128 + sig).unwrap_or(1)));
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// The relay configuration from `mcp-proxy`'s options.
+fn config(a: &ProxyArgs) -> Result<Config, String> {
+    use jsongate::action::Session;
+    args::one_stdin([
+        ("--policy", a.policy.as_ref()),
+        ("--plan", a.plan.as_ref()),
+        ("--alerts", a.alerts.as_ref()),
+        ("--pin", a.pin.as_ref()),
+    ])?;
+    let mut config = Config {
+        limits: a
+            .limits
+            .apply(Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES)),
+        format_assertion: a.format_assertion,
+        draft: a.draft,
+        eval_budget: a.eval_budget,
+        screen: a.screen.as_deref().map(screen_mode),
+        screen_tools: a.screen_tools.as_deref().map(screen_mode),
+        truncate_text: a.truncate_text,
+        ..Config::default()
+    };
+    for (tool, n) in &a.max_result_bytes {
+        match tool {
+            Some(t) => {
+                config.tool_result_bytes.insert(t.clone(), *n);
+            }
+            None => config.max_result_bytes = Some(*n),
+        }
+    }
+    if let Some(src) = &a.alerts {
+        let alerts = src.load(
+            jsongate::gate::Alerts::from_file,
+            jsongate::gate::Alerts::from_slice,
+        )?;
+        config.alerts = Some(Arc::new(alerts));
+    }
+    if a.on_tool_change.as_deref() == Some("warn") {
+        config.on_tool_change = OnChange::Warn;
+    } else if a.on_tool_change.is_some() {
+        config.on_tool_change = OnChange::Refuse;
+    }
+    if let Some(src) = &a.pin {
+        let lock = src
+            .load(Lock::from_file, |b, _| Lock::from_slice(b))
+            .map_err(|e| format!("lockfile '{}': {e}", src.name()))?;
+        config.pin = Some(lock);
+    }
+    config.rate = a.state.rate()?;
+    let shared = a.state.spec.is_some();
+    if let Some(secs) = a.approval_wait {
+        config.approval_wait = std::time::Duration::from_secs(secs);
+        if shared {
+            // A client that cannot be asked: the operator answers a record in the store.
+            config.approval_store = Some(Arc::clone(config.rate.store()));
+            config.on_approval = Some(Box::new(|ap: &jsongate::action::Approval| {
+                eprintln!(
+                    "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny)",
+                    ap.to_json(),
+                    ap.id
+                );
+            }));
+        }
+    }
+    if shared && config.pin.is_none() {
+        // Pins taken on first use are shared too: every replica holds the first one's.
+        config.pin_store = Some(Arc::clone(config.rate.store()));
+    }
+    if shared {
+        // Breakers live in the shared store too, so replicas see each other's.
+        if let Some(al) = config.alerts.take() {
+            let al = Arc::try_unwrap(al).map_err(|_| "alerts are shared")?;
+            let breaker = jsongate::gate::StoreBreaker::new(Arc::clone(config.rate.store()));
+            config.alerts = Some(Arc::new(al.with_state(Box::new(breaker))));
+        }
+    }
+    if config.truncate_text
+        && config.max_result_bytes.is_none()
+        && config.tool_result_bytes.is_empty()
+    {
+        return Err("--truncate-text needs --max-result-bytes N or TOOL=N".into());
+    }
+    if let Some(src) = &a.policy {
+        let p = super::decide::load_policy(src)?;
+        let g = a.grants.clone().unwrap_or_default();
+        let context = args::action_context(&a.context)?;
+        let mut session =
+            Session::new(g.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
+        if let Some(w) = &a.workspace {
+            session = session.workspace(w).map_err(|e| e.to_string())?;
+        }
+        if let Some(f) = &a.plan {
+            session = session.plan(super::decide::load_plan(f, &p)?);
+        }
+        config.policy = Some(p);
+        config.session = session;
+    } else if a.grants.is_some() || a.workspace.is_some() || a.plan.is_some() {
+        return Err("--grants, --workspace and --plan need --policy".into());
+    }
+    if let Some(path) = &a.audit {
+        let f = args::open_append(path).map_err(|e| format!("audit '{}': {e}", path.display()))?;
+        config.audit = Some(Box::new(std::io::LineWriter::new(f)));
+    }
+    Ok(config)
+}
+
+/// `mcp-proxy --upstream URL [--listen ADDR] [--allow-origin ORIGIN]... [OPTIONS]`: the
+/// Streamable HTTP transport.
+fn http(a: ProxyArgs) -> Result<ExitCode, String> {
+    use jsongate::mcp::http::{run, split_url, HttpOptions, DEFAULT_ANSWER_TIMEOUT};
+    if !a.command.is_empty() {
+        return Err("mcp-proxy --upstream takes no server command".into());
+    }
+    let upstream = a.upstream.clone().unwrap_or_default();
+    let (authority, path) = split_url(&upstream)?;
+    let first = config(&a)?;
+    let answer_timeout = a.answer_timeout.map_or(DEFAULT_ANSWER_TIMEOUT, |s| {
+        std::time::Duration::from_secs(s.max(1))
+    });
+    let addr: std::net::SocketAddr = a
+        .listen
+        .parse()
+        .map_err(|_| format!("--listen: '{}' is not IP:PORT", a.listen))?;
+    let opts = HttpOptions {
+        limits: first.limits,
+        upstream_authority: authority,
+        path,
+        allowed_origins: a.allow_origin.clone(),
+        // Each session gets a relay of its own, configured as the options say (they were
+        // read once above, so reading them again cannot fail but for a file that changed).
+        config: Box::new(move || {
+            let mut c = config(&a).unwrap_or_default();
+            // Audit lines name the endpoint; shared first-use pins are kept under it.
+            c.upstream = Some(upstream.clone());
+            c
+        }),
+        answer_timeout,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        eprintln!("listening on {local}");
+        run(opts, listener, super::serve::shutdown_signal())
+            .await
+            .map_err(|e| format!("mcp-proxy: {e}"))
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Record a server's tools into a lockfile for review
+#[derive(Args, Debug)]
+#[command(
+    after_help = "\
+Starts the server, initialises it, lists every page of its tools, screens every definition,
+and writes the lockfile (one entry per tool: name, SHA-256 and canonical definition, with
+the server's name) to --out for review. Prints one summary line.
+
+EXIT STATUS:
+    0 recorded; 1 screening found instruction-like or hidden text in a tool (one line per
+    finding: tool, pointer, pattern id; no lockfile written); 2 the server failed or
+    exceeded --timeout, or a usage error",
+    override_usage = "jsongate mcp-pin --out LOCKFILE [--timeout SECONDS] [OPTIONS] -- SERVER_COMMAND [ARGS]...",
+    mut_arg("max_bytes", |a| a.help("bytes of one message                  [default: 4194304 (4 MiB)]"))
+)]
+pub struct McpPinArgs {
+    /// the server command and its arguments, after --
+    #[arg(last = true, value_name = "SERVER_COMMAND")]
+    command: Vec<OsString>,
+    /// the lockfile to write
+    #[arg(long, value_name = "LOCKFILE", required = true)]
+    out: Option<PathBuf>,
+    /// seconds the server has for a complete listing
+    #[arg(long, value_name = "SECONDS", value_parser = args::positive::<u64>, default_value_t = 30)]
+    timeout: u64,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// `jsongate mcp-pin --out FILE [--timeout S] [limits] -- SERVER_COMMAND...`.
+pub fn mcp_pin(a: &McpPinArgs) -> Result<ExitCode, String> {
+    use jsongate::mcp::pin::record::record;
+    use std::process::{Command, Stdio};
+    if a.command.is_empty() {
+        return Err("mcp-pin needs -- SERVER_COMMAND [ARGS]...".into());
+    }
+    let Some(out) = &a.out else {
+        return Err("mcp-pin needs --out LOCKFILE".into());
+    };
+    let (command, timeout) = (&a.command, a.timeout);
+    let server = command[0].to_string_lossy().into_owned();
+    let limits = a
+        .limits
+        .apply(Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES));
+    let mut child = Command::new(&command[0])
+        .args(&command[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("server '{server}': {e}"))?;
+    let stdin = child.stdin.take().ok_or("server stdin")?;
+    let stdout = child.stdout.take().ok_or("server stdout")?;
+    // A server that does not answer in time is ended: its output closes and recording fails.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    #[cfg(unix)]
+    {
+        let (done, timed_out) = (
+            std::sync::Arc::clone(&done),
+            std::sync::Arc::clone(&timed_out),
+        );
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+        std::thread::spawn(move || {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(timeout);
+            while std::time::Instant::now() < until {
+                if done.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            if !done.load(std::sync::atomic::Ordering::SeqCst) {
+                timed_out.store(true, std::sync::atomic::Ordering::SeqCst);
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+        });
+    }
+    let recorded = record(stdout, stdin, limits);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    // The server's input is closed (record owned it); it gets a grace period to exit.
+    let until = std::time::Instant::now() + jsongate::mcp::child::GRACE;
+    while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if matches!(child.try_wait(), Ok(None)) {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    let rec = recorded.map_err(|e| {
+        if timed_out.load(std::sync::atomic::Ordering::SeqCst) {
+            format!("server '{server}': no complete listing within {timeout} s")
+        } else {
+            format!("server '{server}': {e}")
+        }
+    })?;
+    let mut text = String::new();
+    if !rec.poisoned.is_empty() {
+        for (tool, found) in &rec.poisoned {
+            for f in found {
+                text.push_str("{\"tool\":");
+                write_json_string(&mut text, tool);
+                text.push_str(",\"pointer\":");
+                write_json_string(&mut text, &f.pointer);
+                let _ = writeln!(text, ",\"pattern\":\"{}\"}}", f.pattern);
+            }
+        }
+        let _ = writeln!(
+            text,
+            "{{\"recorded\":false,\"tools\":{},\"poisoned\":{}}}",
+            rec.lock.len(),
+            rec.poisoned.len()
+        );
+        args::print(&text);
+        return Ok(ExitCode::from(1));
+    }
+    let mut tmp = out.clone().into_os_string();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, rec.lock.to_json())
+        .and_then(|()| std::fs::rename(&tmp, out))
+        .map_err(|e| format!("cannot write '{}': {e}", out.display()))?;
+    let _ = write!(
+        text,
+        "{{\"recorded\":true,\"tools\":{},\"server\":",
+        rec.lock.len()
+    );
+    match rec.lock.server() {
+        Some(id) => write_json_string(&mut text, &id.name),
+        None => text.push_str("null"),
+    }
+    text.push('}');
+    args::println(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Compare lockfiles, or print their JSON Schema
+#[derive(Args, Debug)]
+pub struct PinArgs {
+    #[command(subcommand)]
+    what: PinCmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum PinCmd {
+    /// Compare two lockfiles: one JSON line per change, then a summary
+    #[command(after_help = "\
+Prints one JSON line per change
+  {\"tool\":T,\"kind\":K,\"dangerous\":B,\"pointer\":P,\"keyword\":W,\"from\":V,\"to\":V}
+then {\"changes\":N,\"dangerous\":M}.
+
+EXIT STATUS:
+    0 identical, 1 changed, 2 usage or configuration error")]
+    Diff {
+        /// the old lockfile ('-': standard input)
+        #[arg(value_name = "OLD", value_parser = args::source)]
+        old: Source,
+        /// the new lockfile ('-': standard input)
+        #[arg(value_name = "NEW", value_parser = args::source)]
+        new: Source,
+    },
+    /// Print the JSON Schema of lockfiles
+    Schema,
+}
+
+/// `jsongate pin diff OLD NEW` / `jsongate pin schema`.
+pub fn pin(a: &PinArgs) -> Result<ExitCode, String> {
+    use jsongate::mcp::pin::{diff::diff_locks, LOCK_SCHEMA};
+    let (old, new) = match &a.what {
+        PinCmd::Schema => {
+            args::print(LOCK_SCHEMA);
+            return Ok(ExitCode::SUCCESS);
+        }
+        PinCmd::Diff { old, new } => (old, new),
+    };
+    args::one_stdin([("OLD", Some(old)), ("NEW", Some(new))])?;
+    let load = |s: &Source| {
+        s.load(Lock::from_file, |b, _| Lock::from_slice(b))
+            .map_err(|e| format!("lockfile '{}': {e}", s.name()))
+    };
+    let (a, b) = (load(old)?, load(new)?);
+    let changes = diff_locks(&a, &b);
+    let mut out = String::new();
+    for (tool, c) in &changes {
+        out.push_str("{\"tool\":");
+        write_json_string(&mut out, tool);
+        out.push(',');
+        let mut one = String::new();
+        c.write_json(&mut one, true);
+        out.push_str(&one[1..]);
+        out.push('\n');
+    }
+    let dangerous = changes.iter().filter(|(_, c)| c.kind.dangerous()).count();
+    let _ = writeln!(
+        out,
+        "{{\"changes\":{},\"dangerous\":{dangerous}}}",
+        changes.len()
+    );
+    args::print(&out);
+    Ok(if changes.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,94 @@
+//! `jsongate serve`: the reverse proxy for HTTP tool APIs, each route gated by a contract.
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+use super::args::{self, Source};
+
+/// Reverse proxy for HTTP tool APIs, each route gated by a contract
+#[derive(Args, Debug)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "\
+Each route (method, path prefix) of the configuration names an upstream base URL (http://)
+and a gate contract; the caller receives the gate's envelope, one audit line per request
+goes to the config's audit file (default: stderr), never with a header value. Prints
+'listening on IP:PORT' on stderr once ready; SIGTERM or SIGINT stop accepting and let
+in-flight requests finish. 'jsongate serve schema' prints the configuration's schema.
+
+EXIT STATUS:
+    0 stopped by a signal, 2 usage, configuration or I/O error"
+)]
+pub struct ServeArgs {
+    #[command(subcommand)]
+    what: Option<ServeCmd>,
+    /// the configuration (format: jsongate serve schema)
+    #[arg(long, value_name = "FILE", value_parser = args::source)]
+    config: Option<Source>,
+    /// listen address, over the config's (port 0: any free port)
+    #[arg(long, value_name = "IP:PORT")]
+    listen: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum ServeCmd {
+    /// Print the JSON Schema of the configuration
+    Schema,
+}
+
+/// `jsongate serve --config FILE [--listen ADDR]` and `jsongate serve schema`.
+pub fn serve(a: &ServeArgs) -> Result<ExitCode, String> {
+    use jsongate::http::serve::{run, ServeConfig, SERVE_SCHEMA};
+    if let Some(ServeCmd::Schema) = a.what {
+        args::print(SERVE_SCHEMA);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let src = a
+        .config
+        .as_ref()
+        .ok_or("serve: --config FILE is required")?;
+    let mut cfg = src.load(ServeConfig::from_file, ServeConfig::from_slice)?;
+    if let Some(l) = &a.listen {
+        cfg.listen = l
+            .parse()
+            .map_err(|_| format!("--listen: '{l}' is not IP:PORT"))?;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(cfg.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        eprintln!("listening on {addr}");
+        run(cfg, listener, shutdown_signal())
+            .await
+            .map_err(|e| format!("serve: {e}"))
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C elsewhere).
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
