@@ -117,7 +117,10 @@ fn conformance() {
 }
 
 /// Catastrophic patterns and their inputs of size `n`.
-const REDOS: [(&str, fn(usize) -> String); 5] = [
+/// A pattern and its input of size `n`.
+type Case = (&'static str, fn(usize) -> String);
+
+const REDOS: [Case; 5] = [
     ("^(a+)+$", |n| "a".repeat(n) + "!"),
     ("^(a|a)*$", |n| "a".repeat(n) + "!"),
     ("^(a|aa)+$", |n| "a".repeat(n) + "!"),
