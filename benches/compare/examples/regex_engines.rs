@@ -116,10 +116,10 @@ fn conformance() {
     }
 }
 
-/// Catastrophic patterns and their inputs of size `n`.
 /// A pattern and its input of size `n`.
 type Case = (&'static str, fn(usize) -> String);
 
+/// Catastrophic patterns and their inputs.
 const REDOS: [Case; 5] = [
     ("^(a+)+$", |n| "a".repeat(n) + "!"),
     ("^(a|a)*$", |n| "a".repeat(n) + "!"),
