@@ -43,16 +43,8 @@ impl Error {
     }
 
     fn write_json(&self, out: &mut String) {
-        let _ = write!(
-            out,
-            "{{\"kind\":\"{}\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
-            self.kind().code(),
-            self.offset(),
-            self.line(),
-            self.column()
-        );
-        write_json_string(out, self.pointer());
-        out.push_str(",\"message\":");
+        let at = (self.offset(), self.line(), self.column());
+        error_head(out, self.kind().code(), at, self.pointer());
         write_json_string(out, &self.kind().to_string());
         out.push('}');
     }
@@ -85,15 +77,8 @@ impl Violation {
     }
 
     fn write_json(&self, out: &mut String) {
-        let _ = write!(
-            out,
-            "{{\"kind\":\"schema\",\"offset\":{},\"line\":{},\"column\":{},\"pointer\":",
-            self.offset(),
-            self.line(),
-            self.column()
-        );
-        write_json_string(out, self.instance_pointer());
-        out.push_str(",\"message\":");
+        let at = (self.offset(), self.line(), self.column());
+        error_head(out, "schema", at, self.instance_pointer());
         write_json_string(out, &self.message());
         out.push_str(",\"keyword\":");
         write_json_string(out, self.keyword());
@@ -405,6 +390,22 @@ impl<R: Read> Iterator for JsonLines<R> {
             }));
         }
     }
+}
+
+/// The members every `error` object starts with, through `"message":` (its value is the
+/// caller's): `kind`, `offset`, `line`, `column` and `pointer`.
+fn error_head(
+    out: &mut String,
+    kind: &str,
+    (offset, line, column): (u64, u64, u64),
+    pointer: &str,
+) {
+    let _ = write!(
+        out,
+        "{{\"kind\":\"{kind}\",\"offset\":{offset},\"line\":{line},\"column\":{column},\"pointer\":"
+    );
+    write_json_string(out, pointer);
+    out.push_str(",\"message\":");
 }
 
 #[cfg(test)]

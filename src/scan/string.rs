@@ -104,6 +104,17 @@ fn noncharacter(text: &[u8]) -> Option<usize> {
     None
 }
 
+/// The part of `rest` a text with `room` bytes left before its length limit may read: the
+/// bytes that fit and one more (the byte that would cross the limit, or the end of the text).
+#[inline(always)]
+fn within(rest: &[u8], room: u64) -> &[u8] {
+    if room < rest.len() as u64 {
+        &rest[..room as usize + 1]
+    } else {
+        rest
+    }
+}
+
 /// Hands a complete name or string to the sink; for a name, records it in its object first.
 /// `Err(())` means the name is a duplicate.
 #[inline(always)]
@@ -244,12 +255,7 @@ impl Scanner {
             }
             j = next;
             let room = limit - len;
-            let rest = &buf[j..];
-            let window = if room < rest.len() as u64 {
-                &rest[..room as usize + 1]
-            } else {
-                rest
-            };
+            let window = within(&buf[j..], room);
             let run = simd::string_run_with(self.backend, window);
             let n = run.len();
             if n as u64 > room
@@ -300,12 +306,7 @@ impl Scanner {
         } else {
             self.limits.string_bytes
         };
-        let body = &buf[i + 1..];
-        let window = if limit < body.len() as u64 {
-            &body[..limit as usize + 1]
-        } else {
-            body
-        };
+        let window = within(&buf[i + 1..], limit);
         let run = match simd::string_run_head(window) {
             Some(run) => run,
             None => simd::string_run_with(self.backend, window),
@@ -383,12 +384,7 @@ impl Scanner {
         let base = self.offset;
         let start = base + i as u64;
         let (limit, _) = self.text_limit(name);
-        let body = &buf[i + 1..];
-        let window = if limit < body.len() as u64 {
-            &body[..limit as usize + 1]
-        } else {
-            body
-        };
+        let window = within(&buf[i + 1..], limit);
         let run = simd::string_run_with(self.backend, window);
         let n = run.len();
         if window.get(n) == Some(&b'"') {
@@ -571,12 +567,7 @@ impl Scanner {
 
             // A plain run up to the next quote, backslash or control byte.
             let room = limit.saturating_sub(self.scratch.len() as u64);
-            let rest = &buf[j..];
-            let window = if room < rest.len() as u64 {
-                &rest[..room as usize + 1]
-            } else {
-                rest
-            };
+            let window = within(&buf[j..], room);
             let run = simd::string_run_with(self.backend, window);
             let n = run.len();
             let plain = &window[..n];
