@@ -19,7 +19,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{BatchSize, Criterion, Throughput};
-use jsongate::action::{screen, Call, Policy, RateState, Reason, Session};
+use jsongate::action::{screen, Call, Grants, Policy, RateState, Reason};
 use jsongate::Limits;
 
 mod docgen;
@@ -31,7 +31,7 @@ fn read(rel: &str) -> Vec<u8> {
 
 fn action(c: &mut Criterion) {
     let policy = Policy::from_slice(&read("fixtures/action/policy.json")).unwrap();
-    let session = Session::new(["send_email", "fs_read"]);
+    let session = Grants::new(["send_email", "fs_read"]);
     let mut group = c.benchmark_group("action/decide");
     for (name, want) in [
         ("send_email", Reason::Ok),

@@ -24,7 +24,7 @@
 //!   `Gate::run_slice` would build a fresh session, i.e. fresh validators and selectors,
 //!   per call): scan, every upstream and error shape side by side, field selection, the
 //!   semantic checks, the envelope built and checked against the envelope schema, SHA-256
-//!   of the raw bytes and the audit record. The `Decision` is dropped inside the timing.
+//!   of the raw bytes and the audit record. The `Delivery` is dropped inside the timing.
 //!
 //! Before timing, `check` and `validate` must accept the document and the gate must return
 //! the expected success envelope; otherwise the bench panics.

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use jsongate::action::{Call, Policy, RateState, Reason, Session};
+use jsongate::action::{Call, Grants, Policy, RateState, Reason};
 use jsongate::json::Value;
 use jsongate::state::{FileStore, MemoryStore, Store};
 
@@ -41,7 +41,7 @@ fn state(c: &mut Criterion) {
         tool: "w".into(),
         arguments: Value::Object(Vec::new()),
     });
-    let session = Arc::new(Session::new(Vec::<String>::new()));
+    let session = Arc::new(Grants::new(Vec::<String>::new()));
     let dir = tempfile::tempdir().unwrap();
     let stores: Vec<(&str, Arc<dyn Store>)> = vec![
         ("memory", Arc::new(MemoryStore::new())),

@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use jsongate::action::{Call, Decision as Made, Policy as Compiled, RateState, Session};
+use jsongate::action::{Call, Decision as Made, Grants, Policy as Compiled, RateState};
 use jsongate::screen::Finding as Found;
 use jsongate::Limits;
 use pyo3::prelude::*;
@@ -79,7 +79,7 @@ impl Policy {
         let limits = self.policy.limits();
         let call = with_bytes(py, &text, |b| Call::parse(b, limits))?
             .map_err(|e| config_error(py, "call", e))?;
-        let mut session = Session::new(grants);
+        let mut session = Grants::new(grants);
         if let Some(root) = workspace {
             session = session
                 .workspace(&root)

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use jsongate::gate::{Context, Contract as Spec, Decision, FailureCode, Gate, Request, Timestamp};
+use jsongate::gate::{Context, Contract as Spec, Delivery, FailureCode, Gate, Request, Timestamp};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyString};
@@ -195,8 +195,8 @@ pub struct GateResult {
     code: Option<&'static str>,
 }
 
-impl From<Decision> for GateResult {
-    fn from(d: Decision) -> Self {
+impl From<Delivery> for GateResult {
+    fn from(d: Delivery) -> Self {
         GateResult {
             audit_json: d.audit.to_json(),
             accepted: d.audit.accepted,

@@ -19,7 +19,7 @@
 //!
 //! # Example
 //! ```
-//! use jsongate::action::{Call, Policy, RateState, Reason, Session, Verdict};
+//! use jsongate::action::{Call, Policy, RateState, Reason, Grants, Verdict};
 //! use jsongate::Limits;
 //! let policy = Policy::from_slice(br#"{"policy":1,"tools":{"send_email":{
 //!     "arguments":{"type":"object","additionalProperties":false,
@@ -27,7 +27,7 @@
 //!     "requires":["send_email"]}}}"#).unwrap();
 //! let call = Call::parse(br#"{"tool":"send_email","arguments":{"to":"a@b.c","body":"hi"}}"#,
 //!     Limits::new()).unwrap();
-//! let d = policy.decide(&call, &Session::new(["read_inbox"]), &RateState::new(), 0);
+//! let d = policy.decide(&call, &Grants::new(["read_inbox"]), &RateState::new(), 0);
 //! assert_eq!((d.verdict(), d.reason()), (Verdict::Deny, Reason::GrantMissing));
 //! assert_eq!(d.to_json(), r#"{"tool":"send_email","argumentsValid":true,"toolAllowed":true,"grant":["read_inbox"],"required":["send_email"],"decision":"deny","reason":"grant_missing"}"#);
 //! ```
@@ -44,7 +44,7 @@ pub use decision::{
 };
 pub use plan::{Plan, PlanStep, DEFAULT_PLAN_TTL_MS, PLAN_SCHEMA};
 pub use policy::{
-    Call, PastLimit, Policy, PolicyError, RateLimit, RateState, Session, ToolPolicy, POLICY_SCHEMA,
+    Call, Grants, PastLimit, Policy, PolicyError, RateLimit, RateState, ToolPolicy, POLICY_SCHEMA,
 };
 pub use rules::{path_contained, url_allowed, Context, Rule, RuleFailure};
 // Screening lives in its own layer (`crate::screen`), shared with the gate; the action

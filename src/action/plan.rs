@@ -70,12 +70,12 @@ impl Plan {
     ///
     /// # Example
     /// ```
-    /// use jsongate::action::{Call, Plan, Policy, RateState, Reason, Session};
+    /// use jsongate::action::{Call, Plan, Policy, RateState, Reason, Grants};
     /// let policy = Policy::from_slice(br#"{"policy":1,"tools":{
     ///     "read":{"arguments":true,"requires":[]},"send":{"arguments":true,"requires":[]}}}"#).unwrap();
     /// let plan = Plan::from_slice(br#"{"plan":1,"task":"t1","steps":[{"tool":"read","max_calls":1}]}"#,
     ///     &policy).unwrap();
-    /// let s = Session::new(Vec::<String>::new()).plan(plan);
+    /// let s = Grants::new(Vec::<String>::new()).plan(plan);
     /// let call = |t: &str| Call { tool: t.into(), arguments: jsongate::json::Value::Object(vec![]) };
     /// let rate = RateState::new();
     /// assert_eq!(policy.decide(&call("read"), &s, &rate, 0).reason(), Reason::Ok);

@@ -279,18 +279,18 @@ impl RateState {
 /// What the session brings to a decision: its grants and, optionally, the workspace root
 /// that paths are checked against on the file system.
 #[derive(Clone, Debug, Default)]
-pub struct Session {
-    grants: Vec<String>,
+pub struct Grants {
+    held: Vec<String>,
     workspace: Option<PathBuf>,
     context: Context,
     plan: Option<Arc<Plan>>,
 }
 
-impl Session {
+impl Grants {
     /// A session holding `grants`.
-    pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(grants: I) -> Session {
-        Session {
-            grants: grants.into_iter().map(Into::into).collect(),
+    pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(grants: I) -> Grants {
+        Grants {
+            held: grants.into_iter().map(Into::into).collect(),
             workspace: None,
             context: Context::new(),
             plan: None,
@@ -299,14 +299,14 @@ impl Session {
 
     /// The caller's context, for `equals_context` and `in_context_list` rules.
     #[must_use]
-    pub fn context(mut self, context: Context) -> Session {
+    pub fn context(mut self, context: Context) -> Grants {
         self.context = context;
         self
     }
 
     /// The task's plan: calls outside it ask a person (`outside_plan`).
     #[must_use]
-    pub fn plan(mut self, plan: Plan) -> Session {
+    pub fn plan(mut self, plan: Plan) -> Grants {
         self.plan = Some(Arc::new(plan));
         self
     }
@@ -315,7 +315,7 @@ impl Session {
     ///
     /// # Errors
     /// `root` cannot be canonicalised.
-    pub fn workspace(mut self, root: &Path) -> Result<Session, PolicyError> {
+    pub fn workspace(mut self, root: &Path) -> Result<Grants, PolicyError> {
         let real = std::fs::canonicalize(root)
             .map_err(|e| err(format!("workspace '{}': {e}", root.display())))?;
         self.workspace = Some(real);
@@ -324,7 +324,7 @@ impl Session {
 
     /// The grants.
     pub fn grants(&self) -> &[String] {
-        &self.grants
+        &self.held
     }
 }
 
@@ -393,13 +393,13 @@ impl Policy {
     ///
     /// # Example
     /// ```
-    /// use jsongate::action::{Call, Policy, RateState, Reason, Session};
+    /// use jsongate::action::{Call, Policy, RateState, Reason, Grants};
     /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"read_file":{
     ///     "arguments":{"type":"object","properties":{"path":{"type":"string"}}},
     ///     "requires":["fs_read"],"rules":[{"rule":"path","pointer":"/path"}]}}}"#).unwrap();
     /// let call = |a: &str| Call { tool: "read_file".into(),
     ///     arguments: jsongate::json::Value::parse(a.as_bytes(), jsongate::Limits::new()).unwrap() };
-    /// let s = Session::new(["fs_read"]);
+    /// let s = Grants::new(["fs_read"]);
     /// let rate = RateState::new();
     /// let d = p.decide(&call(r#"{"path":"../../etc/passwd"}"#), &s, &rate, 0);
     /// assert_eq!(d.reason(), Reason::PathEscape);
@@ -511,16 +511,10 @@ impl Policy {
     /// Decides one call at time `now_ms` (milliseconds, the caller's clock). The rate state
     /// records the call only when every earlier check passed; a store that fails decides as
     /// the rate state's [`OnStateError`] says, and the decision records the failure.
-    pub fn decide(
-        &self,
-        call: &Call,
-        session: &Session,
-        rate: &RateState,
-        now_ms: u64,
-    ) -> Decision {
+    pub fn decide(&self, call: &Call, session: &Grants, rate: &RateState, now_ms: u64) -> Decision {
         let mut facts = Facts {
             tool: call.tool.clone(),
-            grant: session.grants.clone(),
+            grant: session.held.clone(),
             ..Facts::default()
         };
         let Some(t) = self.tool(&call.tool) else {
@@ -578,7 +572,7 @@ impl Policy {
     /// A record that denies for a reason that is not a denial (`ok`, `needs_approval`) is
     /// kept a denial, as `arguments_invalid` (nothing shows the arguments were fine); an
     /// `ask` for a reason that is a denial is a denial.
-    pub fn recheck(&self, claim: &Claim, session: &Session) -> Decision {
+    pub fn recheck(&self, claim: &Claim, session: &Grants) -> Decision {
         use super::Reason;
         let t = self.tool(&claim.tool);
         let carried = match (claim.verdict, claim.reason) {
@@ -595,7 +589,7 @@ impl Policy {
             grant: claim
                 .grant
                 .iter()
-                .filter(|g| session.grants.contains(g))
+                .filter(|g| session.held.contains(g))
                 .cloned()
                 .collect(),
             required: t.map(|t| t.requires.clone()).unwrap_or_default(),
@@ -671,7 +665,7 @@ mod tests {
     #[test]
     fn rate_limit_windows_and_read_only_mode() {
         let p = policy();
-        let s = Session::new::<[&str; 0], &str>([]);
+        let s = Grants::new::<[&str; 0], &str>([]);
         let rate = RateState::new();
         let r = |rate: &RateState, t, at| p.decide(&call(t), &s, rate, at).reason();
         assert_eq!(r(&rate, "d", 0), Reason::Ok);

@@ -90,7 +90,7 @@ pub fn load_plan(src: &Source, policy: &Policy) -> Result<Plan, String> {
 
 /// `jsongate decide`: one tool call (or, with `--recheck`, one received decision record).
 pub fn decide(a: &DecideArgs) -> Result<ExitCode, String> {
-    use jsongate::action::{validate_record, Call, Claim, Session, Verdict};
+    use jsongate::action::{validate_record, Call, Claim, Grants, Verdict};
     let (Some(policy_src), Some(grants)) = (&a.policy, &a.grants) else {
         return Err("decide needs --policy FILE and --grants A,B (may be empty)".into());
     };
@@ -103,7 +103,7 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, String> {
     let policy = load_policy(policy_src)?;
     let context = args::action_context(&a.context)?;
     let mut session =
-        Session::new(grants.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
+        Grants::new(grants.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
     if let Some(w) = &a.workspace {
         session = session.workspace(w).map_err(|e| e.to_string())?;
     }

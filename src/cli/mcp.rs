@@ -209,7 +209,7 @@ pub fn proxy(a: ProxyArgs) -> Result<ExitCode, String> {
 
 /// The relay configuration from `mcp-proxy`'s options.
 fn config(a: &ProxyArgs) -> Result<Config, String> {
-    use jsongate::action::Session;
+    use jsongate::action::Grants;
     args::one_stdin([
         ("--policy", a.policy.as_ref()),
         ("--plan", a.plan.as_ref()),
@@ -293,7 +293,7 @@ fn config(a: &ProxyArgs) -> Result<Config, String> {
         let g = a.grants.clone().unwrap_or_default();
         let context = args::action_context(&a.context)?;
         let mut session =
-            Session::new(g.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
+            Grants::new(g.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
         if let Some(w) = &a.workspace {
             session = session.workspace(w).map_err(|e| e.to_string())?;
         }

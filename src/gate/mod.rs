@@ -140,7 +140,7 @@ impl std::error::Error for RequestError {}
 
 /// One decision: what the agent gets and what operators get.
 #[derive(Clone, Debug)]
-pub struct Decision {
+pub struct Delivery {
     /// The agent-facing envelope.
     pub envelope: Envelope,
     /// Its JSON line (checked against the envelope schema).
@@ -265,7 +265,7 @@ impl Gate {
         Ok(self)
     }
 
-    /// Keeps a copy of at most `limit` raw bytes of each response in its [`Decision`].
+    /// Keeps a copy of at most `limit` raw bytes of each response in its [`Delivery`].
     #[must_use]
     pub fn raw_copy(mut self, limit: usize) -> Gate {
         self.raw_copy = Some(limit);
@@ -316,7 +316,7 @@ impl Gate {
     ///
     /// # Errors
     /// The request lacks a context value or the clock a check needs.
-    pub fn run_slice(&self, input: &[u8], req: &Request) -> Result<Decision, RequestError> {
+    pub fn run_slice(&self, input: &[u8], req: &Request) -> Result<Delivery, RequestError> {
         self.session().run_read(input, req)
     }
 
@@ -324,7 +324,7 @@ impl Gate {
     ///
     /// # Errors
     /// As [`run_slice`](Self::run_slice).
-    pub fn run_read<R: Read>(&self, reader: R, req: &Request) -> Result<Decision, RequestError> {
+    pub fn run_read<R: Read>(&self, reader: R, req: &Request) -> Result<Delivery, RequestError> {
         self.session().run_read(reader, req)
     }
 
@@ -340,7 +340,7 @@ impl Gate {
     /// A failure decision of `code` for a reason the audit names `kind` (`request_context`,
     /// `timeout`, …), made without reading a response and without checking the request (its
     /// id is used as it is, or `-` when empty).
-    pub fn refused(&self, code: FailureCode, kind: &str, req: &Request) -> Decision {
+    pub fn refused(&self, code: FailureCode, kind: &str, req: &Request) -> Delivery {
         let mut s = self.session();
         let verdict = Verdict::Fail(
             code,
@@ -368,7 +368,7 @@ impl Gate {
         &self,
         code: FailureCode,
         req: &Request,
-    ) -> Result<Decision, RequestError> {
+    ) -> Result<Delivery, RequestError> {
         let mut s = self.session();
         s.check_request(req)?;
         let verdict = Verdict::Fail(
@@ -485,7 +485,7 @@ impl<'g> Session<'g> {
     ///
     /// # Errors
     /// As [`Gate::run_slice`].
-    pub fn run_slice(&mut self, input: &[u8], req: &Request) -> Result<Decision, RequestError> {
+    pub fn run_slice(&mut self, input: &[u8], req: &Request) -> Result<Delivery, RequestError> {
         self.run_read(input, req)
     }
 
@@ -497,7 +497,7 @@ impl<'g> Session<'g> {
         &mut self,
         reader: R,
         req: &Request,
-    ) -> Result<Decision, RequestError> {
+    ) -> Result<Delivery, RequestError> {
         self.check_request(req)?;
         let start = Instant::now();
         let mut tap = RawTap::new(self.gate.raw_copy);
@@ -573,7 +573,7 @@ impl<'g> Session<'g> {
 
     /// With the contract's breaker open for this tool, the fail-fast decision (made without
     /// reading the response); `None` otherwise.
-    fn breaker_open(&mut self, req: &Request, tap: &RawTap, start: Instant) -> Option<Decision> {
+    fn breaker_open(&mut self, req: &Request, tap: &RawTap, start: Instant) -> Option<Delivery> {
         let alerts = self.gate.alerts.as_ref()?;
         let key = &self.gate.contract.tool;
         // An unreadable breaker state counts as open: it never lets a response through.
@@ -615,7 +615,7 @@ impl<'g> Session<'g> {
         req: &Request,
         tap: RawTap,
         start: Instant,
-    ) -> Decision {
+    ) -> Delivery {
         let verdict = match scanned {
             Err(v) => v,
             Ok(()) => self.schema_verdict(),
@@ -722,7 +722,7 @@ impl<'g> Session<'g> {
         req: &Request,
         tap: RawTap,
         start: Instant,
-    ) -> Decision {
+    ) -> Delivery {
         let gate = self.gate;
         let tool = &gate.contract.tool;
         let mut screened = Vec::new();
@@ -831,7 +831,7 @@ impl<'g> Session<'g> {
             .contract
             .render
             .then(|| render_envelope(tool, &req.request_id, &envelope));
-        Decision {
+        Delivery {
             envelope,
             output,
             audit,
@@ -854,7 +854,7 @@ pub struct Feed<'s, 'g> {
     /// Set once the verdict no longer depends on later bytes.
     stopped: Option<Result<(), Verdict>>,
     /// A decision made before any byte (an open breaker): returned as it is.
-    decided: Option<Decision>,
+    decided: Option<Delivery>,
 }
 
 impl fmt::Debug for Feed<'_, '_> {
@@ -930,14 +930,14 @@ impl Feed<'_, '_> {
 
     /// The upstream ended the body early (a reset, a timeout, a broken frame): the decision
     /// is `UPSTREAM_UNAVAILABLE` unless the bytes already read decided otherwise.
-    pub fn fail_transport(self, kind: &str) -> Decision {
+    pub fn fail_transport(self, kind: &str) -> Delivery {
         self.refuse(FailureCode::UpstreamUnavailable, kind)
     }
 
     /// The response is refused with `code` for a reason outside its bytes (`kind` in the
     /// audit: a content type that is not JSON, a declared length over the limit), unless the
     /// bytes already read decided otherwise.
-    pub fn refuse(mut self, code: FailureCode, kind: &str) -> Decision {
+    pub fn refuse(mut self, code: FailureCode, kind: &str) -> Delivery {
         if let Some(d) = self.decided.take() {
             return d;
         }
@@ -961,7 +961,7 @@ impl Feed<'_, '_> {
     }
 
     /// Marks the end of the response and returns the decision.
-    pub fn finish(mut self) -> Decision {
+    pub fn finish(mut self) -> Delivery {
         if let Some(d) = self.decided.take() {
             return d;
         }

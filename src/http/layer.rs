@@ -21,7 +21,7 @@ use tower_service::Service;
 
 use super::body::{GatedBody, Streaming};
 use super::engine::{Check, Pool, Refusal};
-use crate::gate::{self, AuditRecord, Decision, FailureCode, Gate, Timestamp};
+use crate::gate::{self, AuditRecord, Delivery, FailureCode, Gate, Timestamp};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -547,7 +547,7 @@ pub fn failure_status(code: FailureCode) -> StatusCode {
 }
 
 /// The response that carries a gate decision: the envelope, with its status.
-pub fn envelope_response<B>(d: &Decision) -> Response<GatedBody<B>> {
+pub fn envelope_response<B>(d: &Delivery) -> Response<GatedBody<B>> {
     let status = d.envelope.code().map_or(StatusCode::OK, failure_status);
     let mut res = Response::new(GatedBody::full(Bytes::from(d.output.clone())));
     *res.status_mut() = status;
@@ -558,7 +558,7 @@ pub fn envelope_response<B>(d: &Decision) -> Response<GatedBody<B>> {
 }
 
 /// Gates a response body (held) and returns the envelope response.
-pub(crate) async fn gate_decision<B>(gate: &Gate, req: &gate::Request, res: Response<B>) -> Decision
+pub(crate) async fn gate_decision<B>(gate: &Gate, req: &gate::Request, res: Response<B>) -> Delivery
 where
     B: Body,
     B::Error: Into<BoxError>,

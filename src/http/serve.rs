@@ -425,7 +425,7 @@ async fn exchange(
     route: &Route,
     greq: &gate::Request,
     req: Request<Incoming>,
-) -> (StatusCode, Option<gate::Decision>, Option<u16>) {
+) -> (StatusCode, Option<gate::Delivery>, Option<u16>) {
     let lim = shared.config.limits;
     if route.gate.check_request(greq).is_err() {
         return (StatusCode::BAD_REQUEST, None, None);

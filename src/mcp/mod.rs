@@ -38,10 +38,10 @@ mod approve;
 mod budget;
 pub mod child;
 mod expect;
-pub mod frame;
+mod frame;
 #[cfg(feature = "serve")]
 pub mod http;
-pub mod message;
+mod message;
 pub mod pin;
 mod reply;
 mod session;
@@ -55,7 +55,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::action::{Policy, RateState, Session};
+use crate::action::{Grants, Policy, RateState};
 use crate::{Limits, Rejection, Validator};
 pub use approve::{DEFAULT_APPROVAL_WAIT, MAX_AWAITING};
 pub use budget::TEXT_TRUNCATION_MARKER;
@@ -99,7 +99,7 @@ pub struct Config {
     /// answered by the proxy otherwise.
     pub policy: Option<Policy>,
     /// The session's grants and workspace, for the policy.
-    pub session: Session,
+    pub session: Grants,
     /// Where the policy's rate limits are counted (default: this process's memory); a file
     /// or Redis store shares them with other replicas.
     pub rate: RateState,
@@ -185,7 +185,7 @@ impl Default for Config {
             draft: None,
             eval_budget: None,
             policy: None,
-            session: Session::new(Vec::<String>::new()),
+            session: Grants::new(Vec::<String>::new()),
             rate: RateState::new(),
             audit: None,
             screen: None,
@@ -248,7 +248,7 @@ struct Shared {
     compiler: Compiler,
     compile_deadline: Duration,
     policy: Option<Policy>,
-    session: Session,
+    session: Grants,
     rate: RateState,
     screen: Option<Screen>,
     /// Screening of tool definitions (resolved from [`Config::screen_tools`]).

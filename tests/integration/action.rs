@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use jsongate::action::{
-    path_contained, render_untrusted, screen, screen_str, url_allowed, Call, Claim, Decision, Plan,
-    Policy, RateState, Reason, Rule, Session, Verdict,
+    path_contained, render_untrusted, screen, screen_str, url_allowed, Call, Claim, Decision,
+    Grants, Plan, Policy, RateState, Reason, Rule, Verdict,
 };
 use jsongate::json::Value;
 use jsongate::Limits;
@@ -250,7 +250,7 @@ fn rate_limit_denies_and_enters_read_only_mode() {
     let call = |name: &str| {
         Call::parse(&std::fs::read(call_file(name)).unwrap(), policy.limits()).unwrap()
     };
-    let s = Session::new(["send_email", "read_inbox", "user_read"]);
+    let s = Grants::new(["send_email", "read_inbox", "user_read"]);
     let rate = RateState::new();
     let d = |name: &str, t: u64| policy.decide(&call(name), &s, &rate, t).reason();
     // export_user: 1 call per minute, then deny.
@@ -267,7 +267,7 @@ fn rate_limit_denies_and_enters_read_only_mode() {
     assert_eq!(d("send_email", 160_001), Reason::Ok);
     // Denied calls are not counted: a call that fails its grant check leaves the state alone.
     let fresh = RateState::new();
-    let none = Session::new(["read_inbox"]);
+    let none = Grants::new(["read_inbox"]);
     for t in 0..5 {
         let r = policy
             .decide(&call("export_user"), &none, &fresh, t)
@@ -314,7 +314,7 @@ fn recheck_never_upgrades_path_escape_to_allow() {
     );
     let d = fixture_policy().recheck(
         &claim("read_file", &["fs_read"], Verdict::Deny, Reason::PathEscape),
-        &Session::new(["fs_read"]),
+        &Grants::new(["fs_read"]),
     );
     assert_eq!(
         (d.verdict(), d.reason()),
@@ -336,7 +336,7 @@ fn recheck_never_upgrades_arguments_invalid_to_allow() {
             Verdict::Deny,
             Reason::ArgumentsInvalid,
         ),
-        &Session::new(["fs_read"]),
+        &Grants::new(["fs_read"]),
     );
     assert_eq!(d.reason(), Reason::ArgumentsInvalid);
     assert!(!d.facts().arguments_valid);
@@ -364,7 +364,7 @@ fn recheck_keeps_every_non_ok_reason_or_a_stricter_one() {
     let mut seen = 0;
     for tool in ["read_file", "delete_repo", "run_shell"] {
         let grants = ["fs_read", "repo_admin"];
-        let session = Session::new(grants);
+        let session = Grants::new(grants);
         for verdict in [Verdict::Allow, Verdict::Deny, Verdict::Ask] {
             for reason in Reason::ALL {
                 for (arguments_valid, tool_allowed) in
@@ -410,11 +410,11 @@ fn recheck_keeps_every_non_ok_reason_or_a_stricter_one() {
     // Allow only when the record's own verdict and a fresh evaluation both allow.
     let ok = claim("read_file", &["fs_read"], Verdict::Allow, Reason::Ok);
     assert_eq!(
-        policy.recheck(&ok, &Session::new(["fs_read"])).verdict(),
+        policy.recheck(&ok, &Grants::new(["fs_read"])).verdict(),
         Verdict::Allow
     );
     assert_eq!(
-        policy.recheck(&ok, &Session::new(["x"])).reason(),
+        policy.recheck(&ok, &Grants::new(["x"])).reason(),
         Reason::GrantMissing
     );
 }
@@ -570,7 +570,7 @@ fn undeclared_names_are_found_the_way_unevaluated_properties_sees_them() {
                 .as_bytes(),
         )
         .unwrap_or_else(|e| panic!("{schema}: {e}"));
-        let s = Session::new::<[&str; 0], &str>([]);
+        let s = Grants::new::<[&str; 0], &str>([]);
         let decide = |args: &str| {
             let arguments = Value::parse(args.as_bytes(), Limits::new()).unwrap();
             let call = Call {
@@ -607,7 +607,7 @@ fn non_object_arguments_are_arguments_invalid_before_rules() {
     }
     assert_eq!(verdict("open_doc", "fs_read"), is("allow", "ok", 0));
     let policy = fixture_policy();
-    let s = Session::new(["fs_read"]);
+    let s = Grants::new(["fs_read"]);
     for args in [
         r#""../../etc/passwd""#,
         r#"["../x"]"#,
@@ -915,7 +915,7 @@ proptest! {
     ) {
         let policy = Policy::from_slice(policy.as_bytes()).unwrap();
         let grants: Vec<&str> = (0..4).filter(|b| grants & (1 << b) != 0).map(|b| CAPS[b]).collect();
-        let mut session = Session::new(grants.iter().copied());
+        let mut session = Grants::new(grants.iter().copied());
         // A plan over some of the policy's tools, maybe ordered, maybe with counts.
         let steps: Vec<String> = match plan {
             Some((mask, _, _)) => (0..5)

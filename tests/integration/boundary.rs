@@ -18,7 +18,7 @@ fn ticket_gate() -> Gate {
     Gate::new(&Contract::from_file(&dir("ticket-summary").join("contract.json")).unwrap()).unwrap()
 }
 
-fn ticket(file: &str) -> jsongate::gate::Decision {
+fn ticket(file: &str) -> jsongate::gate::Delivery {
     let raw = std::fs::read(dir("ticket-summary").join("responses").join(file)).unwrap();
     let req = Request::new("r-1", Context::new().value("ticket_id", "T-12"));
     ticket_gate().run_slice(&raw, &req).unwrap()
@@ -36,7 +36,7 @@ fn contract(extra: &str) -> Result<Contract, String> {
     Contract::from_slice(c.as_bytes(), Path::new(".")).map_err(|e| e.to_string())
 }
 
-fn run(c: &Contract, body: &str) -> jsongate::gate::Decision {
+fn run(c: &Contract, body: &str) -> jsongate::gate::Delivery {
     Gate::new(c)
         .unwrap()
         .run_slice(body.as_bytes(), &Request::new("r", Context::new()))

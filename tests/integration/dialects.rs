@@ -194,7 +194,7 @@ fn a_named_draft_applies_to_resources() {
 /// Contracts and policies name the dialect of their schemas with `draft`.
 #[test]
 fn contracts_and_policies_name_the_draft() {
-    use jsongate::action::{Call, Policy, RateState, Reason, Session};
+    use jsongate::action::{Call, Grants, Policy, RateState, Reason};
     use jsongate::gate::{Context, Contract, Gate, Request};
     let d4 = r#"{"properties":{"n":{"maximum":3,"exclusiveMaximum":true}}}"#;
     let contract = |draft: &str| {
@@ -226,7 +226,7 @@ fn contracts_and_policies_name_the_draft() {
         format!(r#"{{"policy":1,{draft}"tools":{{"t":{{"arguments":{d4},"requires":[]}}}}}}"#)
     };
     let p = Policy::from_slice(policy(r#""draft":"4","#).as_bytes()).unwrap();
-    let s = Session::new::<[&str; 0], &str>([]);
+    let s = Grants::new::<[&str; 0], &str>([]);
     let decide = |args: &str| {
         let arguments = jsongate::json::Value::parse(args.as_bytes(), Limits::new()).unwrap();
         let call = Call {

@@ -343,7 +343,7 @@ fn gate_peak_heap_does_not_grow_with_response_size() {
         .into_iter()
         .map(|mb| (mb, docgen::search_results(mb * 1_000_000)))
         .collect();
-    let check = |d: &jsongate::gate::Decision, doc: &[u8]| {
+    let check = |d: &jsongate::gate::Delivery, doc: &[u8]| {
         assert!(d.audit.accepted, "{}", d.output);
         assert_eq!(d.audit.bytes, doc.len() as u64);
         assert!(

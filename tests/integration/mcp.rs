@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use jsongate::action::{Policy, Session};
+use jsongate::action::{Grants, Policy};
 use jsongate::mcp::{Config, End, Proxy, Screen};
 use jsongate::Limits;
 use serde_json::{json, Value};
@@ -762,7 +762,7 @@ fn the_policy_denies_or_asks_before_anything_is_forwarded() {
     .unwrap();
     let mut h = Harness::new(Config {
         policy: Some(policy),
-        session: Session::new(["read"]),
+        session: Grants::new(["read"]),
         ..Config::default()
     });
     h.list(&json!([
@@ -1931,7 +1931,7 @@ fn annotations_are_hints_a_read_only_delete_all_gains_nothing_under_a_policy() {
     .unwrap();
     let config = Config {
         policy: Some(policy),
-        session: Session::new(["read"]),
+        session: Grants::new(["read"]),
         ..Config::default()
     };
     let mut h = Harness::new(config);
@@ -2312,7 +2312,7 @@ fn ask_policy() -> Policy {
 fn approval_harness(config: Config, capabilities: &Value) -> Harness {
     let mut h = Harness::new(Config {
         policy: Some(ask_policy()),
-        session: Session::new(Vec::<String>::new()),
+        session: Grants::new(Vec::<String>::new()),
         ..config
     });
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{

@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use jsongate::action::{Call, Policy, RateState, Reason, Session, Verdict};
+use jsongate::action::{Call, Grants, Policy, RateState, Reason, Verdict};
 use jsongate::json::Value;
 use jsongate::state::{OnStateError, RedisConfig, RedisStore, Store};
 use jsongate::Limits;
@@ -554,7 +554,7 @@ fn redis_throughput_is_measured_and_every_decision_counted_once() {
             .map(|_| {
                 let (policy, rate) = (Arc::clone(&policy), rate.clone());
                 s.spawn(move || {
-                    let session = Session::new(Vec::<String>::new());
+                    let session = Grants::new(Vec::<String>::new());
                     let call = Call {
                         tool: "w".into(),
                         arguments: Value::Object(Vec::new()),
@@ -596,7 +596,7 @@ fn redis_throughput_is_measured_and_every_decision_counted_once() {
         tool: "w".into(),
         arguments: Value::Object(Vec::new()),
     };
-    let s = Session::new(Vec::<String>::new());
+    let s = Grants::new(Vec::<String>::new());
     assert_eq!(policy1.decide(&call, &s, &rate, 0).reason(), Reason::Ok);
     assert_eq!(
         policy1.decide(&call, &s, &rate, 0).reason(),
