@@ -206,6 +206,75 @@ impl Default for Config {
     }
 }
 
+/// Builder-style setters, one per field, in the style of [`Limits`]: `Config::default()`
+/// then only what differs. A setter of an optional field takes the value itself.
+macro_rules! config_setters {
+    ($($field:ident: $ty:ty;)*) => {$(
+        #[doc = concat!("Sets [`Config::", stringify!($field), "`].")]
+        #[must_use]
+        pub fn $field(mut self, value: $ty) -> Self {
+            self.$field = value;
+            self
+        }
+    )*};
+}
+
+/// Setters of optional fields: the value is wrapped in `Some`.
+macro_rules! config_options {
+    ($($field:ident: $ty:ty;)*) => {$(
+        #[doc = concat!("Sets [`Config::", stringify!($field), "`] to `Some(value)`.")]
+        #[must_use]
+        pub fn $field(mut self, value: $ty) -> Self {
+            self.$field = Some(value);
+            self
+        }
+    )*};
+}
+
+/// # Example
+/// ```
+/// use jsongate::mcp::{Config, Screen};
+/// use jsongate::Limits;
+///
+/// let config = Config::default()
+///     .limits(Limits::new().max_bytes(1 << 20))
+///     .format_assertion(true)
+///     .screen(Screen::Reject)
+///     .max_result_bytes(64 << 10)
+///     .upstream("search-server".to_owned());
+/// assert_eq!(config.limits.get_max_bytes(), 1 << 20);
+/// assert_eq!(config.screen, Some(Screen::Reject));
+/// assert_eq!(config.max_result_bytes, Some(65_536));
+/// ```
+impl Config {
+    config_setters! {
+        limits: Limits;
+        format_assertion: bool;
+        session: Grants;
+        rate: RateState;
+        compile_deadline: Duration;
+        on_tool_change: pin::OnChange;
+        tool_result_bytes: std::collections::HashMap<String, u64>;
+        truncate_text: bool;
+        approval_wait: Duration;
+    }
+    config_options! {
+        draft: crate::Draft;
+        eval_budget: u64;
+        policy: Policy;
+        audit: Box<dyn Write + Send>;
+        screen: Screen;
+        pin: pin::Lock;
+        screen_tools: Screen;
+        max_result_bytes: u64;
+        alerts: Arc<crate::gate::Alerts>;
+        upstream: String;
+        approval_store: Arc<dyn crate::state::Store>;
+        on_approval: OnApproval;
+        pin_store: Arc<dyn crate::state::Store>;
+    }
+}
+
 /// Work for the server writer thread.
 enum ToServer {
     /// A line (newline added).
@@ -665,4 +734,43 @@ fn write_line(w: &mut dyn Write, bytes: &[u8]) -> bool {
         .and_then(|()| w.write_all(b"\n"))
         .and_then(|()| w.flush())
         .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Config, Grants, Screen};
+    use crate::Limits;
+    use std::time::Duration;
+
+    /// Every setter sets its own field and nothing else.
+    #[test]
+    fn setters_set_their_fields() {
+        let c = Config::default()
+            .limits(Limits::new().max_depth(7))
+            .format_assertion(true)
+            .session(Grants::new(["read"]))
+            .compile_deadline(Duration::from_millis(5))
+            .truncate_text(true)
+            .approval_wait(Duration::from_secs(9))
+            .draft(crate::Draft::Draft7)
+            .eval_budget(42)
+            .screen(Screen::Flag)
+            .screen_tools(Screen::Reject)
+            .max_result_bytes(100)
+            .upstream("u".to_owned());
+        assert_eq!(c.limits.get_max_depth(), 7);
+        assert!(c.format_assertion && c.truncate_text);
+        assert_eq!(c.session.grants(), ["read"]);
+        assert_eq!(c.compile_deadline, Duration::from_millis(5));
+        assert_eq!(c.approval_wait, Duration::from_secs(9));
+        assert_eq!(c.draft, Some(crate::Draft::Draft7));
+        assert_eq!(c.eval_budget, Some(42));
+        assert_eq!(c.screen, Some(Screen::Flag));
+        assert_eq!(c.screen_tools, Some(Screen::Reject));
+        assert_eq!(c.max_result_bytes, Some(100));
+        assert_eq!(c.upstream.as_deref(), Some("u"));
+        let d = Config::default();
+        assert!(d.policy.is_none() && d.audit.is_none() && d.pin.is_none());
+        assert!(d.alerts.is_none() && d.approval_store.is_none() && d.pin_store.is_none());
+    }
 }
