@@ -398,6 +398,12 @@ struct Parser {
     chars: Vec<char>,
     pos: usize,
     depth: usize,
+    /// Groups may nest this deep ([`MAX_NESTING`] for a pattern to compile; unbounded for a
+    /// syntax check, which keeps no tree).
+    max_depth: usize,
+    /// Whether to keep the tree (a syntax check replaces each closed group by `Empty`, so
+    /// memory stays flat however deep the nesting).
+    build: bool,
     groups: u32,
     names: Vec<(String, u32)>,
     /// Group names defined so far in the alternative being parsed (ES2025 allows a name
@@ -423,12 +429,64 @@ fn is_syntax_char(c: char) -> bool {
     )
 }
 
+/// What an open group is, kept until its `)`.
+enum Open {
+    /// The whole pattern.
+    Root,
+    /// `(...)`, `(?:...)`, `(?<name>...)` or `(?ims-ims:...)`.
+    Group {
+        capture: Option<u32>,
+        name: Option<String>,
+        modifiers: bool,
+    },
+    /// `(?=...)`, `(?!...)`, `(?<=...)`, `(?<!...)`: never quantified.
+    Look { behind: bool, negated: bool },
+}
+
+/// One open group (or the whole pattern) being read.
+struct Frame {
+    open: Open,
+    /// The alternatives closed with `|`.
+    alternatives: Vec<Node>,
+    /// The terms of the current alternative.
+    terms: Vec<Node>,
+    /// The group names defined in the closed alternatives.
+    defined: Names,
+    /// The names of the enclosing alternative, set aside while this group is open.
+    outer: Names,
+}
+
+/// A sequence of terms as one node.
+fn concat(mut terms: Vec<Node>) -> Node {
+    match terms.len() {
+        0 => Node::Empty,
+        1 => terms.pop().unwrap_or(Node::Empty),
+        _ => Node::Concat(terms),
+    }
+}
+
+/// Whether `pattern` is a syntactically valid ECMA-262 pattern in Unicode mode (the `regex`
+/// format): read by the same parser as a `pattern`, with no nesting limit and no tree kept,
+/// so it takes linear memory and no recursion whatever the input. Valid syntax with no
+/// matcher here (modifier groups, counts above [`MAX_REPEAT`]) is still valid syntax.
+pub(crate) fn is_ecma_regex(pattern: &str) -> bool {
+    !matches!(Parser::read(pattern, false), Err(RegexError::Syntax(_)))
+}
+
 impl Parser {
     fn parse(pattern: &str) -> Result<Parsed, RegexError> {
+        Self::read(pattern, true)
+    }
+
+    /// Reads `pattern`; with `build`, keeps its tree (groups nested at most
+    /// [`MAX_NESTING`] deep) and resolves its backreferences in it.
+    fn read(pattern: &str, build: bool) -> Result<Parsed, RegexError> {
         let mut p = Parser {
             chars: pattern.chars().collect(),
             pos: 0,
             depth: 0,
+            max_depth: if build { MAX_NESTING } else { usize::MAX },
+            build,
             groups: 0,
             names: Vec::new(),
             alt_names: Names::new(),
@@ -437,12 +495,7 @@ impl Parser {
             too_big: None,
             unsupported: None,
         };
-        let (mut root, _) = p.disjunction()?;
-        match p.peek() {
-            None => {}
-            Some(')') => return syntax("unmatched ')'"),
-            Some(c) => return syntax(format!("unexpected '{c}'")),
-        }
+        let mut root = p.pattern()?;
         // Backreferences may point forward, so they are resolved once all groups are known.
         let mut resolved = Vec::with_capacity(p.backrefs.len());
         for target in &p.backrefs {
@@ -471,8 +524,10 @@ impl Parser {
                 }
             });
         }
-        let mut next = resolved.into_iter();
-        resolve_backrefs(&mut root, &mut next);
+        if build {
+            let mut next = resolved.into_iter();
+            resolve_backrefs(&mut root, &mut next);
+        }
         if let Some(m) = p.too_big {
             return Err(RegexError::TooBig(m));
         }
@@ -515,22 +570,111 @@ impl Parser {
             .all(|(i, c)| self.peek_at(i) == Some(c))
     }
 
-    /// A disjunction, and the group names defined in it (in any of its alternatives).
-    fn disjunction(&mut self) -> Result<(Node, Names), RegexError> {
-        let outer = std::mem::take(&mut self.alt_names);
-        let mut alternatives = vec![self.alternative()?];
-        let mut defined = std::mem::take(&mut self.alt_names);
-        while self.eat('|') {
-            alternatives.push(self.alternative()?);
-            defined = union(defined, std::mem::take(&mut self.alt_names));
+    /// The whole pattern, read with an explicit stack of open groups (no recursion on
+    /// nesting): each `(` pushes a frame, each `|` closes an alternative of the innermost
+    /// frame, each `)` pops it into a term of the frame below.
+    fn pattern(&mut self) -> Result<Node, RegexError> {
+        let mut stack = vec![Frame {
+            open: Open::Root,
+            alternatives: Vec::new(),
+            terms: Vec::new(),
+            defined: Names::new(),
+            outer: Names::new(),
+        }];
+        loop {
+            let Some(top) = stack.last_mut() else {
+                return syntax("unmatched ')'");
+            };
+            match self.peek() {
+                Some('|') => {
+                    self.pos += 1;
+                    top.alternatives
+                        .push(concat(std::mem::take(&mut top.terms)));
+                    let closed = std::mem::take(&mut self.alt_names);
+                    top.defined = union(std::mem::take(&mut top.defined), closed);
+                }
+                end @ (None | Some(')')) => {
+                    let Some(f) = stack.pop() else {
+                        return syntax("unmatched ')'");
+                    };
+                    let mut alternatives = f.alternatives;
+                    alternatives.push(concat(f.terms));
+                    let body = if alternatives.len() == 1 {
+                        alternatives.pop().unwrap_or(Node::Empty)
+                    } else {
+                        Node::Alt(alternatives)
+                    };
+                    let mut inner = union(f.defined, std::mem::take(&mut self.alt_names));
+                    self.alt_names = f.outer;
+                    let node = match f.open {
+                        Open::Root if end.is_none() => return Ok(body),
+                        Open::Root => return syntax("unmatched ')'"),
+                        _ if end.is_none() => return syntax("unterminated group"),
+                        Open::Look { behind, negated } => {
+                            self.pos += 1;
+                            self.define(inner)?;
+                            Node::Look {
+                                behind,
+                                negated,
+                                body: Box::new(body),
+                            }
+                        }
+                        Open::Group {
+                            capture,
+                            name,
+                            modifiers,
+                        } => {
+                            self.pos += 1;
+                            if let Some(name) = name {
+                                if !inner.insert(name.clone()) {
+                                    return syntax(format!("duplicate group name <{name}>"));
+                                }
+                            }
+                            self.define(inner)?;
+                            if modifiers {
+                                self.unsupported.get_or_insert(
+                                    "modifier groups (?ims-ims:...) are not supported",
+                                );
+                            }
+                            let group = Node::Group {
+                                capture,
+                                body: Box::new(body),
+                            };
+                            self.quantifier(group)?
+                        }
+                    };
+                    self.depth -= 1;
+                    let Some(top) = stack.last_mut() else {
+                        return syntax("unmatched ')'");
+                    };
+                    top.terms.push(if self.build { node } else { Node::Empty });
+                }
+                Some(_) => match self.open_group()? {
+                    Some(open) => {
+                        if self.depth >= self.max_depth {
+                            return Err(RegexError::TooBig(format!(
+                                "groups nested deeper than {MAX_NESTING}"
+                            )));
+                        }
+                        self.depth += 1;
+                        let outer = std::mem::take(&mut self.alt_names);
+                        stack.push(Frame {
+                            open,
+                            alternatives: Vec::new(),
+                            terms: Vec::new(),
+                            defined: Names::new(),
+                            outer,
+                        });
+                    }
+                    None => {
+                        let term = self.term()?;
+                        if let Some(top) = stack.last_mut() {
+                            top.terms.push(term);
+                        }
+                    }
+                },
+            }
         }
-        self.alt_names = outer;
-        let node = if alternatives.len() == 1 {
-            alternatives.pop().unwrap_or(Node::Empty)
-        } else {
-            Node::Alt(alternatives)
-        };
-        Ok((node, defined))
     }
 
     /// Adds the names defined inside a group (and the group's own) to the current
@@ -542,21 +686,7 @@ impl Parser {
         }
     }
 
-    fn alternative(&mut self) -> Result<Node, RegexError> {
-        let mut terms = Vec::new();
-        while let Some(c) = self.peek() {
-            if c == '|' || c == ')' {
-                break;
-            }
-            terms.push(self.term()?);
-        }
-        Ok(match terms.len() {
-            0 => Node::Empty,
-            1 => terms.pop().unwrap_or(Node::Empty),
-            _ => Node::Concat(terms),
-        })
-    }
-
+    /// A term that opens no group: an assertion, or an atom and its quantifier.
     fn term(&mut self) -> Result<Node, RegexError> {
         // Assertions: never quantifiable with the `u` flag (the next atom() call rejects a
         // following quantifier as "nothing to repeat").
@@ -575,6 +705,13 @@ impl Parser {
             self.backtracking |= negated;
             return Ok(Node::WordBoundary { negated });
         }
+        let atom = self.atom()?;
+        self.quantifier(atom)
+    }
+
+    /// Consumes the opening of a group or look-around when one comes next (through its
+    /// name or modifiers and their `:`), and says what it opens.
+    fn open_group(&mut self) -> Result<Option<Open>, RegexError> {
         for (open, behind, negated) in [
             ("(?=", false, false),
             ("(?!", false, true),
@@ -584,34 +721,40 @@ impl Parser {
             if self.looking_at(open) {
                 self.pos += open.chars().count();
                 self.backtracking = true;
-                let (body, inner) = self.group_body()?;
-                self.define(inner)?;
-                return Ok(Node::Look {
-                    behind,
-                    negated,
-                    body: Box::new(body),
-                });
+                return Ok(Some(Open::Look { behind, negated }));
             }
         }
-        let atom = self.atom()?;
-        self.quantifier(atom)
-    }
-
-    /// Parses a disjunction and its closing `)`, the opening already consumed; with the
-    /// group names defined inside.
-    fn group_body(&mut self) -> Result<(Node, Names), RegexError> {
-        if self.depth >= MAX_NESTING {
-            return Err(RegexError::TooBig(format!(
-                "groups nested deeper than {MAX_NESTING}"
-            )));
+        if !self.eat('(') {
+            return Ok(None);
         }
-        self.depth += 1;
-        let body = self.disjunction()?;
-        self.depth -= 1;
-        if !self.eat(')') {
-            return syntax("unterminated group");
+        let group = |capture, name, modifiers| {
+            Ok(Some(Open::Group {
+                capture,
+                name,
+                modifiers,
+            }))
+        };
+        if self.eat('?') {
+            if self.eat(':') {
+                return group(None, None, false);
+            }
+            if self.eat('<') {
+                let name = self.group_name()?;
+                let index = self.next_group();
+                self.names.push((name.clone(), index));
+                return group(Some(index), Some(name), false);
+            }
+            if matches!(self.peek(), Some('i' | 'm' | 's' | '-')) {
+                self.modifiers()?;
+                return group(None, None, true);
+            }
+            return syntax(
+                "invalid group: '(?' must be followed by ':', '=', '!', '<=', '<!', '<name>' \
+                 or modifiers",
+            );
         }
-        Ok(body)
+        let index = self.next_group();
+        group(Some(index), None, false)
     }
 
     fn quantifier(&mut self, atom: Node) -> Result<Node, RegexError> {
@@ -719,7 +862,6 @@ impl Parser {
                 ranges: LINE_TERMINATORS.to_vec(),
                 properties: Vec::new(),
             })),
-            '(' => self.group(),
             '[' => self.class().map(Node::Set),
             '\\' => self.atom_escape(),
             '*' | '+' | '?' => syntax(format!("nothing to repeat before '{c}'")),
@@ -727,55 +869,6 @@ impl Parser {
             '}' | ']' => syntax(format!("lone '{c}'")),
             _ => Ok(Node::Char(u32::from(c))),
         }
-    }
-
-    fn group(&mut self) -> Result<Node, RegexError> {
-        if self.eat('?') {
-            if self.eat(':') {
-                let (body, inner) = self.group_body()?;
-                self.define(inner)?;
-                return Ok(Node::Group {
-                    capture: None,
-                    body: Box::new(body),
-                });
-            }
-            if self.eat('<') {
-                let name = self.group_name()?;
-                let index = self.next_group();
-                self.names.push((name.clone(), index));
-                let (body, mut inner) = self.group_body()?;
-                if !inner.insert(name.clone()) {
-                    return syntax(format!("duplicate group name <{name}>"));
-                }
-                self.define(inner)?;
-                return Ok(Node::Group {
-                    capture: Some(index),
-                    body: Box::new(body),
-                });
-            }
-            if matches!(self.peek(), Some('i' | 'm' | 's' | '-')) {
-                self.modifiers()?;
-                let (body, inner) = self.group_body()?;
-                self.define(inner)?;
-                self.unsupported
-                    .get_or_insert("modifier groups (?ims-ims:...) are not supported");
-                return Ok(Node::Group {
-                    capture: None,
-                    body: Box::new(body),
-                });
-            }
-            return syntax(
-                "invalid group: '(?' must be followed by ':', '=', '!', '<=', '<!', '<name>' \
-                 or modifiers",
-            );
-        }
-        let index = self.next_group();
-        let (body, inner) = self.group_body()?;
-        self.define(inner)?;
-        Ok(Node::Group {
-            capture: Some(index),
-            body: Box::new(body),
-        })
     }
 
     /// The flags of a modifier group, `(?` already consumed, through its `:`: `ims` letters
@@ -1567,14 +1660,114 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
         #[test]
-        fn the_pattern_parser_and_the_format_checker_agree(
+        fn compiling_and_checking_syntax_agree(
             picks in proptest::collection::vec(0..TOKENS.len(), 0..12)
         ) {
             let pattern: String = picks.iter().map(|&i| TOKENS[i]).collect();
             let parsed = !matches!(Regex::new(&pattern), Err(RegexError::Syntax(_)));
-            let checked = crate::schema::format::regex_syntax::is_ecma_regex(&pattern);
+            let checked = super::is_ecma_regex(&pattern);
             proptest::prop_assert_eq!(parsed, checked, "{}", pattern);
         }
+    }
+
+    #[test]
+    fn format_accepts_valid_patterns() {
+        for ok in [
+            "", "a", "a|b|", "^a$", "(a)(?:b)(?=c)(?!d)(?<=e)(?<!f)", "a*?b+?c??d{2}e{2,}?f{2,3}", "a{0010,10}",
+            "[]", "[^]", "[a-z\\d-]", "[-a]", "[a-]", "[--a]", "[\\b\\-\\]]", "[\\u{0}-\\u{10FFFF}]", "[\\uD83D\\uDE00-\\u{1F64F}]",
+            "\\cZ\\ca\\0\\x41\\u0041\\u{41}\\f\\n\\r\\t\\v\\/\\^\\$\\\\\\.\\*\\+\\?\\(\\)\\[\\]\\{\\}\\|",
+            "\\p{L}\\P{Lu}\\p{gc=Nd}\\p{Script=Greek}\\p{scx=Latn}\\p{ASCII_Hex_Digit}\\p{Any}",
+            "(a)\\1", "\\1(a)", "(?<a>x)\\k<a>", "\\k<a>(?<a>x)", "(?<$_a1>.)", "(?<\\u0061>.)(?<\\u{62}c>.)", "(?<é>.)", "(?<ünïcödé>.)",
+            "(?<a>x)|(?<a>y)", "((?<a>x)|(?<a>y))", "(?:(?<a>x)|(?<a>y))|(?<a>z)",
+            "(?i:a)(?m-s:b)(?-i:c)(?ims:d)", "a/b", "\\]", "\u{1F600}+", "(?:a)+", "(a){2}",
+        ] {
+            assert!(super::is_ecma_regex(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn format_rejects_invalid_patterns() {
+        for bad in [
+            "(",
+            ")",
+            "a)",
+            "(a",
+            "[",
+            "[a",
+            "]",
+            "{",
+            "}",
+            "a{",
+            "a{1",
+            "a{,1}",
+            "a{2,1}",
+            "a{1}{2}",
+            "*a",
+            "a**",
+            "a???",
+            "a|*",
+            "^*",
+            "$+",
+            "\\b*",
+            "(?=a)*",
+            "(?<=a)+",
+            "[z-a]",
+            "[\\d-z]",
+            "[a-\\w]",
+            "[\\B]",
+            "[\\1]",
+            "\\a",
+            "\\e",
+            "\\-",
+            "\\c",
+            "\\c1",
+            "\\x4",
+            "\\u12",
+            "\\u{}",
+            "\\u{110000}",
+            "\\00",
+            "\\01",
+            "\\1",
+            "(a)\\2",
+            "\\k<a>",
+            "\\k",
+            "\\ka",
+            "(?<a>x)\\k<b>",
+            "(?<a>x)(?<a>y)",
+            "(?<a>(?<a>x))",
+            "((?<a>x)|y)(?<a>z)",
+            "(?<1a>x)",
+            "(?<>x)",
+            "(?<a-b>x)",
+            "(?<a",
+            "(?P<n>x)",
+            "(?#c)",
+            "(?i)a",
+            "(?ii:a)",
+            "(?i-i:a)",
+            "(?-:a)",
+            "(?x:a)",
+            "\\p",
+            "\\p{}",
+            "\\p{Foo}",
+            "\\p{L=Lu}",
+            "\\p{gc=Foo}",
+            "\\p{Script=}",
+            "\\p{Basic_Emoji}",
+            "\\p{L",
+            "^(abc]",
+        ] {
+            assert!(!super::is_ecma_regex(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn format_check_does_not_recurse_on_nesting() {
+        let deep = format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(super::is_ecma_regex(&deep));
+        assert!(!super::is_ecma_regex(&"(".repeat(100_000)));
+        let many = "(?<a>x)|".repeat(20_000);
+        assert!(super::is_ecma_regex(&many));
     }
 
     #[test]

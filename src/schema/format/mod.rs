@@ -23,7 +23,6 @@ mod idna_table;
 mod ip;
 mod pointer;
 mod punycode;
-pub(crate) mod regex_syntax;
 mod uri;
 mod uri_template;
 mod uuid;
@@ -73,7 +72,7 @@ pub(crate) fn check(format: &str, value: &str) -> Option<bool> {
         "uri-template" => uri_template::is_uri_template(value),
         "json-pointer" => pointer::is_json_pointer(value),
         "relative-json-pointer" => pointer::is_relative_json_pointer(value),
-        "regex" => regex_syntax::is_ecma_regex(value),
+        "regex" => crate::schema::regex::is_ecma_regex(value),
         _ => return None,
     };
     Some(valid)
