@@ -5,10 +5,103 @@
 //! output becomes scanner-style events (an object for `key_value`, an array of objects for
 //! `line_regex`) that go through the same schema, semantic and selection path as JSON.
 
-use regex::Regex;
+use std::fmt;
 
 use crate::scan::{Event, Flow, Number, Position, Sink};
+use crate::schema::regex::Regex;
 use crate::Limits;
+
+/// A `line_regex` pattern: ECMA-262 syntax in Unicode mode (as JSON Schema's `pattern` reads
+/// it), matched against each whole line; its named groups (`(?<name>...)`) become the line
+/// object's members, in the order they appear in the pattern.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::LinePattern;
+/// let p = LinePattern::new(r"(?<name>[a-z]+) (?<pid>[0-9]+)").unwrap();
+/// assert_eq!(p.names(), ["name", "pid"]);
+/// assert_eq!(p.as_str(), r"(?<name>[a-z]+) (?<pid>[0-9]+)");
+/// // Rust-only syntax is not ECMA-262.
+/// assert!(LinePattern::new(r"(?P<name>[a-z]+)").is_err());
+/// // Matching runs in linear time: look-around and backreferences are refused.
+/// assert!(LinePattern::new(r"(?<a>x)\k<a>").is_err());
+/// ```
+#[derive(Clone, Debug)]
+pub struct LinePattern {
+    source: String,
+    /// The pattern anchored at both ends.
+    regex: Regex,
+    /// Distinct group names in pattern order, each with every group index carrying it.
+    names: Vec<(String, Vec<u32>)>,
+}
+
+/// Why a [`LinePattern`] was refused: the pattern parser's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatternError(String);
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PatternError {}
+
+impl LinePattern {
+    /// Compiles `pattern`.
+    ///
+    /// # Errors
+    /// The pattern is not valid ECMA-262 syntax, uses what has no matcher here, or needs
+    /// look-around or backreferences (lines are matched in linear time).
+    pub fn new(pattern: &str) -> Result<LinePattern, PatternError> {
+        let regex =
+            Regex::new(&format!("^(?:{pattern})$")).map_err(|e| PatternError(e.to_string()))?;
+        if !regex.is_linear() {
+            return Err(PatternError(
+                "look-around and backreferences are not supported in line patterns".into(),
+            ));
+        }
+        let mut names: Vec<(String, Vec<u32>)> = Vec::new();
+        for (name, index) in regex.group_names() {
+            match names.iter_mut().find(|(n, _)| n == name) {
+                Some((_, indexes)) => indexes.push(*index),
+                None => names.push((name.clone(), vec![*index])),
+            }
+        }
+        Ok(LinePattern {
+            source: pattern.to_owned(),
+            regex,
+            names,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// The group names, each once, in the order they appear.
+    pub fn names(&self) -> Vec<&str> {
+        self.names.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    /// The named groups of `line` when the whole line matches: each name with the text of
+    /// the group of that name that took part in the match (none for a group that did not).
+    fn fields<'l>(&self, line: &'l str) -> Option<Vec<(&str, Option<&'l str>)>> {
+        let groups = self.regex.captures(line)?;
+        Some(
+            self.names
+                .iter()
+                .map(|(name, indexes)| {
+                    let text = indexes
+                        .iter()
+                        .find_map(|&i| groups.get(i as usize).copied().flatten());
+                    (name.as_str(), text)
+                })
+                .collect(),
+        )
+    }
+}
 
 /// The JSON type a line value is converted to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,11 +140,11 @@ pub enum LineFormat {
         /// Declared keys and their types.
         keys: Vec<(String, LineType)>,
     },
-    /// Every line matches one regex as a whole; the output is an array with one object per
-    /// line, of the named captures (typed by `types`, strings otherwise).
+    /// Every line matches one pattern as a whole; the output is an array with one object per
+    /// line, of the named groups that took part (typed by `types`, strings otherwise).
     LineRegex {
-        /// The line regex (matched against the whole line).
-        regex: Regex,
+        /// The line pattern (matched against the whole line).
+        regex: LinePattern,
         /// Types of named captures.
         types: Vec<(String, LineType)>,
     },
@@ -185,20 +278,17 @@ impl LineFormat {
                     if n > limits.get_max_items() {
                         return Err(err(n, start, "too_many_lines"));
                     }
-                    let caps = regex
-                        .captures(l)
-                        .filter(|c| c.get(0).is_some_and(|m| m.as_str().len() == l.len()))
-                        .ok_or_else(|| err(n, start, "no_match"))?;
+                    let fields = regex.fields(l).ok_or_else(|| err(n, start, "no_match"))?;
                     if !emit(Event::BeginObject, start, n) {
                         return Ok(false);
                     }
-                    for name in regex.capture_names().flatten() {
-                        let Some(m) = caps.name(name) else { continue };
+                    for (name, text) in fields {
+                        let Some(text) = text else { continue };
                         let t = types
                             .iter()
                             .find(|(x, _)| x == name)
                             .map_or(LineType::String, |x| x.1);
-                        let ev = typed(t, m.as_str()).ok_or_else(|| err(n, start, "bad_value"))?;
+                        let ev = typed(t, text).ok_or_else(|| err(n, start, "bad_value"))?;
                         if !emit(Event::Name(name), start, n) || !emit(ev, start, n) {
                             return Ok(false);
                         }
@@ -252,7 +342,7 @@ mod tests {
     #[test]
     fn line_regex_matches_whole_lines() {
         let f = LineFormat::LineRegex {
-            regex: Regex::new(r"(?P<name>[a-z]+) (?P<pid>[0-9]+)").unwrap(),
+            regex: LinePattern::new(r"(?<name>[a-z]+) (?<pid>[0-9]+)").unwrap(),
             types: vec![("pid".into(), LineType::Integer)],
         };
         assert_eq!(
@@ -261,5 +351,28 @@ mod tests {
         );
         assert_eq!(run(&f, "sshd 12 extra\n"), Err("no_match"));
         assert_eq!(run(&f, "WARNING: x\nsshd 12\n"), Err("no_match"));
+        assert_eq!(run(&f, "sshd 1x\n"), Err("no_match"));
+    }
+
+    #[test]
+    fn line_patterns_match_whole_lines_by_any_alternative() {
+        // Leftmost-first would stop at `a`; the whole line must match, so `ab` does.
+        let f = LineFormat::LineRegex {
+            regex: LinePattern::new(r"(?<v>a|ab)").unwrap(),
+            types: vec![],
+        };
+        assert_eq!(run(&f, "ab\n"), Ok(r#"[{"v":"ab"}]"#.into()));
+        // A name in two alternatives, and an optional group that takes no part.
+        let f = LineFormat::LineRegex {
+            regex: LinePattern::new(r"(?<id>[0-9]+)(?: (?<tag>[a-z]+))?|id=(?<id>[0-9]+)").unwrap(),
+            types: vec![("id".into(), LineType::Integer)],
+        };
+        assert_eq!(
+            run(&f, "7 x\nid=8\n9\n"),
+            Ok(r#"[{"id":7,"tag":"x"},{"id":8},{"id":9}]"#.into())
+        );
+        assert!(LinePattern::new("(?<a>x)(?<a>y)").is_err());
+        assert!(LinePattern::new("(?<=a)b").is_err());
+        assert!(LinePattern::new("[").is_err());
     }
 }

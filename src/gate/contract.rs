@@ -160,7 +160,7 @@ impl Contract {
                 }),
                 Some("line_regex") => {
                     let re = s(i, "regex").unwrap_or_default();
-                    let regex = regex::Regex::new(&re)
+                    let regex = super::command::LinePattern::new(&re)
                         .map_err(|e| err(format!("input.regex: {e}")).at("/input/regex"))?;
                     Some(LineFormat::LineRegex {
                         regex,
@@ -261,7 +261,7 @@ impl Contract {
                             let probe = super::semantic::template_keys(&p)
                                 .iter()
                                 .fold(p.clone(), |t, k| t.replace(&format!("{{{k}}}"), "x"));
-                            regex::Regex::new(&probe).map_err(|e| {
+                            crate::schema::regex::Regex::new(&probe).map_err(|e| {
                                 err(format!("belongs_to pattern: {e}")).at(at("pattern"))
                             })?;
                             Ownership::Pattern(p)

@@ -52,7 +52,7 @@ pub use alerts::{
     Alerts, Block, BreakerPolicy, BreakerState, Hook, Raised, StoreBreaker, ALERTS_SCHEMA,
 };
 pub use audit::{AuditError, AuditRecord};
-pub use command::{LineError, LineFormat, LineType};
+pub use command::{LineError, LineFormat, LinePattern, LineType, PatternError};
 pub use contract::{Contract, ContractError, CONTRACT_SCHEMA};
 pub use economy::{approx_tokens, TRUNCATION_MARKER};
 pub use envelope::{envelope_schema, Envelope, FailureCode};

@@ -10,6 +10,7 @@ use std::fmt;
 
 use super::envelope::FailureCode;
 use crate::json::Value;
+use crate::schema::regex::Regex;
 use crate::select::Projection;
 
 /// A point in time: seconds and nanoseconds since the Unix epoch (UTC).
@@ -410,7 +411,12 @@ pub(crate) fn template_keys(t: &str) -> Vec<&str> {
         match rest[open..].find('}') {
             Some(close) => {
                 let key = &rest[open + 1..open + close];
-                if !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                // A key starts with a letter or `_`, so a quantifier (`{2}`) is never one.
+                let named = key
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+                if named && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
                     keys.push(key);
                 }
                 rest = &rest[open + close + 1..];
@@ -426,13 +432,39 @@ fn fill(t: &str, ctx: &Context, escape: bool) -> Option<String> {
     for key in template_keys(t) {
         let v = ctx.get(key)?;
         let v = if escape {
-            regex::escape(v)
+            crate::schema::regex::escape(v)
         } else {
             v.to_owned()
         };
         out = out.replace(&format!("{{{key}}}"), &v);
     }
     Some(out)
+}
+
+/// Patterns filled from the context, compiled, most recent first: a session's checks fill
+/// the same pattern with the same values, so each is compiled once, not on every check.
+static COMPILED: std::sync::Mutex<Vec<(String, std::sync::Arc<Regex>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// How many filled patterns [`COMPILED`] keeps.
+const COMPILED_KEPT: usize = 64;
+
+/// The whole-string matcher for the filled `belongs_to` pattern `p` (an ECMA-262 pattern),
+/// from [`COMPILED`] or compiled now; `None` when it does not compile (it matches nothing).
+fn compiled(p: &str) -> Option<std::sync::Arc<Regex>> {
+    let mut kept = COMPILED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(i) = kept.iter().position(|(k, _)| k == p) {
+        let hit = kept.remove(i);
+        let re = std::sync::Arc::clone(&hit.1);
+        kept.insert(0, hit);
+        return Some(re);
+    }
+    let re = std::sync::Arc::new(Regex::new(&format!("^(?:{p})$")).ok()?);
+    kept.insert(0, (p.to_owned(), std::sync::Arc::clone(&re)));
+    kept.truncate(COMPILED_KEPT);
+    Some(re)
 }
 
 impl SemanticCheck for BelongsTo {
@@ -449,7 +481,10 @@ impl SemanticCheck for BelongsTo {
             }
             Ownership::Pattern(t) => {
                 let p = fill(t, ctx, true).ok_or_else(|| fail("no_context"))?;
-                regex::Regex::new(&format!("^(?:{p})$")).is_ok_and(|re| re.is_match(s))
+                match compiled(&p) {
+                    Some(re) => re.is_match(s).map_err(|_| fail("budget_exceeded"))?,
+                    None => false,
+                }
             }
         };
         if ok {
@@ -548,5 +583,39 @@ mod tests {
         assert_eq!(run("pX1-run-42"), Err("not_owned"));
         assert_eq!(run("p.1-run-42\nx"), Err("not_owned"));
         assert_eq!(check.context_keys(), ["project"]);
+    }
+
+    #[test]
+    fn belongs_to_patterns_are_ecma_262() {
+        let p = Projection::new([("id", "/id")]).unwrap();
+        let check = BelongsTo {
+            field: "id".into(),
+            // `\d` is ASCII in ECMA-262; a lookahead needs the backtracking matcher.
+            rule: Ownership::Pattern(r"{org}/\d{2}(?=$)".into()),
+            code: FailureCode::Mismatch,
+        };
+        let run = |org: &str, s: &str| {
+            let ctx = Context::new().value("org", org);
+            let vals = [Some(Value::String(s.into()))];
+            check
+                .check(&Fields::new(&p, &vals), &ctx)
+                .map_err(|e| e.reason)
+        };
+        // Context values with characters Unicode mode refuses to see escaped (`-`) or needs
+        // escaped (`/`, `(`) match literally.
+        assert_eq!(run("a-b/c(", "a-b/c(/42"), Ok(()));
+        assert_eq!(run("a-b/c(", "a-b/c(/٤٢"), Err("not_owned"));
+        assert_eq!(run("a.b", "axb/42"), Err("not_owned"));
+        // The same filled pattern again is served compiled.
+        for _ in 0..3 {
+            assert_eq!(run("a-b/c(", "a-b/c(/42"), Ok(()));
+        }
+        let kept = COMPILED.lock().unwrap();
+        assert_eq!(
+            kept.iter()
+                .filter(|(k, _)| k == r"a\-b\/c\(/\d{2}(?=$)" || k == r"a-b\/c\(/\d{2}(?=$)")
+                .count(),
+            1
+        );
     }
 }

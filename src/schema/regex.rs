@@ -52,6 +52,9 @@ pub(crate) const MAX_REPEAT: u64 = 100_000;
 pub(crate) struct Regex {
     source: Box<str>,
     engine: Engine,
+    /// The named groups, in pattern order, with their 1-based indexes (ES2025 lets a name
+    /// repeat in different alternatives).
+    names: Box<[(String, u32)]>,
     /// A direct matcher taking the place of `engine` for literal, prefix, suffix and
     /// anchored class-sequence patterns ([`simple`]).
     simple: Option<simple::Simple>,
@@ -139,6 +142,7 @@ impl Regex {
         Ok(Regex {
             source: pattern.into(),
             engine,
+            names: parsed.names.into(),
             simple,
         })
     }
@@ -173,6 +177,23 @@ impl Regex {
                 result
             }
         }
+    }
+
+    /// The groups of the leftmost match in `haystack`, by index (0 is the whole match), or
+    /// `None` when there is none. Linear-time patterns only ([`is_linear`](Self::is_linear)):
+    /// for the others it is always `None`.
+    pub(crate) fn captures<'h>(&self, haystack: &'h str) -> Option<Vec<Option<&'h str>>> {
+        match &self.engine {
+            Engine::Linear(re) => re
+                .captures(haystack)
+                .map(|c| c.iter().map(|m| m.map(|m| m.as_str())).collect()),
+            Engine::Backtrack(_) => None,
+        }
+    }
+
+    /// The named groups, in pattern order, with their 1-based indexes.
+    pub(crate) fn group_names(&self) -> &[(String, u32)] {
+        &self.names
     }
 
     /// The ECMA-262 source pattern.
@@ -385,6 +406,8 @@ struct Parsed {
     root: Node,
     /// How many capturing groups the pattern has.
     groups: u32,
+    /// The named groups, in pattern order, with their indexes.
+    names: Vec<(String, u32)>,
     /// Whether the pattern needs look-around or backreferences.
     backtracking: bool,
 }
@@ -465,6 +488,19 @@ fn concat(mut terms: Vec<Node>) -> Node {
     }
 }
 
+/// `text` as an ECMA-262 pattern that matches exactly it: every syntax character and `/`
+/// escaped (the only identity escapes Unicode mode allows).
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_syntax_char(c) || c == '/' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Whether `pattern` is a syntactically valid ECMA-262 pattern in Unicode mode (the `regex`
 /// format): read by the same parser as a `pattern`, with no nesting limit and no tree kept,
 /// so it takes linear memory and no recursion whatever the input. Valid syntax with no
@@ -537,6 +573,7 @@ impl Parser {
         Ok(Parsed {
             root,
             groups: p.groups,
+            names: p.names,
             backtracking: p.backtracking,
         })
     }
@@ -1488,8 +1525,10 @@ fn emit(node: &Node, out: &mut String) {
         Node::WordBoundary { negated } => {
             out.push_str(if *negated { r"(?-u:\B)" } else { r"(?-u:\b)" });
         }
-        Node::Group { body, .. } => {
-            out.push_str("(?:");
+        Node::Group { capture, body } => {
+            // Capturing groups stay capturing, so the `regex` crate numbers them as ECMA-262
+            // does (by their opening parenthesis) and `captures` can report them.
+            out.push_str(if capture.is_some() { "(" } else { "(?:" });
             emit(body, out);
             out.push(')');
         }
@@ -1768,6 +1807,44 @@ mod tests {
         assert!(!super::is_ecma_regex(&"(".repeat(100_000)));
         let many = "(?<a>x)|".repeat(20_000);
         assert!(super::is_ecma_regex(&many));
+    }
+
+    #[test]
+    fn captures_are_numbered_by_opening_parenthesis() {
+        let r = re("(?<user>[a-z]+)(?:@(?<host>[a-z.]+))?( x)?");
+        assert_eq!(
+            r.group_names(),
+            &[("user".to_owned(), 1), ("host".to_owned(), 2)]
+        );
+        let c = r.captures("bob@example.org x").unwrap();
+        assert_eq!(
+            c,
+            [
+                Some("bob@example.org x"),
+                Some("bob"),
+                Some("example.org"),
+                Some(" x")
+            ]
+        );
+        let c = r.captures("bob").unwrap();
+        assert_eq!(c, [Some("bob"), Some("bob"), None, None]);
+        assert!(r.captures("123").is_none());
+        // Duplicate names in different alternatives: each has its own index.
+        let r = re("(?<d>[0-9]+)|(?<d>[a-z]+)");
+        assert_eq!(r.group_names(), &[("d".to_owned(), 1), ("d".to_owned(), 2)]);
+        assert_eq!(r.captures("ab").unwrap(), [Some("ab"), None, Some("ab")]);
+        // Backtracking patterns report no captures.
+        assert!(re("(a)\\1").captures("aa").is_none());
+    }
+
+    #[test]
+    fn escape_makes_a_literal() {
+        for text in ["a.b", "^$\\.*+?()[]{}|/", "x-y", "é😀", ""] {
+            let r = re(&format!("^{}$", super::escape(text)));
+            assert!(m(r.as_str(), text), "{text}");
+            assert!(!m(r.as_str(), &format!("{text}!")), "{text}");
+        }
+        assert!(!m(&format!("^{}$", super::escape("a.b")), "axb"));
     }
 
     #[test]
