@@ -205,10 +205,12 @@ enum State {
     AfterValue,
     /// Inside a string split across chunks or containing escapes (details in `str_state`).
     Str,
-    /// Inside a number split across chunks (its text so far in `scratch`).
-    Num(NumState),
-    /// Inside a literal split across chunks: which one and how many bytes matched.
-    Lit(Literal, u8),
+    /// Inside a number split across chunks (its text so far in `scratch`, its grammar state
+    /// in `Scanner::num`).
+    Num,
+    /// Inside a literal split across chunks (which one and how many bytes matched in
+    /// `Scanner::lit`).
+    Lit,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -280,6 +282,10 @@ pub struct Scanner {
     /// Decoded text of a token that is split or escaped.
     scratch: simd::Utf8Buf,
     str_state: StrState,
+    /// The grammar state of a number split across chunks ([`State::Num`]).
+    num: NumState,
+    /// The literal split across chunks and how many of its bytes matched ([`State::Lit`]).
+    lit: (Literal, u8),
     /// Offset of the next byte to be fed (bytes consumed so far).
     offset: u64,
     /// Start offset of the token in progress when it spans chunks.
@@ -307,6 +313,8 @@ impl Scanner {
             names: names::Names::new(),
             scratch: simd::Utf8Buf::default(),
             str_state: StrState::default(),
+            num: NumState::Start,
+            lit: (Literal::Null, 0),
             offset: 0,
             token_start: 0,
             line: 1,
@@ -407,8 +415,8 @@ impl Scanner {
         let at = self.offset;
         let r = match self.state {
             State::AfterValue if self.stack.is_empty() => Ok(Outcome::Complete),
-            State::Num(st) if self.stack.is_empty() => {
-                if st.is_terminal() {
+            State::Num if self.stack.is_empty() => {
+                if self.num.is_terminal() {
                     match self.emit_scratch_number(sink) {
                         Flow::Continue => Ok(Outcome::Complete),
                         Flow::Stop => Ok(Outcome::Stopped),
@@ -617,9 +625,18 @@ impl Scanner {
                         }
                         b'-' | b'0'..=b'9' => {
                             state = State::AfterValue;
+                            if let Some(end) =
+                                number::whole_number(buf, i, self.limits.number_bytes)
+                            {
+                                // Whole in the chunk and well-formed: delivered from here.
+                                let n = Number(simd::ascii_str(&buf[i..end]));
+                                emit!(Event::Number(n), at, end);
+                                continue;
+                            }
                             match self.number_start(buf, i, sink)? {
                                 (_, None, st) => {
-                                    state = State::Num(st);
+                                    self.num = st;
+                                    state = State::Num;
                                     break;
                                 }
                                 (next, Some(flow), _) => {
@@ -644,7 +661,8 @@ impl Scanner {
                                 state = State::AfterValue;
                                 emit!(lit.event(), at, i + text.len());
                             } else {
-                                state = State::Lit(lit, 0);
+                                self.lit = (lit, 0);
+                                state = State::Lit;
                             }
                         }
                         0xEF if at == 0 => bail!(ErrorKind::Syntax(Syntax::ByteOrderMark), i),
@@ -762,9 +780,9 @@ impl Scanner {
                         }
                     }
                 }
-                State::Num(st) => match self.number_continue(buf, i, base, st, sink)? {
+                State::Num => match self.number_continue(buf, i, base, self.num, sink)? {
                     (_, None, st) => {
-                        state = State::Num(st);
+                        self.num = st;
                         break;
                     }
                     (next, Some(flow), _) => {
@@ -777,7 +795,8 @@ impl Scanner {
                         }
                     }
                 },
-                State::Lit(lit, matched) => {
+                State::Lit => {
+                    let (lit, matched) = self.lit;
                     let text = lit.text();
                     let mut m = matched as usize;
                     if m == 0 {
@@ -792,7 +811,7 @@ impl Scanner {
                         i += 1;
                     }
                     if m < text.len() {
-                        state = State::Lit(lit, m as u8);
+                        self.lit = (lit, m as u8);
                         break;
                     }
                     state = State::AfterValue;

@@ -20,7 +20,7 @@ use crate::error::Syntax;
 /// assert!(Number::parse("01").is_none());
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Number<'a>(&'a str);
+pub struct Number<'a>(pub(super) &'a str);
 
 /// Why a [`Number`] could not be converted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,7 +192,7 @@ impl super::Scanner {
         } else {
             len
         };
-        if let Some(end) = fast_number(&buf[..wend], i) {
+        if let Some(end) = whole_number(buf, i, limit) {
             let at = self.pos(base + i as u64);
             let flow = sink.event_at(
                 super::Event::Number(Number(super::simd::ascii_str(&buf[i..end]))),
@@ -291,6 +291,19 @@ fn digits(buf: &[u8], mut j: usize) -> usize {
         j += 1;
     }
     j
+}
+
+/// The end of the well-formed number starting at `buf[i]` when it lies whole in `buf`, is
+/// followed there by a byte that cannot continue it, and is within `limit` bytes; `None`
+/// leaves the number to the byte-wise grammar, which reports what is wrong at the right byte.
+#[inline(always)]
+pub(super) fn whole_number(buf: &[u8], i: usize, limit: u64) -> Option<usize> {
+    let wend = if limit < (buf.len() - i) as u64 {
+        i + limit as usize + 1
+    } else {
+        buf.len()
+    };
+    fast_number(&buf[..wend], i)
 }
 
 /// Scans a well-formed number starting at `buf[i]` that is followed, inside `buf`, by a byte
