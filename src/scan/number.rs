@@ -306,28 +306,52 @@ pub(super) fn whole_number(buf: &[u8], i: usize, limit: u64) -> Option<usize> {
     fast_number(&buf[..wend], i)
 }
 
+/// What a byte can be right after the digits of a number.
+const AFTER_DIGITS_END: u8 = 0;
+const AFTER_DIGITS_DOT: u8 = 1;
+const AFTER_DIGITS_EXP: u8 = 2;
+/// A byte that cannot follow a complete number (a letter, digit, `.`, `+` or `-`): the
+/// byte-wise grammar reports it.
+const AFTER_DIGITS_BAD: u8 = 3;
+
+/// [`AFTER_DIGITS_END`] and the others, for every byte.
+static AFTER_DIGITS: [u8; 256] = {
+    let mut t = [AFTER_DIGITS_END; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() || c == b'+' || c == b'-' {
+            t[b] = AFTER_DIGITS_BAD;
+        }
+        b += 1;
+    }
+    t[b'.' as usize] = AFTER_DIGITS_DOT;
+    t[b'e' as usize] = AFTER_DIGITS_EXP;
+    t[b'E' as usize] = AFTER_DIGITS_EXP;
+    t
+};
+
 /// Scans a well-formed number starting at `buf[i]` that is followed, inside `buf`, by a byte
 /// that cannot continue it. Returns its end, or `None` to let the byte-wise grammar decide
 /// (split numbers, errors, numbers at the window end).
 #[inline]
 fn fast_number(buf: &[u8], i: usize) -> Option<usize> {
-    let mut j = i;
-    if buf[j] == b'-' {
-        j += 1;
-    }
+    let mut j = i + usize::from(buf.get(i) == Some(&b'-'));
     match buf.get(j)? {
         b'0' => j += 1,
         b'1'..=b'9' => j = digits(buf, j + 1),
         _ => return None,
     }
-    if *buf.get(j)? == b'.' {
+    let mut class = AFTER_DIGITS[usize::from(*buf.get(j)?)];
+    if class == AFTER_DIGITS_DOT {
         let k = digits(buf, j + 1);
         if k == j + 1 {
             return None;
         }
         j = k;
+        class = AFTER_DIGITS[usize::from(*buf.get(j)?)];
     }
-    if matches!(*buf.get(j)?, b'e' | b'E') {
+    if class == AFTER_DIGITS_EXP {
         j += 1;
         if matches!(*buf.get(j)?, b'+' | b'-') {
             j += 1;
@@ -337,18 +361,48 @@ fn fast_number(buf: &[u8], i: usize) -> Option<usize> {
             return None;
         }
         j = k;
+        class = AFTER_DIGITS[usize::from(*buf.get(j)?)];
     }
     // The terminator must be a byte the grammar treats as the end of a number.
-    let t = *buf.get(j)?;
-    if t.is_ascii_alphanumeric() || matches!(t, b'.' | b'+' | b'-') {
-        return None;
-    }
-    Some(j)
+    (class == AFTER_DIGITS_END).then_some(j)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Where the byte-wise grammar ends the number at the start of `bytes`: `Some(j)` when it
+    /// is complete before `bytes[j]`, `None` for an error or when the input ends first.
+    fn grammar_end(bytes: &[u8]) -> Option<usize> {
+        let mut st = NumState::Start;
+        for (j, &b) in bytes.iter().enumerate() {
+            match st.step(b) {
+                Step::Next(n) => st = n,
+                Step::End => return Some(j),
+                Step::Error(_) => return None,
+            }
+        }
+        None
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_path_ends_numbers_where_the_grammar_does(
+            body in proptest::collection::vec(
+                proptest::sample::select(b"0123456789-+.eEx ,]\"".to_vec()), 0..40)
+        ) {
+            let fast = fast_number(&body, 0);
+            let slow = grammar_end(&body);
+            // The fast path may leave a number to the grammar, never end it elsewhere.
+            if let Some(end) = fast {
+                proptest::prop_assert_eq!(Some(end), slow);
+            }
+            // And it takes every well-formed number that has a terminator.
+            if slow.is_some() {
+                proptest::prop_assert_eq!(fast, slow);
+            }
+        }
+    }
 
     #[test]
     fn grammar_accepts_and_rejects() {
