@@ -411,6 +411,14 @@ impl Sink for Validator {
         self.event_at(event, Position::on_one_line(offset))
     }
 
+    /// The text of a string value is read only where a subschema constrains the value:
+    /// inside a value none constrains (an `additionalProperties: true` member, an item of an
+    /// array without `items`), escaped strings are checked but not decoded.
+    #[inline]
+    fn wants_text(&self) -> bool {
+        self.rt.wants_text()
+    }
+
     #[inline]
     fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
         self.started = true;

@@ -933,6 +933,13 @@ impl Runtime {
         }
     }
 
+    /// Whether the next string value may be read by a subschema: not inside a value no
+    /// subschema constrains, where [`skipped`](Self::skipped) passes every event over.
+    #[inline]
+    pub(crate) fn wants_text(&self) -> bool {
+        self.skip == 0
+    }
+
     /// Records the event's offset; inside a value no subschema constrains, follows only its
     /// nesting and returns `true` (the event needs nothing else, in either tier).
     #[inline(always)]

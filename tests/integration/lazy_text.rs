@@ -5,7 +5,9 @@
 
 use std::fs;
 
-use jsongate::{Error, Event, Flow, Limits, Outcome, Scanner, Sink};
+use jsongate::{
+    Error, Event, Flow, Limits, Outcome, Position, Rejection, Scanner, Schema, Sink, Validator,
+};
 use proptest::prelude::*;
 
 use crate::common::shared;
@@ -171,5 +173,94 @@ proptest! {
         // Cut anywhere: strings the chunk ends inside.
         let bytes = doc.as_bytes();
         assert_same(&bytes[..cut.min(bytes.len())]);
+    }
+}
+
+/// A validator made to read every string's text (the oracle of one that reads only where a
+/// subschema constrains the value).
+struct Reading<'v>(&'v mut Validator);
+
+impl Sink for Reading<'_> {
+    fn event(&mut self, ev: Event<'_>, at: u64) -> Flow {
+        self.0.event(ev, at)
+    }
+    fn event_at(&mut self, ev: Event<'_>, at: Position) -> Flow {
+        self.0.event_at(ev, at)
+    }
+    fn wants_text(&self) -> bool {
+        true
+    }
+}
+
+fn validate(schema: &Schema, doc: &[u8], limits: Limits, read_all: bool) -> Result<(), Rejection> {
+    let mut s = Scanner::new(limits);
+    let mut v = Validator::new(schema);
+    let out = if read_all {
+        s.scan_slice(doc, &mut Reading(&mut v))
+    } else {
+        s.scan_slice(doc, &mut v)
+    };
+    v.verdict(&s, out)
+}
+
+/// Schemas that leave some values unconstrained (where the validator does not read text) and
+/// constrain others by their text.
+const SCHEMAS: &[&str] = &[
+    "true",
+    "{}",
+    r#"{"properties":{"a":{"type":"string","maxLength":3}}}"#,
+    r#"{"type":"array","prefixItems":[{"pattern":"^x"}]}"#,
+    r#"{"additionalProperties":{"const":"\u00e9"}}"#,
+    r#"{"items":{"type":"object","properties":{"k":{"enum":["\n","é"]}}}}"#,
+    r#"{"anyOf":[{"items":{"maxLength":1}},{"properties":{"a":true}}]}"#,
+];
+
+fn assert_same_verdicts(doc: &[u8]) {
+    for src in SCHEMAS {
+        let schema = Schema::compile(src.as_bytes()).unwrap();
+        for limits in [
+            Limits::new(),
+            Limits::new().max_string_bytes(4).i_json(true),
+        ] {
+            assert_eq!(
+                validate(&schema, doc, limits, false),
+                validate(&schema, doc, limits, true),
+                "{src} on {:?}",
+                String::from_utf8_lossy(doc)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_validator_reads_text_only_where_a_subschema_may() {
+    let dir = shared("suites/json-test-suite/test_parsing");
+    for entry in fs::read_dir(dir).unwrap() {
+        assert_same_verdicts(&fs::read(entry.unwrap().path()).unwrap());
+    }
+    for doc in [
+        r#"{"a":"\u00e9\n","b":{"c":["\u20AC\"","\ud83d\ude00"]}}"#,
+        r#"["x\n",{"deep":["\u00e9\t","\q"]}]"#,
+        r#"{"b":["\uD800"],"a":"\u0041"}"#,
+        r#"[{"k":"\n"},{"k":"\u00e9"},{"k":"\u00e8","z":"\uDC00"}]"#,
+    ] {
+        assert_same_verdicts(doc.as_bytes());
+    }
+}
+
+proptest! {
+    #[test]
+    fn random_escaped_strings_give_the_validator_the_same_verdicts(
+        pieces in proptest::collection::vec(piece(), 1..8),
+        shape in 0usize..4,
+    ) {
+        let body: String = pieces.concat();
+        let doc = match shape {
+            0 => format!(r#"{{"a":"{body}","b":["{body}"]}}"#),
+            1 => format!(r#"["{body}",{{"k":"{body}"}},"{body}"]"#),
+            2 => format!(r#"{{"z":{{"deep":["{body}"]}},"a":"{body}"}}"#),
+            _ => format!(r#"[{{"k":"{body}","x":"{body}"}}]"#),
+        };
+        assert_same_verdicts(doc.as_bytes());
     }
 }
