@@ -8,19 +8,14 @@
 //!
 //! This module sits above the validator and below the gate: it knows nothing of schemas,
 //! contracts or envelopes. It owns projection only: the value it builds, the JSON writer and
-//! [`Tee`] (one event stream to a validator and a selector) live in [`crate::json`].
+//! [`Tee`](crate::json::Tee) (one event stream to a validator and a selector) live in [`crate::json`].
 
 use std::fmt;
 use std::sync::Arc;
 
 use crate::scan::{Event, Flow, Sink};
 
-/// Moved to [`jsongate::json`](crate::json) (`json::write_string`, `json::Tee`); kept here
-/// so that existing imports keep compiling.
-pub use crate::json::{write_string as write_json_string, Tee};
-/// Moved to [`jsongate::json`](crate::json); kept here so that existing imports keep
-/// compiling.
-pub use crate::json::{Value, ValueBuilder};
+use crate::json::{Value, ValueBuilder};
 
 /// Why a set of pointers could not be compiled into a [`Projection`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,7 +70,8 @@ struct Compiled {
 /// # Example
 /// ```
 /// use jsongate::{scan, Limits};
-/// use jsongate::select::{Projection, Selector, Value};
+/// use jsongate::json::Value;
+/// use jsongate::select::{Projection, Selector};
 /// let p = Projection::new([("approved", "/review/approved"), ("id", "/items/1/id")]).unwrap();
 /// let mut sel = Selector::new(&p);
 /// let doc = br#"{"review":{"approved":true,"note":"x"},"items":[{"id":1},{"id":2}]}"#;
