@@ -152,7 +152,8 @@ pub struct Delivery {
     /// The agent-facing text block ([`render_envelope`]), when the contract asks for one
     /// (`"render": "untrusted_text"`).
     pub rendered: Option<String>,
-    /// What alerting did (empty without [`Gate::with_alerts`]).
+    /// What alerting did (empty without alerts: the contract's `alerts` member or
+    /// [`Gate::alerts`]).
     pub alerts: Raised,
 }
 
@@ -265,7 +266,22 @@ impl Gate {
         Ok(self)
     }
 
-    /// Keeps a copy of at most `limit` raw bytes of each response in its [`Delivery`].
+    /// Keeps a copy of at most `limit` raw bytes of each response in its [`Delivery`]
+    /// ([`Delivery::raw`]). Default: no copy.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+    ///   "fields":{"n":{"pointer":"/n"}}}"#, std::path::Path::new("."))?;
+    /// let req = Request::new("r-1", Context::new());
+    /// let gate = Gate::new(&contract)?;
+    /// assert_eq!(gate.run_slice(br#"{"n":1}"#, &req).unwrap().raw, None);
+    /// let gate = Gate::new(&contract)?.raw_copy(4);
+    /// assert_eq!(gate.run_slice(br#"{"n":1}"#, &req).unwrap().raw.as_deref(), Some(&br#"{"n""#[..]));
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     #[must_use]
     pub fn raw_copy(mut self, limit: usize) -> Gate {
         self.raw_copy = Some(limit);
@@ -273,9 +289,30 @@ impl Gate {
     }
 
     /// Raises alerts and runs the circuit breaker (keyed by tool) on every decision of this
-    /// gate; while the breaker is open responses fail fast without being read.
+    /// gate; while the breaker is open responses fail fast without being read. Replaces the
+    /// contract's own `alerts` member. Default: the contract's `alerts`, if any.
+    ///
+    /// # Example
+    /// ```
+    /// use std::sync::Arc;
+    /// use jsongate::gate::{Alerts, Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+    ///   "fields":{"n":{"pointer":"/n"}}}"#, std::path::Path::new("."))?;
+    /// let alerts = Alerts::from_slice(br#"{"alerts":1,"on":[],
+    ///   "breaker":{"max_blocks":1,"window_seconds":60,"cooldown_seconds":60}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?.alerts(Arc::new(alerts));
+    /// let req = Request::new("r-1", Context::new());
+    /// // One block opens the breaker: the next response is refused without being read.
+    /// assert!(gate.run_slice(b"[]", &req).unwrap().alerts.opened);
+    /// let d = gate.run_slice(br#"{"n":1}"#, &req).unwrap();
+    /// assert_eq!(d.audit.error.unwrap().kind, "breaker_open");
+    /// assert!(d.output.contains(r#""code":"UPSTREAM_UNAVAILABLE""#));
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     #[must_use]
-    pub fn with_alerts(mut self, alerts: std::sync::Arc<Alerts>) -> Gate {
+    pub fn alerts(mut self, alerts: std::sync::Arc<Alerts>) -> Gate {
         self.alerts = Some(alerts);
         self
     }

@@ -145,21 +145,53 @@ impl SchemaOptions {
         self
     }
 
-    /// Whether `format` is asserted (validated) rather than an annotation.
+    /// Whether `format` is asserted (validated) rather than an annotation. Default: `false`
+    /// (annotation only).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let schema = br#"{"format":"date"}"#;
+    /// let annotation = Schema::compile(schema)?;
+    /// assert!(Validator::new(&annotation).validate_slice(br#""May 5""#, Limits::new()).is_ok());
+    /// let asserted = Schema::options().format_assertion(true).compile(schema)?;
+    /// assert!(Validator::new(&asserted).validate_slice(br#""May 5""#, Limits::new()).is_err());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn format_assertion(mut self, on: bool) -> Self {
         self.format_assertion = on;
         self
     }
 
-    /// Whether the schema is checked against its meta-schema before compiling.
+    /// Whether the schema is checked against its meta-schema before compiling. Default:
+    /// `true`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Schema;
+    /// // The meta-schema wants `title` to be a string; the compiler ignores annotations.
+    /// assert!(Schema::compile(br#"{"title":5}"#).is_err());
+    /// assert!(Schema::options().validate_schema(false).compile(br#"{"title":5}"#).is_ok());
+    /// ```
     #[must_use]
     pub fn validate_schema(mut self, on: bool) -> Self {
         self.validate_schema = on;
         self
     }
 
-    /// Bound on compiled subschemas and constants ([`CompileBudget::Nodes`]).
+    /// Bound on compiled subschemas and constants ([`CompileBudget::Nodes`]). Default:
+    /// [`DEFAULT_MAX_SCHEMA_NODES`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let err = Schema::options()
+    ///     .max_nodes(2)
+    ///     .compile(br#"{"allOf":[{"type":"string"},{"minLength":1},{"maxLength":9}]}"#)
+    ///     .unwrap_err();
+    /// assert!(matches!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::Nodes, .. }));
+    /// ```
     #[must_use]
     pub fn max_nodes(mut self, n: usize) -> Self {
         self.bounds.nodes = n;
@@ -167,7 +199,7 @@ impl SchemaOptions {
     }
 
     /// Bound on the bytes of the schema plus every resource it loads
-    /// ([`CompileBudget::Bytes`]).
+    /// ([`CompileBudget::Bytes`]). Default: [`DEFAULT_MAX_SCHEMA_BYTES`].
     #[must_use]
     pub fn max_schema_bytes(mut self, n: u64) -> Self {
         self.bounds.bytes = n;
@@ -175,7 +207,8 @@ impl SchemaOptions {
     }
 
     /// Bound on chains of subschemas applied in place to one value, one inside the other
-    /// (`$ref` → `$ref` → …, `allOf` inside `allOf`; [`CompileBudget::RefDepth`]).
+    /// (`$ref` → `$ref` → …, `allOf` inside `allOf`; [`CompileBudget::RefDepth`]). Default:
+    /// [`DEFAULT_MAX_REF_DEPTH`].
     #[must_use]
     pub fn max_ref_depth(mut self, n: u64) -> Self {
         self.bounds.ref_depth = n;
@@ -183,7 +216,7 @@ impl SchemaOptions {
     }
 
     /// Bound on `$id` resources, `$anchor`s and `$dynamicAnchor`s
-    /// ([`CompileBudget::Anchors`]).
+    /// ([`CompileBudget::Anchors`]). Default: [`DEFAULT_MAX_ANCHORS`].
     #[must_use]
     pub fn max_anchors(mut self, n: u64) -> Self {
         self.bounds.anchors = n;
@@ -191,7 +224,8 @@ impl SchemaOptions {
     }
 
     /// Bound on compile steps ([`CompileBudget::Steps`]): one per location indexed, keyword
-    /// read, constant and resolved reference, and one per byte of each pattern.
+    /// read, constant and resolved reference, and one per byte of each pattern. Default:
+    /// [`DEFAULT_MAX_COMPILE_STEPS`].
     #[must_use]
     pub fn max_compile_steps(mut self, n: u64) -> Self {
         self.bounds.steps = n;
@@ -201,7 +235,8 @@ impl SchemaOptions {
     /// The evaluation budget: at most `n` work units per document, whatever its size (this
     /// drops the per-byte allowance; add one back with
     /// [`eval_budget_per_byte`](Self::eval_budget_per_byte)). A document whose evaluation
-    /// needs more is rejected with [`ErrorKind::BudgetExceeded`](crate::ErrorKind).
+    /// needs more is rejected with [`ErrorKind::BudgetExceeded`](crate::ErrorKind). Default:
+    /// [`DEFAULT_EVAL_BUDGET`] plus [`DEFAULT_EVAL_BUDGET_PER_BYTE`] per input byte.
     ///
     /// The unit is a bounded amount of work: one subschema evaluation started (or a check
     /// made in place on a scalar), one visit of an active subschema per member name, item or
@@ -238,7 +273,16 @@ impl SchemaOptions {
         self
     }
 
-    /// Limits for reading schema documents.
+    /// Limits for reading schema documents (the schema and every
+    /// [`resource`](Self::resource)). Default: [`Limits::new`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema};
+    /// let deep = br#"{"not":{"not":{"not":{"not":{}}}}}"#;
+    /// assert!(Schema::compile(deep).is_ok());
+    /// assert!(Schema::options().limits(Limits::new().max_depth(3)).compile(deep).is_err());
+    /// ```
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -246,7 +290,19 @@ impl SchemaOptions {
     }
 
     /// Registers a document that `$ref`s may name by `uri`. Nothing else is ever fetched.
-    /// An unreadable document makes [`compile`](Self::compile) fail.
+    /// An unreadable document makes [`compile`](Self::compile) fail. Default: no resources.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let schema = Schema::options()
+    ///     .resource("https://example.com/id.json", br#"{"type":"string","minLength":3}"#)
+    ///     .compile(br#"{"$ref":"https://example.com/id.json"}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// assert!(v.validate_slice(br#""c-1""#, Limits::new()).is_ok());
+    /// assert!(v.validate_slice(br#""c""#, Limits::new()).is_err());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn resource(mut self, uri: &str, document: &[u8]) -> Self {
         match Value::parse(document, self.limits) {
