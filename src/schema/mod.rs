@@ -34,8 +34,35 @@ use registry::Registry;
 
 /// Default fixed part of the per-document evaluation budget, in work units (see
 /// [`SchemaOptions::eval_budget`]).
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, Schema, Validator, DEFAULT_EVAL_BUDGET};
+/// // A tiny document never gets past the fixed part of the budget.
+/// let schema = Schema::compile(br#"{"items":{"type":"integer"}}"#)?;
+/// assert!(Validator::new(&schema).validate_slice(b"[1,2,3]", Limits::new()).is_ok());
+/// assert!(DEFAULT_EVAL_BUDGET >= 1_000);
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 pub const DEFAULT_EVAL_BUDGET: u64 = 1_000_000;
 /// Default further evaluation budget per input byte read, in work units.
+///
+/// # Example
+/// ```
+/// use jsongate::{ErrorKind, Limits, Rejection, Schema, Validator};
+/// // With the per-byte allowance (the default), a larger document may do more work.
+/// let schema = br#"{"items":{"allOf":[{"type":"integer"},{"minimum":0}]}}"#;
+/// let doc = format!("[{}0]", "0,".repeat(2_000));
+/// let fixed = Schema::options().eval_budget(1_000).compile(schema)?;
+/// let err = Validator::new(&fixed).validate_slice(doc.as_bytes(), Limits::new());
+/// assert!(matches!(err, Err(Rejection::Error(e)) if matches!(e.kind(), ErrorKind::BudgetExceeded { .. })));
+/// let per_byte = Schema::options()
+///     .eval_budget(1_000)
+///     .eval_budget_per_byte(jsongate::DEFAULT_EVAL_BUDGET_PER_BYTE)
+///     .compile(schema)?;
+/// assert!(Validator::new(&per_byte).validate_slice(doc.as_bytes(), Limits::new()).is_ok());
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 pub const DEFAULT_EVAL_BUDGET_PER_BYTE: u64 = 16;
 
 /// A compiled JSON Schema: immutable, `Send + Sync`, cheap to clone (shared program).
@@ -66,6 +93,19 @@ impl std::fmt::Debug for Schema {
 
 impl Schema {
     /// Options for compiling.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Draft, Limits, Schema, Validator};
+    /// let schema = Schema::options()
+    ///     .draft(Draft::Draft7)
+    ///     .format_assertion(true)
+    ///     .compile(br#"{"format":"email"}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// assert!(v.validate_slice(br#""a@example.com""#, Limits::new()).is_ok());
+    /// assert!(v.validate_slice(br#""not an address""#, Limits::new()).is_err());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn options() -> SchemaOptions {
         SchemaOptions::new()
     }
@@ -81,6 +121,17 @@ impl Schema {
 }
 
 /// How to compile a [`Schema`]. Consuming setters, documented defaults.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, Schema, SchemaOptions, Validator};
+/// let options = SchemaOptions::new().format_assertion(true).max_nodes(1_000);
+/// let a = options.compile(br#"{"format":"ipv4"}"#)?;
+/// let b = options.compile(br#"{"format":"date"}"#)?; // one set of options, many schemas
+/// assert!(Validator::new(&a).validate_slice(br#""10.0.0.1""#, Limits::new()).is_ok());
+/// assert!(Validator::new(&b).validate_slice(br#""10.0.0.1""#, Limits::new()).is_err());
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 #[derive(Clone)]
 pub struct SchemaOptions {
     pub(crate) draft: Draft,
@@ -109,6 +160,16 @@ impl SchemaOptions {
     /// [`DEFAULT_MAX_REF_DEPTH`], [`DEFAULT_MAX_ANCHORS`] and [`DEFAULT_MAX_COMPILE_STEPS`],
     /// the evaluation budget [`DEFAULT_EVAL_BUDGET`] plus [`DEFAULT_EVAL_BUDGET_PER_BYTE`] per
     /// input byte, and the scanner's default [`Limits`] for reading schema documents.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Schema, SchemaOptions};
+    /// // The same as `Schema::options()` and `SchemaOptions::default()`.
+    /// let schema = SchemaOptions::new().compile(br#"{"type":"string"}"#)?;
+    /// assert!(Schema::compile(br#"{"type":"strin"}"#).is_err()); // checked against the meta-schema
+    /// let _ = (schema, SchemaOptions::default());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn new() -> Self {
         SchemaOptions {
             draft: Draft::Draft202012,
@@ -200,6 +261,13 @@ impl SchemaOptions {
 
     /// Bound on the bytes of the schema plus every resource it loads
     /// ([`CompileBudget::Bytes`]). Default: [`DEFAULT_MAX_SCHEMA_BYTES`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let err = Schema::options().max_schema_bytes(8).compile(br#"{"type":"string"}"#).unwrap_err();
+    /// assert_eq!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::Bytes, limit: 8 });
+    /// ```
     #[must_use]
     pub fn max_schema_bytes(mut self, n: u64) -> Self {
         self.bounds.bytes = n;
@@ -209,6 +277,15 @@ impl SchemaOptions {
     /// Bound on chains of subschemas applied in place to one value, one inside the other
     /// (`$ref` → `$ref` → …, `allOf` inside `allOf`; [`CompileBudget::RefDepth`]). Default:
     /// [`DEFAULT_MAX_REF_DEPTH`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let chain = br##"{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/c"},"c":{"type":"string"}}}"##;
+    /// assert!(Schema::compile(chain).is_ok());
+    /// let err = Schema::options().max_ref_depth(2).compile(chain).unwrap_err();
+    /// assert!(matches!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::RefDepth, .. }));
+    /// ```
     #[must_use]
     pub fn max_ref_depth(mut self, n: u64) -> Self {
         self.bounds.ref_depth = n;
@@ -217,6 +294,15 @@ impl SchemaOptions {
 
     /// Bound on `$id` resources, `$anchor`s and `$dynamicAnchor`s
     /// ([`CompileBudget::Anchors`]). Default: [`DEFAULT_MAX_ANCHORS`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let anchors = br#"{"$defs":{"a":{"$anchor":"a"},"b":{"$anchor":"b"},"c":{"$anchor":"c"}}}"#;
+    /// assert!(Schema::compile(anchors).is_ok());
+    /// let err = Schema::options().max_anchors(2).compile(anchors).unwrap_err();
+    /// assert!(matches!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::Anchors, .. }));
+    /// ```
     #[must_use]
     pub fn max_anchors(mut self, n: u64) -> Self {
         self.bounds.anchors = n;
@@ -226,6 +312,15 @@ impl SchemaOptions {
     /// Bound on compile steps ([`CompileBudget::Steps`]): one per location indexed, keyword
     /// read, constant and resolved reference, and one per byte of each pattern. Default:
     /// [`DEFAULT_MAX_COMPILE_STEPS`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let schema = br#"{"properties":{"a":{"type":"string"},"b":{"pattern":"^[a-z]+$"}}}"#;
+    /// assert!(Schema::compile(schema).is_ok());
+    /// let err = Schema::options().max_compile_steps(5).compile(schema).unwrap_err();
+    /// assert!(matches!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::Steps, limit: 5 }));
+    /// ```
     #[must_use]
     pub fn max_compile_steps(mut self, n: u64) -> Self {
         self.bounds.steps = n;
@@ -267,6 +362,21 @@ impl SchemaOptions {
     /// [`DEFAULT_EVAL_BUDGET_PER_BYTE`]), added to the fixed
     /// [`eval_budget`](Self::eval_budget): larger documents may do proportionally more
     /// work, while a small document can never cost more than the fixed part plus a little.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = br#"{"items":{"allOf":[{"type":"integer"},{"minimum":0}]}}"#;
+    /// let doc = format!("[{}0]", "0,".repeat(2_000));
+    /// let strict = Schema::options().eval_budget(1_000).compile(schema)?;
+    /// assert!(matches!(
+    ///     Validator::new(&strict).validate_slice(doc.as_bytes(), Limits::new()),
+    ///     Err(Rejection::Error(_))
+    /// ));
+    /// let scaled = Schema::options().eval_budget(1_000).eval_budget_per_byte(16).compile(schema)?;
+    /// assert!(Validator::new(&scaled).validate_slice(doc.as_bytes(), Limits::new()).is_ok());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn eval_budget_per_byte(mut self, n: u64) -> Self {
         self.budget_per_byte = n;
