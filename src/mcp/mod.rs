@@ -198,10 +198,17 @@ macro_rules! config_options {
     )*};
 }
 
-/// Readers of fields whose value is `Copy`: `$get()` returns the field.
+/// Readers of fields whose value is `Copy`: `$get()` returns the field; the example checks
+/// the documented default.
 macro_rules! config_getters {
-    ($($field:ident, $get:ident: $ty:ty;)*) => {$(
+    ($($field:ident, $get:ident: $ty:ty = $default:expr;)*) => {$(
         #[doc = concat!("The value set by [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("use jsongate::mcp::Config;")]
+        #[doc = concat!("assert_eq!(Config::default().", stringify!($get), "(), ", stringify!($default), ");")]
+        /// ```
         pub fn $get(&self) -> $ty {
             self.$field
         }
@@ -212,86 +219,264 @@ impl Config {
     config_setters! {
         /// Limits applied to every line, in both directions. Default: the crate's limits
         /// with `max_bytes` = [`DEFAULT_MAX_MESSAGE_BYTES`].
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// use jsongate::Limits;
+        /// let c = Config::default().limits(Limits::new().max_bytes(1 << 20).max_depth(32));
+        /// assert_eq!(c.get_limits().get_max_depth(), 32);
+        /// ```
         limits: Limits;
         /// Whether `format` asserts in tool schemas. Default: `false` (annotation only).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// assert!(Config::default().format_assertion(true).get_format_assertion());
+        /// ```
         format_assertion: bool;
         /// The session's grants and workspace, for the [`policy`](Self::policy). Default:
         /// no grants, no workspace.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::action::Grants;
+        /// use jsongate::mcp::Config;
+        /// let c = Config::default().session(Grants::new(["fs_read"]));
+        /// assert_eq!(c.get_session().grants(), ["fs_read"]);
+        /// ```
         session: Grants;
         /// Where the policy's rate limits are counted; a file or Redis store shares them
         /// with other replicas. Default: this process's memory ([`RateState::new`]).
+        ///
+        /// # Example
+        /// ```
+        /// use std::sync::Arc;
+        /// use jsongate::action::RateState;
+        /// use jsongate::mcp::Config;
+        /// use jsongate::state::MemoryStore;
+        /// let c = Config::default().rate(RateState::with_store(Arc::new(MemoryStore::new())).scope("tenant-a"));
+        /// let _ = c.get_rate().store();
+        /// ```
         rate: RateState;
         /// How long the schemas of one `tools/list` page may take to compile, from the
         /// page's arrival (waiting behind earlier pages included); past it the page's tools
         /// are unusable (`schema_compile_timeout`) and calls to them are refused. Default:
         /// [`tools::DEFAULT_COMPILE_DEADLINE`].
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::mcp::Config;
+        /// let c = Config::default().compile_deadline(Duration::from_secs(2));
+        /// assert_eq!(c.get_compile_deadline(), Duration::from_secs(2));
+        /// ```
         compile_deadline: Duration;
         /// What a tool that differs from its pin does. Default: [`pin::OnChange::Refuse`].
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::{pin::OnChange, Config};
+        /// let c = Config::default().on_tool_change(OnChange::Warn);
+        /// assert_eq!(c.get_on_tool_change(), OnChange::Warn);
+        /// ```
         on_tool_change: pin::OnChange;
         /// Budgets for named tools, in place of
         /// [`max_result_bytes`](Self::max_result_bytes) for their results
         /// (`--max-result-bytes TOOL=N`). Default: none.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// let c = Config::default()
+        ///     .max_result_bytes(64 << 10)
+        ///     .tool_result_bytes([("read_logs".to_owned(), 1 << 20)].into_iter().collect());
+        /// assert_eq!(c.get_tool_result_bytes().get("read_logs"), Some(&(1 << 20)));
+        /// ```
         tool_result_bytes: HashMap<String, u64>;
         /// Whether text-only results over [`max_result_bytes`](Self::max_result_bytes) may
         /// be cut (with [`TEXT_TRUNCATION_MARKER`]) rather than replaced. Default: `false`.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// let c = Config::default().max_result_bytes(4096).truncate_text(true);
+        /// assert!(c.get_truncate_text());
+        /// ```
         truncate_text: bool;
         /// How long a call the policy answers `ask` waits for a person (the client's
         /// elicitation, or an answer to its record in the
         /// [`approval_store`](Self::approval_store)) before it is refused
         /// (`not_approved`). Default: [`DEFAULT_APPROVAL_WAIT`].
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::mcp::Config;
+        /// let c = Config::default().approval_wait(Duration::from_secs(30));
+        /// assert_eq!(c.get_approval_wait(), Duration::from_secs(30));
+        /// ```
         approval_wait: Duration;
     }
     config_options! {
         /// The dialect of tool schemas without `$schema`. Default: 2020-12.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// use jsongate::Draft;
+        /// assert_eq!(Config::default().draft(Draft::Draft7).get_draft(), Some(Draft::Draft7));
+        /// ```
         draft: crate::Draft;
         /// Evaluation budget per validated document. Default: the schema's default
         /// ([`DEFAULT_EVAL_BUDGET`](crate::DEFAULT_EVAL_BUDGET) plus a per-byte allowance).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// assert_eq!(Config::default().eval_budget(100_000).get_eval_budget(), Some(100_000));
+        /// ```
         eval_budget: u64;
         /// A tool-call policy: `deny` decisions are answered by the proxy, `ask` decisions
         /// wait for a person when one can be asked (elicitation, the
         /// [`approval_store`](Self::approval_store)) and are answered by the proxy
         /// otherwise. Default: none (every call whose arguments pass is forwarded).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::action::{Grants, Policy};
+        /// use jsongate::mcp::Config;
+        /// let policy = Policy::from_slice(br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":[]}}}"#)?;
+        /// let c = Config::default().policy(policy).session(Grants::new(Vec::<String>::new()));
+        /// assert!(c.get_policy().is_some());
+        /// # Ok::<(), jsongate::json::ConfigError>(())
+        /// ```
         policy: Policy;
         /// Where to append one audit line per tool call (and per dropped line). Default:
         /// none.
+        ///
+        /// # Example
+        /// ```
+        /// use std::io::Write;
+        /// use std::sync::{Arc, Mutex};
+        /// use jsongate::mcp::{Config, Proxy};
+        ///
+        /// /// Audit lines collected in memory (a file or a pipe in practice).
+        /// #[derive(Clone, Default)]
+        /// struct Lines(Arc<Mutex<Vec<u8>>>);
+        /// impl Write for Lines {
+        ///     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        ///         self.0.lock().unwrap().write(b)
+        ///     }
+        ///     fn flush(&mut self) -> std::io::Result<()> {
+        ///         Ok(())
+        ///     }
+        /// }
+        /// let audit = Lines::default();
+        /// let relay = Proxy::new(Config::default().audit(Box::new(audit.clone())));
+        /// // The server sends one line that is not JSON: it is dropped, and audited.
+        /// let server_out = &b"not json\n"[..];
+        /// relay.run(&b""[..], std::io::sink(), std::io::sink(), server_out, Box::new(|| {}))?;
+        /// let text = String::from_utf8(audit.0.lock().unwrap().clone()).unwrap();
+        /// assert!(text.contains(r#""verdict":"dropped""#), "{text}");
+        /// # Ok::<(), std::io::Error>(())
+        /// ```
         audit: Box<dyn Write + Send>;
         /// Whether tool results that pass, and every request and notification from the
         /// server (`sampling/createMessage`, `elicitation/create`, `notifications/message`,
         /// …), are also screened for instruction-like text
         /// ([`action::screen`](crate::action::screen)). Default: not screened.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::{Config, Screen};
+        /// assert_eq!(Config::default().screen(Screen::Flag).get_screen(), Some(Screen::Flag));
+        /// ```
         screen: Screen;
         /// A lockfile to enforce: a listed tool absent from it, or whose definition's hash
         /// differs, is removed from the listing the client sees and its calls are refused
         /// (`tool_not_pinned`, `tool_changed`). Default: none; the tools of the first
         /// complete listing are pinned (trust on first use) and the same rule applies to
         /// every later listing.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::{pin::Lock, Config};
+        /// let c = Config::default().pin(Lock::new(None));
+        /// assert_eq!(c.get_pin().map(Lock::len), Some(0)); // an empty lockfile admits no tool
+        /// ```
         pin: pin::Lock;
         /// What screening of tool definitions does with a tool in which it finds
         /// instruction-like or hidden text: [`Screen::Reject`] removes it from the listing
         /// and refuses its calls (`tool_poisoned`), [`Screen::Flag`] audits it. Definitions
         /// are always screened. Default: reject when [`screen`](Self::screen) is set,
         /// otherwise flag.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::{Config, Screen};
+        /// let c = Config::default().screen(Screen::Flag).screen_tools(Screen::Reject);
+        /// assert_eq!(c.get_screen_tools(), Some(Screen::Reject));
+        /// ```
         screen_tools: Screen;
         /// Largest `tools/call` (and `tasks/result`) result line passed to the client.
         /// Over it, a result with structured content is replaced (class `over_budget`);
         /// plain text content is cut with [`TEXT_TRUNCATION_MARKER`] when
         /// [`truncate_text`](Self::truncate_text) allows, else replaced too. Default: no
         /// budget beyond the line limit.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// assert_eq!(Config::default().max_result_bytes(65_536).get_max_result_bytes(), Some(65_536));
+        /// ```
         max_result_bytes: u64;
         /// Alerts and the circuit breaker ([`gate::Alerts`](crate::gate::Alerts)): a block
         /// of a listed class raises an alert (delivered off the relay's path), results and
         /// tools refused for a tool count toward its breaker, and while it is open calls to
         /// the tool are answered by the proxy (`breaker_open`) and never forwarded.
         /// Default: none.
+        ///
+        /// # Example
+        /// ```
+        /// use std::sync::Arc;
+        /// use jsongate::gate::Alerts;
+        /// use jsongate::mcp::Config;
+        /// let alerts = Alerts::from_slice(br#"{"alerts":1,"on":["schema"],
+        ///     "breaker":{"max_blocks":5,"window_seconds":60,"cooldown_seconds":300}}"#,
+        ///     std::path::Path::new("."))?;
+        /// let _config = Config::default().alerts(Arc::new(alerts));
+        /// # Ok::<(), jsongate::json::ConfigError>(())
+        /// ```
         alerts: Arc<crate::gate::Alerts>;
         /// Where a pending approval is recorded when the client did not declare
         /// elicitation (answered by `jsongate approve ID`, or
         /// [`Approval::answer`](crate::action::Approval::answer)). Default: none; such an
         /// `ask` is refused (`policy_ask`).
+        ///
+        /// # Example
+        /// ```
+        /// use std::sync::Arc;
+        /// use jsongate::mcp::Config;
+        /// use jsongate::state::MemoryStore;
+        /// let _config = Config::default().approval_store(Arc::new(MemoryStore::new()));
+        /// ```
         approval_store: Arc<dyn crate::state::Store>;
         /// Told of every approval recorded in the [`approval_store`](Self::approval_store),
         /// so an operator learns its id (the command writes it to standard error).
         /// Default: none.
+        ///
+        /// # Example
+        /// ```
+        /// use std::sync::Arc;
+        /// use jsongate::action::Approval;
+        /// use jsongate::mcp::Config;
+        /// use jsongate::state::MemoryStore;
+        /// let _config = Config::default()
+        ///     .approval_store(Arc::new(MemoryStore::new()))
+        ///     .on_approval(Box::new(|a: &Approval| eprintln!("approval requested: {}", a.id)));
+        /// ```
         on_approval: OnApproval;
         /// Where pins taken on first use (no [`pin`](Self::pin)) are shared with the other
         /// replicas in front of the same server: the first replica's first complete listing
@@ -299,11 +484,27 @@ impl Config {
         /// replica holds it like a lockfile. A store that fails refuses the tools
         /// (`pin_state_unavailable`) when the [`rate`](Self::rate) state's failure choice
         /// denies. Default: none; each session pins on its own.
+        ///
+        /// # Example
+        /// ```
+        /// use std::sync::Arc;
+        /// use jsongate::mcp::Config;
+        /// use jsongate::state::MemoryStore;
+        /// let shared = Arc::new(MemoryStore::new()); // a file or Redis store across hosts
+        /// let _config = Config::default().upstream("search-server").pin_store(shared);
+        /// ```
         pin_store: Arc<dyn crate::state::Store>;
     }
 
     /// The server command (or endpoint) as audit lines name it (`"upstream"`). Default:
     /// none.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// let c = Config::default().upstream("npx @modelcontextprotocol/server-filesystem");
+    /// assert_eq!(c.get_upstream(), Some("npx @modelcontextprotocol/server-filesystem"));
+    /// ```
     #[must_use]
     pub fn upstream(mut self, upstream: impl Into<String>) -> Self {
         self.upstream = Some(upstream.into());
@@ -311,45 +512,83 @@ impl Config {
     }
 
     config_getters! {
-        limits, get_limits: Limits;
-        format_assertion, get_format_assertion: bool;
-        draft, get_draft: Option<crate::Draft>;
-        eval_budget, get_eval_budget: Option<u64>;
-        screen, get_screen: Option<Screen>;
-        compile_deadline, get_compile_deadline: Duration;
-        on_tool_change, get_on_tool_change: pin::OnChange;
-        screen_tools, get_screen_tools: Option<Screen>;
-        max_result_bytes, get_max_result_bytes: Option<u64>;
-        truncate_text, get_truncate_text: bool;
-        approval_wait, get_approval_wait: Duration;
+        limits, get_limits: Limits = jsongate::Limits::new().max_bytes(jsongate::mcp::DEFAULT_MAX_MESSAGE_BYTES);
+        format_assertion, get_format_assertion: bool = false;
+        draft, get_draft: Option<crate::Draft> = None;
+        eval_budget, get_eval_budget: Option<u64> = None;
+        screen, get_screen: Option<Screen> = None;
+        compile_deadline, get_compile_deadline: Duration = jsongate::mcp::tools::DEFAULT_COMPILE_DEADLINE;
+        on_tool_change, get_on_tool_change: pin::OnChange = jsongate::mcp::pin::OnChange::Refuse;
+        screen_tools, get_screen_tools: Option<Screen> = None;
+        max_result_bytes, get_max_result_bytes: Option<u64> = None;
+        truncate_text, get_truncate_text: bool = false;
+        approval_wait, get_approval_wait: Duration = jsongate::mcp::DEFAULT_APPROVAL_WAIT;
     }
 
     /// The value set by [`session`](Self::session).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert!(Config::default().get_session().grants().is_empty());
+    /// ```
     pub fn get_session(&self) -> &Grants {
         &self.session
     }
 
     /// The value set by [`rate`](Self::rate).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// use jsongate::state::OnStateError;
+    /// assert_eq!(Config::default().get_rate().on_error(), OnStateError::Deny);
+    /// ```
     pub fn get_rate(&self) -> &RateState {
         &self.rate
     }
 
     /// The value set by [`policy`](Self::policy).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert!(Config::default().get_policy().is_none());
+    /// ```
     pub fn get_policy(&self) -> Option<&Policy> {
         self.policy.as_ref()
     }
 
     /// The value set by [`pin`](Self::pin).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert!(Config::default().get_pin().is_none()); // trust on first use
+    /// ```
     pub fn get_pin(&self) -> Option<&pin::Lock> {
         self.pin.as_ref()
     }
 
     /// The value set by [`tool_result_bytes`](Self::tool_result_bytes).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert!(Config::default().get_tool_result_bytes().is_empty());
+    /// ```
     pub fn get_tool_result_bytes(&self) -> &HashMap<String, u64> {
         &self.tool_result_bytes
     }
 
     /// The value set by [`upstream`](Self::upstream).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert_eq!(Config::default().get_upstream(), None);
+    /// assert_eq!(Config::default().upstream("srv").get_upstream(), Some("srv"));
+    /// ```
     pub fn get_upstream(&self) -> Option<&str> {
         self.upstream.as_deref()
     }
