@@ -44,12 +44,6 @@ pub use decision::{
 };
 pub use plan::{Plan, PlanStep, DEFAULT_PLAN_TTL_MS, PLAN_SCHEMA};
 pub use policy::{
-    Call, Grants, PastLimit, Policy, PolicyError, RateLimit, RateState, ToolPolicy, POLICY_SCHEMA,
+    Call, Grants, PastLimit, Policy, RateLimit, RateState, ToolPolicy, POLICY_SCHEMA,
 };
 pub use rules::{path_contained, url_allowed, Context, Rule, RuleFailure};
-// Screening lives in its own layer (`crate::screen`), shared with the gate; the action
-// boundary re-exports it under its historical names.
-pub use crate::screen::{
-    hidden_text, render_untrusted, screen, screen_str, Action, Class, Finding, ScreenContract,
-    Screener, Screening, HIDDEN_PATTERNS, PATTERNS, RULES, SCREEN_CONTRACT_SCHEMA,
-};

@@ -37,14 +37,9 @@ use crate::{Limits, Schema, Validator};
 /// The JSON Schema of policy files (format 1).
 pub const POLICY_SCHEMA: &str = include_str!("policy.schema.json");
 
-/// A policy that could not be loaded, or a call document that is not one (configuration
-/// errors, CLI exit 2): the crate's one [`ConfigError`], under the name this module has
-/// always used.
-pub type PolicyError = ConfigError;
-
 static POLICY: Shipped = Shipped::new("policy", "the policy schema", POLICY_SCHEMA);
 
-fn err(msg: impl Into<String>) -> PolicyError {
+fn err(msg: impl Into<String>) -> ConfigError {
     ConfigError::invalid(msg)
 }
 
@@ -111,7 +106,7 @@ impl Call {
     ///
     /// # Errors
     /// Not JSON, or not an object with a string `tool` and optional `arguments` (only).
-    pub fn parse(bytes: &[u8], limits: Limits) -> Result<Call, PolicyError> {
+    pub fn parse(bytes: &[u8], limits: Limits) -> Result<Call, ConfigError> {
         let v = Value::parse(bytes, limits).map_err(|e| {
             ConfigError::new(ConfigErrorKind::Syntax, format!("call: {e}"))
                 .at(e.pointer())
@@ -315,7 +310,7 @@ impl Grants {
     ///
     /// # Errors
     /// `root` cannot be canonicalised.
-    pub fn workspace(mut self, root: &Path) -> Result<Grants, PolicyError> {
+    pub fn workspace(mut self, root: &Path) -> Result<Grants, ConfigError> {
         let real = std::fs::canonicalize(root)
             .map_err(|e| err(format!("workspace '{}': {e}", root.display())))?;
         self.workspace = Some(real);
@@ -379,7 +374,7 @@ impl Policy {
     ///
     /// # Errors
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
-    pub fn from_file(path: &Path) -> Result<Policy, PolicyError> {
+    pub fn from_file(path: &Path) -> Result<Policy, ConfigError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ConfigError::read(format_args!("policy '{}'", path.display()), &e))?;
         Policy::from_slice(&bytes)
@@ -406,7 +401,7 @@ impl Policy {
     /// let d = p.decide(&call(r#"{"path":"notes/a.txt"}"#), &s, &rate, 0);
     /// assert_eq!(d.reason(), Reason::Ok);
     /// ```
-    pub fn from_slice(bytes: &[u8]) -> Result<Policy, PolicyError> {
+    pub fn from_slice(bytes: &[u8]) -> Result<Policy, ConfigError> {
         let doc = config::load(bytes, &POLICY)?;
         let lim = config::limits(&doc)?;
         // The file's schema admits only the names `Draft::from_name` reads.

@@ -20,11 +20,7 @@ use crate::Limits;
 /// The JSON Schema of contract files (format 1).
 pub const CONTRACT_SCHEMA: &str = include_str!("contract.schema.json");
 
-/// Why a contract could not be loaded. Always a configuration error (CLI exit 2): the crate's
-/// one [`ConfigError`], under the name this module has always used.
-pub type ContractError = ConfigError;
-
-pub(crate) fn err(msg: impl Into<String>) -> ContractError {
+pub(crate) fn err(msg: impl Into<String>) -> ConfigError {
     ConfigError::invalid(msg)
 }
 
@@ -38,7 +34,7 @@ pub(crate) enum SchemaSource {
 }
 
 impl SchemaSource {
-    pub(crate) fn bytes(&self) -> Result<Vec<u8>, ContractError> {
+    pub(crate) fn bytes(&self) -> Result<Vec<u8>, ConfigError> {
         match self {
             SchemaSource::Inline(b) => Ok(b.clone()),
             SchemaSource::File(p) => std::fs::read(p)
@@ -126,7 +122,7 @@ impl Contract {
     /// # Errors
     /// The file cannot be read, is not valid JSON, does not satisfy [`CONTRACT_SCHEMA`], or
     /// is inconsistent (a check naming an unknown field, an invalid regex, …).
-    pub fn from_file(path: &Path) -> Result<Contract, ContractError> {
+    pub fn from_file(path: &Path) -> Result<Contract, ConfigError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ConfigError::read(format_args!("contract '{}'", path.display()), &e))?;
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -137,7 +133,7 @@ impl Contract {
     ///
     /// # Errors
     /// As [`from_file`](Self::from_file).
-    pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Contract, ContractError> {
+    pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Contract, ConfigError> {
         let doc = config::load(bytes, &CONTRACT)?;
         let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
         let tool = s(&doc, "tool").unwrap_or_default();
@@ -361,7 +357,7 @@ impl Contract {
 
 /// The `screen` member: every rule's pointer must lie in an exposed field (the pointers are
 /// into the agent's `data`).
-fn screen_rules(v: &Value, fields: &[Field]) -> Result<ScreenContract, ContractError> {
+fn screen_rules(v: &Value, fields: &[Field]) -> Result<ScreenContract, ConfigError> {
     let sc = ScreenContract::from_value(v);
     for (p, _) in sc.fields() {
         let at = || config::pointer(&["screen", "fields", p]);

@@ -7,8 +7,9 @@
 
 use std::fmt::Write as _;
 
-use super::contract::{CheckSpec, Contract, ContractError};
+use super::contract::{CheckSpec, Contract};
 use super::envelope::FailureCode;
+use crate::json::ConfigError;
 use crate::json::{write_string, Value};
 use crate::Limits;
 
@@ -74,7 +75,7 @@ fn j(s: &str) -> String {
 }
 
 /// The agent-facing fields: name → (required in the envelope, upstream pointer).
-fn agent_fields(c: &Contract) -> Result<Vec<(String, bool, String)>, ContractError> {
+fn agent_fields(c: &Contract) -> Result<Vec<(String, bool, String)>, ConfigError> {
     let g = super::Gate::new(c)?;
     let schema = Value::parse(g.envelope_schema().as_bytes(), Limits::unlimited())
         .map_err(|e| super::contract::err(e.to_string()))?;
@@ -164,7 +165,7 @@ fn list(xs: &[&str]) -> String {
 ///                              &c(r#""a":{"pointer":"/a"}"#)).unwrap();
 /// assert_eq!((changes[0].kind, changes[0].breaking), ("field_removed", true));
 /// ```
-pub fn diff_contracts(old: &Contract, new: &Contract) -> Result<Vec<Change>, ContractError> {
+pub fn diff_contracts(old: &Contract, new: &Contract) -> Result<Vec<Change>, ConfigError> {
     let mut out = Vec::new();
     let mut push = |side, kind, breaking, subject: &str, from: Option<String>, to| {
         out.push(Change {

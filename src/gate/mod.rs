@@ -53,7 +53,7 @@ pub use alerts::{
 };
 pub use audit::{AuditError, AuditRecord};
 pub use command::{LineError, LineFormat, LineType};
-pub use contract::{Contract, ContractError, CONTRACT_SCHEMA};
+pub use contract::{Contract, CONTRACT_SCHEMA};
 pub use economy::{approx_tokens, TRUNCATION_MARKER};
 pub use envelope::{envelope_schema, Envelope, FailureCode};
 pub use evolve::{diff_contracts, Change, Side};
@@ -63,7 +63,7 @@ pub use semantic::{
     BelongsTo, CheckFailure, Context, Equals, Fields, Fresh, Ownership, SemanticCheck, Timestamp,
 };
 
-use crate::json::Value;
+use crate::json::{ConfigError, Value};
 use crate::scan::{Event, Flow, Position, Sink};
 use crate::screen::{screen_value, Action, Finding, ScreenContract};
 use crate::select::{Projection, Selector};
@@ -190,7 +190,7 @@ impl Gate {
     ///
     /// # Errors
     /// A schema that does not compile, a bad pointer, or a check on an unknown field.
-    pub fn new(contract: &Contract) -> Result<Gate, ContractError> {
+    pub fn new(contract: &Contract) -> Result<Gate, ConfigError> {
         let compile = |what: &str, src: &contract::SchemaSource| {
             let mut o = Schema::options().format_assertion(contract.format_assertion);
             if let Some(d) = contract.draft {
@@ -253,7 +253,7 @@ impl Gate {
     ///
     /// # Errors
     /// The check reads a field the contract does not declare.
-    pub fn with_check(mut self, check: Box<dyn SemanticCheck>) -> Result<Gate, ContractError> {
+    pub fn with_check(mut self, check: Box<dyn SemanticCheck>) -> Result<Gate, ConfigError> {
         for f in check.fields() {
             if !self.contract.fields.iter().any(|x| x.name == f) {
                 return Err(contract::err(format!(

@@ -118,6 +118,7 @@ pub struct Message {
 
 impl Message {
     /// A response: an id and no method.
+    #[cfg(test)]
     pub fn is_response(&self) -> bool {
         self.method.is_none() && (self.has_result || self.has_error)
     }

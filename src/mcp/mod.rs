@@ -46,7 +46,7 @@ pub mod pin;
 mod reply;
 mod session;
 pub mod sse;
-pub mod tools;
+mod tools;
 
 use std::collections::HashMap;
 use std::io::{self, BufWriter, Read, Write};
@@ -69,7 +69,8 @@ use session::{
     fail_batch, fail_server_line, installed, on_client, on_server, precheck_call, prejudge,
     refuse_line, Pending, State,
 };
-use tools::{CompileOptions, Compiler, Work, DEFAULT_COMPILE_DEADLINE};
+use tools::{CompileOptions, Compiler, Work};
+pub use tools::{DEFAULT_COMPILE_DEADLINE, MAX_COMPILE_BACKLOG, MAX_TOOLS};
 
 /// Default limit on one message (line) in either direction: 4 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 4 * 1024 * 1024;
@@ -263,7 +264,7 @@ impl Config {
         /// How long the schemas of one `tools/list` page may take to compile, from the
         /// page's arrival (waiting behind earlier pages included); past it the page's tools
         /// are unusable (`schema_compile_timeout`) and calls to them are refused. Default:
-        /// [`tools::DEFAULT_COMPILE_DEADLINE`].
+        /// [`DEFAULT_COMPILE_DEADLINE`].
         ///
         /// # Example
         /// ```
@@ -386,7 +387,7 @@ impl Config {
         /// Whether tool results that pass, and every request and notification from the
         /// server (`sampling/createMessage`, `elicitation/create`, `notifications/message`,
         /// …), are also screened for instruction-like text
-        /// ([`action::screen`](crate::action::screen)). Default: not screened.
+        /// ([`screen::screen`](crate::screen::screen)). Default: not screened.
         ///
         /// # Example
         /// ```
@@ -517,7 +518,7 @@ impl Config {
         draft, get_draft: Option<crate::Draft> = None;
         eval_budget, get_eval_budget: Option<u64> = None;
         screen, get_screen: Option<Screen> = None;
-        compile_deadline, get_compile_deadline: Duration = jsongate::mcp::tools::DEFAULT_COMPILE_DEADLINE;
+        compile_deadline, get_compile_deadline: Duration = jsongate::mcp::DEFAULT_COMPILE_DEADLINE;
         on_tool_change, get_on_tool_change: pin::OnChange = jsongate::mcp::pin::OnChange::Refuse;
         screen_tools, get_screen_tools: Option<Screen> = None;
         max_result_bytes, get_max_result_bytes: Option<u64> = None;

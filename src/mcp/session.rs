@@ -561,7 +561,7 @@ fn start_listing(st: &mut State, outs: &mut Vec<Out>, cursor: Option<&str>, meta
 
 /// The first instruction-like phrase in the names and strings of a line, if any.
 fn screen_line(line: &[u8], limits: Limits) -> Option<Finding> {
-    let findings = crate::action::screen(line, limits).ok()?;
+    let findings = crate::screen::screen(line, limits).ok()?;
     let x = findings.into_iter().next()?;
     Some(Finding {
         class: "screen",

@@ -1870,12 +1870,12 @@ fn an_oversized_definition_is_refused_with_an_audit_line() {
 #[test]
 fn a_listing_past_the_remembered_tools_bound_is_cut_and_audited() {
     let mut h = Harness::default();
-    let n = jsongate::mcp::tools::MAX_TOOLS + 2;
+    let n = jsongate::mcp::MAX_TOOLS + 2;
     let many: Vec<Value> = (0..n)
         .map(|i| json!({"name":format!("t{i}"),"inputSchema":{}}))
         .collect();
     let seen = h.listed(&Value::Array(many));
-    assert_eq!(names(&seen).len(), jsongate::mcp::tools::MAX_TOOLS);
+    assert_eq!(names(&seen).len(), jsongate::mcp::MAX_TOOLS);
     let a = audited(&h, "removed");
     assert_eq!(a.len(), 2);
     assert!(a.iter().all(|x| x["class"] == "too_many_tools"));

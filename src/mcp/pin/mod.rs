@@ -38,11 +38,11 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
-use crate::action::{hidden_text, screen_str};
 use crate::config::{self, Shipped};
 use crate::json::{write_string, ConfigError, Value};
 use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
+use crate::screen::{hidden_text, screen_str};
 use crate::Limits;
 use diff::{Change, ChangeKind};
 
