@@ -21,6 +21,13 @@ use crate::json::write_string as write_json_string;
 use crate::scan::{Flow, Ignore, Outcome, Scanner};
 use crate::{Error, Limits, Rejection, Validator, Violation, READ_CHUNK};
 
+/// The text a JSON writer appends to an empty string.
+fn written(write: impl FnOnce(&mut String)) -> String {
+    let mut out = String::new();
+    write(&mut out);
+    out
+}
+
 impl Error {
     /// This error as one JSON object, the `error` member of `jsongate check`'s verdict line:
     /// `kind` (the stable [`code`](crate::ErrorKind::code)), `offset`, `line`, `column`,
@@ -37,9 +44,7 @@ impl Error {
     /// );
     /// ```
     pub fn to_json(&self) -> String {
-        let mut out = String::new();
-        self.write_json(&mut out);
-        out
+        written(|out| self.write_json(out))
     }
 
     fn write_json(&self, out: &mut String) {
@@ -71,9 +76,7 @@ impl Violation {
     /// # Ok::<(), jsongate::CompileError>(())
     /// ```
     pub fn to_json(&self) -> String {
-        let mut out = String::new();
-        self.write_json(&mut out);
-        out
+        written(|out| self.write_json(out))
     }
 
     fn write_json(&self, out: &mut String) {
@@ -101,9 +104,7 @@ impl Rejection {
     /// # Ok::<(), jsongate::CompileError>(())
     /// ```
     pub fn to_json(&self) -> String {
-        let mut out = String::new();
-        self.write_json(&mut out);
-        out
+        written(|out| self.write_json(out))
     }
 
     fn write_json(&self, out: &mut String) {
