@@ -34,9 +34,21 @@ use crate::action::{arguments_digest, Approval, ApprovalOutcome, Call, Decision,
 use crate::json::{write_string, Value};
 
 /// Default time a call waits for a person: two minutes.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{Config, DEFAULT_APPROVAL_WAIT};
+/// assert_eq!(Config::default().get_approval_wait(), DEFAULT_APPROVAL_WAIT);
+/// assert_eq!(DEFAULT_APPROVAL_WAIT.as_secs(), 120);
+/// ```
 pub const DEFAULT_APPROVAL_WAIT: Duration = Duration::from_secs(120);
 
 /// Most calls waiting for a person at once; past it an `ask` is refused.
+///
+/// # Example
+/// ```
+/// assert_eq!(jsongate::mcp::MAX_AWAITING, 64);
+/// ```
 pub const MAX_AWAITING: usize = 64;
 
 /// Longest summary of the arguments shown to the person, in characters.

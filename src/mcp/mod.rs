@@ -73,6 +73,12 @@ use tools::{CompileOptions, Compiler, Work};
 pub use tools::{DEFAULT_COMPILE_DEADLINE, MAX_COMPILE_BACKLOG, MAX_TOOLS};
 
 /// Default limit on one message (line) in either direction: 4 MiB.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{Config, DEFAULT_MAX_MESSAGE_BYTES};
+/// assert_eq!(Config::default().get_limits().get_max_bytes(), DEFAULT_MAX_MESSAGE_BYTES);
+/// ```
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Write buffer per direction: lines up to this size leave in one write with their newline.
@@ -80,9 +86,21 @@ const WRITE_BUFFER: usize = 64 * 1024;
 
 /// Most requests in flight (client requests awaiting an answer plus calls held while the
 /// proxy lists tools); past it new requests are answered with an error.
+///
+/// # Example
+/// ```
+/// assert!(jsongate::mcp::MAX_PENDING >= 1024);
+/// ```
 pub const MAX_PENDING: usize = 4096;
 
 /// Told of each approval recorded in the store ([`Config::on_approval`]).
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::OnApproval;
+/// let tell: OnApproval = Box::new(|a| eprintln!("approve with: jsongate approve {}", a.id));
+/// let _ = jsongate::mcp::Config::default().on_approval(tell);
+/// ```
 pub type OnApproval = Box<dyn Fn(&crate::action::Approval) + Send + Sync>;
 
 /// How the relay judges messages: `Config::default()`, then a consuming setter for each
@@ -136,6 +154,14 @@ pub struct Config {
 }
 
 /// What screening does with a message in which it finds instruction-like text.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{Config, Screen};
+/// // Flag results that read like instructions, but refuse such tools outright.
+/// let c = Config::default().screen(Screen::Flag).screen_tools(Screen::Reject);
+/// assert_eq!((c.get_screen(), c.get_screen_tools()), (Some(Screen::Flag), Some(Screen::Reject)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Screen {
     /// Forward it unchanged; the audit line says `flagged`, with the pattern and pointer.
@@ -668,11 +694,49 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// A validating MCP relay. See the [module documentation](self).
+///
+/// # Example
+/// ```
+/// # use std::io::Write;
+/// # use std::sync::{Arc, Mutex};
+/// # /// What the client receives, collected in memory.
+/// # #[derive(Clone, Default)]
+/// # struct Collect(Arc<Mutex<Vec<u8>>>);
+/// # impl Write for Collect {
+/// #     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+/// #         self.0.lock().unwrap().write(b)
+/// #     }
+/// #     fn flush(&mut self) -> std::io::Result<()> {
+/// #         Ok(())
+/// #     }
+/// # }
+/// use jsongate::mcp::{Config, End, Proxy};
+/// let client = Collect::default();
+/// // The server's output: a line with a duplicate name, then a valid notification.
+/// let server_out = &b"{\"jsonrpc\":\"2.0\",\"method\":\"a\",\"method\":\"b\"}\n\
+/// {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n"[..];
+/// let end = Proxy::new(Config::default())
+///     .run(&b""[..], client.clone(), std::io::sink(), server_out, Box::new(|| {}))?;
+/// assert_eq!(end, End::ServerClosed);
+/// let got = String::from_utf8(client.0.lock().unwrap().clone()).unwrap();
+/// // Only the valid line reached the client, byte for byte.
+/// assert_eq!(got, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n");
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct Proxy {
     config: Config,
 }
 
 /// How a relay ended.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{Config, End, Proxy};
+/// let end = Proxy::new(Config::default())
+///     .run(&b""[..], std::io::sink(), std::io::sink(), &b""[..], Box::new(|| {}))?;
+/// assert_eq!(end, End::ServerClosed);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum End {
     /// The server closed its output (pending requests were answered with errors).
@@ -683,6 +747,12 @@ pub enum End {
 
 impl Proxy {
     /// A relay with `config`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{Config, Proxy, Screen};
+    /// let _relay = Proxy::new(Config::default().screen(Screen::Reject));
+    /// ```
     pub fn new(config: Config) -> Proxy {
         Proxy { config }
     }
@@ -696,6 +766,52 @@ impl Proxy {
     ///
     /// # Errors
     /// Reading from the server failed.
+    ///
+    /// # Example
+    /// ```
+    /// # use std::io::Write;
+    /// # use std::sync::{Arc, Mutex};
+    /// # /// What the client receives, collected in memory.
+    /// # #[derive(Clone, Default)]
+    /// # struct Collect(Arc<Mutex<Vec<u8>>>);
+    /// # impl Write for Collect {
+    /// #     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+    /// #         self.0.lock().unwrap().write(b)
+    /// #     }
+    /// #     fn flush(&mut self) -> std::io::Result<()> {
+    /// #         Ok(())
+    /// #     }
+    /// # }
+    /// use jsongate::mcp::{Config, Proxy};
+    /// let server_in = Collect::default();
+    /// // A client request is forwarded to the server as it is.
+    /// let client_in = &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"[..];
+    /// let closed = Arc::new(Mutex::new(false));
+    /// let on_closed = Arc::clone(&closed);
+    /// // The server's side stays open until the client has closed its side.
+    /// let (tx, rx) = std::sync::mpsc::channel::<()>();
+    /// struct Wait(std::sync::mpsc::Receiver<()>);
+    /// impl std::io::Read for Wait {
+    ///     fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+    ///         let _ = self.0.recv();
+    ///         Ok(0)
+    ///     }
+    /// }
+    /// Proxy::new(Config::default()).run(
+    ///     client_in,
+    ///     std::io::sink(),
+    ///     server_in.clone(),
+    ///     Wait(rx),
+    ///     Box::new(move || {
+    ///         *on_closed.lock().unwrap() = true;
+    ///         let _ = tx.send(());
+    ///     }),
+    /// )?;
+    /// assert!(*closed.lock().unwrap());
+    /// let got = String::from_utf8(server_in.0.lock().unwrap().clone()).unwrap();
+    /// assert_eq!(got, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn run<CI, CO, SI, SO>(
         self,
         client_in: CI,

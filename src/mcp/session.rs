@@ -37,6 +37,11 @@ use super::{flush, lock, Id, LineFacts, Out, Screen, Shared, ToServer, MAX_PENDI
 
 /// Most pages the proxy follows in its own listing; a server that keeps sending
 /// `nextCursor` past it fails the listing (the held calls are refused).
+///
+/// # Example
+/// ```
+/// assert_eq!(jsongate::mcp::MAX_LIST_PAGES, 100);
+/// ```
 pub const MAX_LIST_PAGES: usize = 100;
 
 /// Most calls held while the proxy lists tools (each keeps its line).
