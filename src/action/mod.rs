@@ -5,7 +5,7 @@
 //! object, satisfy the tool's JSON Schema (the crate's [`Validator`](crate::Validator), the
 //! policy's limits) and name only declared arguments (as `unevaluatedProperties` sees them),
 //! the semantic [`Rule`]s hold (path containment in POSIX and Windows readings, https host
-//! allowlist, length caps, forbidden substrings, values bound to the session's [`Context`]),
+//! allowlist, length caps, forbidden substrings, values bound to the session's [`CallerContext`]),
 //! the session's grants include every capability the tool requires, and the tool's rate
 //! limit admits it (counted in a shared [`state`](crate::state) store). A call outside the
 //! session's [`Plan`] (`outside_plan`), or to a tool marked `ask`, then asks a person; an
@@ -46,4 +46,4 @@ pub use plan::{Plan, PlanStep, DEFAULT_PLAN_TTL_MS, PLAN_SCHEMA};
 pub use policy::{
     Call, Grants, PastLimit, Policy, RateLimit, RateState, ToolPolicy, POLICY_SCHEMA,
 };
-pub use rules::{path_contained, url_allowed, Context, Rule, RuleFailure};
+pub use rules::{path_contained, url_allowed, CallerContext, Rule, RuleFailure};

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use super::decision::{Claim, Decision, Facts, Verdict};
 use super::plan::Plan;
-use super::rules::{Context, Rule};
+use super::rules::{CallerContext, Rule};
 use crate::config::{self, Shipped};
 use crate::json::{ConfigError, ConfigErrorKind, Value};
 use crate::state::{MemoryStore, OnStateError, StateError, StateErrorKind, Store};
@@ -403,7 +403,7 @@ impl RateState {
 pub struct Grants {
     held: Vec<String>,
     workspace: Option<PathBuf>,
-    context: Context,
+    context: CallerContext,
     plan: Option<Arc<Plan>>,
 }
 
@@ -420,7 +420,7 @@ impl Grants {
         Grants {
             held: grants.into_iter().map(Into::into).collect(),
             workspace: None,
-            context: Context::new(),
+            context: CallerContext::new(),
             plan: None,
         }
     }
@@ -429,16 +429,16 @@ impl Grants {
     ///
     /// # Example
     /// ```
-    /// use jsongate::action::{Call, Context, Grants, Policy, RateState, Reason};
+    /// use jsongate::action::{Call, CallerContext, Grants, Policy, RateState, Reason};
     /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"get_ticket":{"arguments":true,"requires":[],
     ///     "rules":[{"rule":"equals_context","pointer":"/project","context":"project"}]}}}"#)?;
     /// let call = Call::parse(br#"{"tool":"get_ticket","arguments":{"project":"p-2"}}"#, p.limits())?;
-    /// let mine = Grants::new(Vec::<String>::new()).context(Context::new().with("project", "p-1"));
+    /// let mine = Grants::new(Vec::<String>::new()).context(CallerContext::new().with("project", "p-1"));
     /// assert_eq!(p.decide(&call, &mine, &RateState::new(), 0).reason(), Reason::ContextMismatch);
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```
     #[must_use]
-    pub fn context(mut self, context: Context) -> Grants {
+    pub fn context(mut self, context: CallerContext) -> Grants {
         self.context = context;
         self
     }

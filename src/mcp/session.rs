@@ -26,7 +26,7 @@ use super::approve::{self, Ask, Awaiting};
 use super::expect::argument_reason;
 use super::message::{Finding, Inline, Message};
 use super::pin::{
-    diff::{Change, ChangeKind},
+    diff::{ChangeKind, ToolChange},
     Definition, DefinitionFinding, Judged, PinError, Pins,
 };
 use super::reply::{
@@ -793,7 +793,7 @@ fn listing_complete(
     let generation = st.tools.generation;
     let tools = &st.tools;
     for def in st.pins.removed(generation, |n| tools.get(n).is_some()) {
-        let gone = Change::new(ChangeKind::ToolRemoved, "", None, None, None);
+        let gone = ToolChange::new(ChangeKind::ToolRemoved, "", None, None, None);
         let f = Finding {
             class: "tool_removed",
             extra: Some(definition_detail_boxed(
@@ -902,7 +902,7 @@ fn judge_tool(
 fn definition_detail_boxed(
     def: &Definition,
     pinned: Option<&str>,
-    changes: &[Change],
+    changes: &[ToolChange],
     found: &[DefinitionFinding],
 ) -> Box<str> {
     definition_detail(def, pinned, changes, found).into_boxed_str()
@@ -914,7 +914,7 @@ fn definition_detail_boxed(
 fn definition_detail(
     def: &Definition,
     pinned: Option<&str>,
-    changes: &[Change],
+    changes: &[ToolChange],
     found: &[DefinitionFinding],
 ) -> String {
     let mut s = String::from("\"definition\":{\"sha256\":\"");

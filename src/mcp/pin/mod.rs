@@ -44,7 +44,7 @@ use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
 use crate::screen::{hidden_text, screen_str};
 use crate::Limits;
-use diff::{Change, ChangeKind};
+use diff::{ChangeKind, ToolChange};
 
 /// The JSON Schema of lockfiles (format 1): `jsongate pin schema`.
 pub const LOCK_SCHEMA: &str = include_str!("lock.schema.json");
@@ -513,9 +513,9 @@ pub(crate) enum Judged {
     /// It matches its pin (or was pinned now, on first use).
     Pinned,
     /// It changed, and the change is adopted (`OnChange::Warn`): flagged.
-    Adopted(Vec<Change>),
+    Adopted(Vec<ToolChange>),
     /// It is refused with `class`, for these changes.
-    Refused(&'static str, Vec<Change>),
+    Refused(&'static str, Vec<ToolChange>),
 }
 
 /// Pins taken on first use kept in a state store ([`crate::state::Store`]) under one key,
@@ -662,7 +662,7 @@ impl Pins {
                 self.first_use.insert(def.name().to_owned(), def.clone());
                 return Judged::Pinned;
             }
-            let added = Change::new(ChangeKind::ToolAdded, "", None, None, None);
+            let added = ToolChange::new(ChangeKind::ToolAdded, "", None, None, None);
             return Judged::Refused("tool_not_pinned", vec![added]);
         };
         if pinned.sha256() == def.sha256() {
