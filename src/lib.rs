@@ -95,6 +95,15 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 ///
 /// # Errors
 /// The first violation, with its kind, offset, line, column and pointer.
+///
+/// # Example
+/// ```
+/// use jsongate::{check, ErrorKind, Limits};
+/// assert!(check(br#"{"ok":true}"#, Limits::new()).is_ok());
+/// let err = check(b"[1, 2,]", Limits::new()).unwrap_err();
+/// assert_eq!((err.kind().code(), err.offset()), ("syntax", 6));
+/// assert_eq!(check(b"\xEF\xBB\xBF{}", Limits::new()).unwrap_err().kind(), &ErrorKind::Syntax(jsongate::Syntax::ExpectedValue)); // no BOM
+/// ```
 pub fn check(input: &[u8], limits: Limits) -> Result<(), Error> {
     Scanner::new(limits)
         .scan_slice(input, &mut Ignore)
