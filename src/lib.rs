@@ -102,7 +102,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// assert!(check(br#"{"ok":true}"#, Limits::new()).is_ok());
 /// let err = check(b"[1, 2,]", Limits::new()).unwrap_err();
 /// assert_eq!((err.kind().code(), err.offset()), ("syntax", 6));
-/// assert_eq!(check(b"\xEF\xBB\xBF{}", Limits::new()).unwrap_err().kind(), &ErrorKind::Syntax(jsongate::Syntax::ExpectedValue)); // no BOM
+/// let bom = check(b"\xEF\xBB\xBF{}", Limits::new()).unwrap_err();
+/// assert_eq!(bom.kind(), &ErrorKind::Syntax(jsongate::Syntax::ByteOrderMark));
 /// ```
 pub fn check(input: &[u8], limits: Limits) -> Result<(), Error> {
     Scanner::new(limits)
