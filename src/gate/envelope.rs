@@ -175,6 +175,18 @@ impl Envelope {
 
 /// The envelope schema of a tool: `oneOf` success / failure, closed objects, `const` tool,
 /// `data` with exactly the exposed `fields` (`(name, required)`), codes from the closed set.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::envelope_schema;
+/// use jsongate::{Limits, Schema, Validator};
+/// let schema = Schema::compile(envelope_schema("status", &[("state", true), ("note", false)]).as_bytes()).unwrap();
+/// let mut v = Validator::new(&schema);
+/// let ok = br#"{"tool":"status","request_id":"r","outcome":"success","data":{"state":"up"}}"#;
+/// let extra = br#"{"tool":"status","request_id":"r","outcome":"success","data":{"state":"up","x":1}}"#;
+/// assert!(v.validate_slice(ok, Limits::new()).is_ok());
+/// assert!(v.validate_slice(extra, Limits::new()).is_err());
+/// ```
 pub fn envelope_schema(tool: &str, fields: &[(&str, bool)]) -> String {
     let s = |x: &str| Value::String(x.to_owned());
     let obj = |m: Vec<(&str, Value)>| {
