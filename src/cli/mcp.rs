@@ -342,19 +342,16 @@ fn http(a: ProxyArgs) -> Result<ExitCode, String> {
         .listen
         .parse()
         .map_err(|_| format!("--listen: '{}' is not IP:PORT", a.listen))?;
-    let opts = HttpOptions {
-        limits: first.get_limits(),
-        upstream_authority: authority,
-        path,
-        allowed_origins: a.allow_origin.clone(),
-        // Each session gets a relay of its own, configured as the options say (they were
-        // read once above, so reading them again cannot fail but for a file that changed).
-        config: Box::new(move || {
-            // Audit lines name the endpoint; shared first-use pins are kept under it.
-            config(&a).unwrap_or_default().upstream(upstream.clone())
-        }),
-        answer_timeout,
-    };
+    let origins = a.allow_origin.clone();
+    // Each session gets a relay of its own, configured as the options say (they were read
+    // once above, so reading them again cannot fail but for a file that changed).
+    let opts = HttpOptions::new(authority, path, move || {
+        // Audit lines name the endpoint; shared first-use pins are kept under it.
+        config(&a).unwrap_or_default().upstream(upstream.clone())
+    })
+    .limits(first.get_limits())
+    .allowed_origins(origins)
+    .answer_timeout(answer_timeout);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
