@@ -19,7 +19,8 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{BatchSize, Criterion, Throughput};
-use jsongate::action::{screen, Call, Grants, Policy, RateState, Reason};
+use jsongate::action::{Call, Grants, Policy, RateState, Reason};
+use jsongate::screen::screen;
 use jsongate::Limits;
 
 mod docgen;

@@ -8,6 +8,16 @@
 use std::fmt;
 
 /// What stopped the scan. Limits carry the limit that was crossed.
+///
+/// # Example
+/// ```
+/// use jsongate::{check, ErrorKind, Limits, Syntax};
+/// let kind = |doc: &[u8]| check(doc, Limits::new().max_items(2)).unwrap_err().kind().clone();
+/// assert_eq!(kind(b"[1,2,3]"), ErrorKind::TooManyItems { limit: 2 });
+/// assert_eq!(kind(br#"{"a":1,"a":2}"#), ErrorKind::DuplicateName);
+/// assert_eq!(kind(b"[1,]"), ErrorKind::Syntax(Syntax::TrailingComma));
+/// assert_eq!(kind(b"[1,]").code(), "syntax");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -74,6 +84,18 @@ pub enum ErrorKind {
 }
 
 /// Which grammar rule was broken.
+///
+/// # Example
+/// ```
+/// use jsongate::{check, ErrorKind, Limits, Syntax};
+/// let syntax = |doc: &[u8]| match check(doc, Limits::new()).unwrap_err().kind() {
+///     ErrorKind::Syntax(s) => *s,
+///     other => panic!("{other:?}"),
+/// };
+/// assert_eq!(syntax(b""), Syntax::ExpectedValue);
+/// assert_eq!(syntax(b"[1,]"), Syntax::TrailingComma);
+/// assert_eq!(syntax(b"01"), Syntax::LeadingZero);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Syntax {
@@ -235,24 +257,62 @@ impl Error {
     }
 
     /// What went wrong.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{check, ErrorKind, Limits};
+    /// let err = check(b"[[[]]]", Limits::new().max_depth(2)).unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::TooDeep { limit: 2 });
+    /// assert_eq!(err.kind().code(), "too_deep");
+    /// ```
     pub fn kind(&self) -> &ErrorKind {
         &self.0.kind
     }
     /// 0-based byte offset of the byte where the problem was detected: for a duplicate name,
     /// its closing quote; for a crossed limit, the first byte past it; at end of input, the
     /// input length.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{check, Limits};
+    /// // The third `[` is the first byte past the depth limit.
+    /// assert_eq!(check(b"[[[]]]", Limits::new().max_depth(2)).unwrap_err().offset(), 2);
+    /// // At end of input: the input length.
+    /// assert_eq!(check(b"[1,", Limits::new()).unwrap_err().offset(), 3);
+    /// ```
     pub fn offset(&self) -> u64 {
         self.0.offset
     }
     /// 1-based line of [`offset`](Self::offset) (lines end at `\n`).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{check, Limits};
+    /// let err = check(b"{\n  \"a\": tru\n}", Limits::new()).unwrap_err();
+    /// assert_eq!((err.line(), err.column()), (2, 11));
+    /// ```
     pub fn line(&self) -> u64 {
         self.0.line
     }
     /// 1-based column of [`offset`](Self::offset), counted in bytes from the line start.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{check, Limits};
+    /// let err = check(b"[1,\n 2,]", Limits::new()).unwrap_err();
+    /// assert_eq!((err.line(), err.column()), (2, 4));
+    /// ```
     pub fn column(&self) -> u64 {
         self.0.column
     }
     /// JSON Pointer of the value or member concerned (`""` is the whole document).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{check, Limits};
+    /// let err = check(br#"{"items":[{"id":1},{"id":"x","id":2}]}"#, Limits::new()).unwrap_err();
+    /// assert_eq!(err.pointer(), "/items/1/id");
+    /// ```
     pub fn pointer(&self) -> &str {
         &self.0.pointer
     }

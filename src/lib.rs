@@ -95,6 +95,16 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 ///
 /// # Errors
 /// The first violation, with its kind, offset, line, column and pointer.
+///
+/// # Example
+/// ```
+/// use jsongate::{check, ErrorKind, Limits};
+/// assert!(check(br#"{"ok":true}"#, Limits::new()).is_ok());
+/// let err = check(b"[1, 2,]", Limits::new()).unwrap_err();
+/// assert_eq!((err.kind().code(), err.offset()), ("syntax", 6));
+/// let bom = check(b"\xEF\xBB\xBF{}", Limits::new()).unwrap_err();
+/// assert_eq!(bom.kind(), &ErrorKind::Syntax(jsongate::Syntax::ByteOrderMark));
+/// ```
 pub fn check(input: &[u8], limits: Limits) -> Result<(), Error> {
     Scanner::new(limits)
         .scan_slice(input, &mut Ignore)

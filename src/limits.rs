@@ -18,20 +18,70 @@
 //! nesting stack grows with the input.
 
 /// Value of a limit that never triggers.
+///
+/// # Example
+/// ```
+/// use jsongate::{check, Limits, UNLIMITED};
+/// let long = format!("\"{}\"", "x".repeat(5 << 20));
+/// assert!(check(long.as_bytes(), Limits::new()).is_err());
+/// assert!(check(long.as_bytes(), Limits::new().max_string_bytes(UNLIMITED)).is_ok());
+/// ```
 pub const UNLIMITED: u64 = u64::MAX;
 /// Default for [`Limits::max_bytes`]: 16 MiB.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, DEFAULT_MAX_BYTES};
+/// assert_eq!(Limits::new().get_max_bytes(), DEFAULT_MAX_BYTES);
+/// ```
 pub const DEFAULT_MAX_BYTES: u64 = 16 * 1024 * 1024;
 /// Default for [`Limits::max_depth`]: 128 nested arrays/objects.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, DEFAULT_MAX_DEPTH};
+/// assert_eq!(Limits::new().get_max_depth(), DEFAULT_MAX_DEPTH);
+/// ```
 pub const DEFAULT_MAX_DEPTH: u64 = 128;
 /// Default for [`Limits::max_name_bytes`]: 4 KiB.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, DEFAULT_MAX_NAME_BYTES};
+/// assert_eq!(Limits::new().get_max_name_bytes(), DEFAULT_MAX_NAME_BYTES);
+/// ```
 pub const DEFAULT_MAX_NAME_BYTES: u64 = 4 * 1024;
 /// Default for [`Limits::max_string_bytes`]: 4 MiB.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, DEFAULT_MAX_STRING_BYTES};
+/// assert_eq!(Limits::new().get_max_string_bytes(), DEFAULT_MAX_STRING_BYTES);
+/// ```
 pub const DEFAULT_MAX_STRING_BYTES: u64 = 4 * 1024 * 1024;
 /// Default for [`Limits::max_number_bytes`]: 128 bytes of number text.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, DEFAULT_MAX_NUMBER_BYTES};
+/// assert_eq!(Limits::new().get_max_number_bytes(), DEFAULT_MAX_NUMBER_BYTES);
+/// ```
 pub const DEFAULT_MAX_NUMBER_BYTES: u64 = 128;
 /// Default for [`Limits::max_members`]: 65,536 members per object.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, DEFAULT_MAX_MEMBERS};
+/// assert_eq!(Limits::new().get_max_members(), DEFAULT_MAX_MEMBERS);
+/// ```
 pub const DEFAULT_MAX_MEMBERS: u64 = 65_536;
 /// Default for [`Limits::max_items`]: 1,000,000 items per array.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, DEFAULT_MAX_ITEMS};
+/// assert_eq!(Limits::new().get_max_items(), DEFAULT_MAX_ITEMS);
+/// ```
 pub const DEFAULT_MAX_ITEMS: u64 = 1_000_000;
 
 /// The limits a scanner enforces. Built with consuming setters:
@@ -63,14 +113,30 @@ impl Default for Limits {
 }
 
 macro_rules! limit_accessors {
-    ($($field:ident, $set:ident, $get:ident, $what:literal;)*) => {$(
-        #[doc = concat!("Sets the maximum ", $what, " ([`UNLIMITED`] lifts it).")]
+    ($($field:ident, $set:ident, $get:ident, $default:ident, $kind:ident, $doc:literal, $what:literal;)*) => {$(
+        #[doc = concat!("Sets the maximum ", $what, " ([`UNLIMITED`] lifts it). Default: [`", stringify!($default), "`].")]
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("use jsongate::{check, ErrorKind, Limits};")]
+        #[doc = concat!("let doc = br#\"", $doc, "\"#;")]
+        #[doc = concat!("assert!(check(doc, Limits::new().", stringify!($set), "(9)).is_ok());")]
+        #[doc = concat!("let err = check(doc, Limits::new().", stringify!($set), "(1)).unwrap_err();")]
+        #[doc = concat!("assert_eq!(err.kind(), &ErrorKind::", stringify!($kind), " { limit: 1 });")]
+        /// ```
         #[must_use]
         pub const fn $set(mut self, limit: u64) -> Self {
             self.$field = limit;
             self
         }
         #[doc = concat!("The maximum ", $what, ".")]
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("use jsongate::{Limits, ", stringify!($default), "};")]
+        #[doc = concat!("assert_eq!(Limits::new().", stringify!($get), "(), ", stringify!($default), ");")]
+        #[doc = concat!("assert_eq!(Limits::new().", stringify!($set), "(7).", stringify!($get), "(), 7);")]
+        /// ```
         pub const fn $get(&self) -> u64 {
             self.$field
         }
@@ -78,7 +144,17 @@ macro_rules! limit_accessors {
 }
 
 impl Limits {
-    /// The documented defaults (see the module table).
+    /// The documented defaults (see the module table); the same as [`Limits::default`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{check, ErrorKind, Limits, DEFAULT_MAX_DEPTH};
+    /// assert_eq!(Limits::new(), Limits::default());
+    /// assert_eq!(Limits::new().get_max_depth(), DEFAULT_MAX_DEPTH);
+    /// let deep = "[".repeat(129) + &"]".repeat(129);
+    /// let err = check(deep.as_bytes(), Limits::new()).unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::TooDeep { limit: DEFAULT_MAX_DEPTH });
+    /// ```
     pub const fn new() -> Self {
         Self {
             bytes: DEFAULT_MAX_BYTES,
@@ -93,6 +169,16 @@ impl Limits {
     }
 
     /// Every limit lifted. Duplicate names and the strict grammar are still enforced.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{check, ErrorKind, Limits, UNLIMITED};
+    /// let deep = "[".repeat(500) + &"]".repeat(500);
+    /// assert!(check(deep.as_bytes(), Limits::unlimited()).is_ok());
+    /// assert_eq!(Limits::unlimited().get_max_bytes(), UNLIMITED);
+    /// let err = check(br#"{"a":1,"a":2}"#, Limits::unlimited()).unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::DuplicateName);
+    /// ```
     pub const fn unlimited() -> Self {
         Self {
             bytes: UNLIMITED,
@@ -176,18 +262,32 @@ impl Limits {
     }
 
     /// Whether the I-JSON profile is on (see [`i_json`](Self::i_json)).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Limits;
+    /// assert!(!Limits::new().get_i_json());
+    /// assert!(Limits::new().i_json(true).get_i_json());
+    /// ```
     pub const fn get_i_json(&self) -> bool {
         self.noncharacters
     }
 
     limit_accessors! {
-        bytes, max_bytes, get_max_bytes, "number of input bytes, whitespace included";
-        depth, max_depth, get_max_depth, "nesting depth (a top-level scalar is depth 0, `[]` depth 1)";
-        name_bytes, max_name_bytes, get_max_name_bytes, "UTF-8 length of a member name after unescaping";
-        string_bytes, max_string_bytes, get_max_string_bytes, "UTF-8 length of a string value after unescaping";
-        number_bytes, max_number_bytes, get_max_number_bytes, "length of a number's text";
-        members, max_members, get_max_members, "number of members in one object";
-        items, max_items, get_max_items, "number of items in one array";
+        bytes, max_bytes, get_max_bytes, DEFAULT_MAX_BYTES, TooLarge, "[1, 2]",
+            "number of input bytes, whitespace included";
+        depth, max_depth, get_max_depth, DEFAULT_MAX_DEPTH, TooDeep, "[[1]]",
+            "nesting depth (a top-level scalar is depth 0, `[]` depth 1)";
+        name_bytes, max_name_bytes, get_max_name_bytes, DEFAULT_MAX_NAME_BYTES, NameTooLong,
+            r#"{"ab":1}"#, "UTF-8 length of a member name after unescaping";
+        string_bytes, max_string_bytes, get_max_string_bytes, DEFAULT_MAX_STRING_BYTES,
+            StringTooLong, r#""ab""#, "UTF-8 length of a string value after unescaping";
+        number_bytes, max_number_bytes, get_max_number_bytes, DEFAULT_MAX_NUMBER_BYTES,
+            NumberTooLong, "12", "length of a number's text";
+        members, max_members, get_max_members, DEFAULT_MAX_MEMBERS, TooManyMembers,
+            r#"{"a":1,"b":2}"#, "number of members in one object";
+        items, max_items, get_max_items, DEFAULT_MAX_ITEMS, TooManyItems, "[1,2]",
+            "number of items in one array";
     }
 }
 

@@ -27,6 +27,13 @@ pub fn push_name(pointer: &mut String, name: &str) {
 }
 
 /// Appends one reference token for an array index.
+///
+/// # Example
+/// ```
+/// let mut p = String::from("/items");
+/// jsongate::pointer::push_index(&mut p, 12);
+/// assert_eq!(p, "/items/12");
+/// ```
 pub fn push_index(pointer: &mut String, index: u64) {
     // Writing to a String cannot fail.
     let _ = write!(pointer, "/{index}");

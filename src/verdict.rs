@@ -21,6 +21,13 @@ use crate::json::write_string as write_json_string;
 use crate::scan::{Flow, Ignore, Outcome, Scanner};
 use crate::{Error, Limits, Rejection, Validator, Violation, READ_CHUNK};
 
+/// The text a JSON writer appends to an empty string.
+fn written(write: impl FnOnce(&mut String)) -> String {
+    let mut out = String::new();
+    write(&mut out);
+    out
+}
+
 impl Error {
     /// This error as one JSON object, the `error` member of `jsongate check`'s verdict line:
     /// `kind` (the stable [`code`](crate::ErrorKind::code)), `offset`, `line`, `column`,
@@ -37,9 +44,7 @@ impl Error {
     /// );
     /// ```
     pub fn to_json(&self) -> String {
-        let mut out = String::new();
-        self.write_json(&mut out);
-        out
+        written(|out| self.write_json(out))
     }
 
     fn write_json(&self, out: &mut String) {
@@ -71,9 +76,7 @@ impl Violation {
     /// # Ok::<(), jsongate::CompileError>(())
     /// ```
     pub fn to_json(&self) -> String {
-        let mut out = String::new();
-        self.write_json(&mut out);
-        out
+        written(|out| self.write_json(out))
     }
 
     fn write_json(&self, out: &mut String) {
@@ -101,9 +104,7 @@ impl Rejection {
     /// # Ok::<(), jsongate::CompileError>(())
     /// ```
     pub fn to_json(&self) -> String {
-        let mut out = String::new();
-        self.write_json(&mut out);
-        out
+        written(|out| self.write_json(out))
     }
 
     fn write_json(&self, out: &mut String) {
@@ -234,6 +235,16 @@ pub struct JsonLines<R> {
 }
 
 /// The verdict on one line of a [`JsonLines`] input.
+///
+/// # Example
+/// ```
+/// use jsongate::{JsonLines, Limits};
+/// let verdicts: Vec<_> = JsonLines::new(&b"[1]\n[1,\n"[..], Limits::new())
+///     .collect::<Result<_, _>>()
+///     .unwrap();
+/// assert!(verdicts[0].is_valid());
+/// assert_eq!((verdicts[1].line(), verdicts[1].is_valid()), (2, false));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineVerdict {
     line: u64,
@@ -245,24 +256,60 @@ pub struct LineVerdict {
 
 impl LineVerdict {
     /// The 1-based number of the line in the input (empty lines count).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{JsonLines, Limits};
+    /// let v: Vec<u64> = JsonLines::new(&b"1\n\n\n2\n"[..], Limits::new()).map(|v| v.unwrap().line()).collect();
+    /// assert_eq!(v, [1, 4]); // empty lines are skipped but counted
+    /// ```
     pub fn line(&self) -> u64 {
         self.line
     }
     /// Bytes of the line consumed before the verdict (its newline not included).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{JsonLines, Limits};
+    /// let v: Vec<u64> = JsonLines::new(&b"[1,2]\n[1,]x\n"[..], Limits::new()).map(|v| v.unwrap().bytes_read()).collect();
+    /// assert_eq!(v, [5, 4]); // the second stops at the `]` that decided it
+    /// ```
     pub fn bytes_read(&self) -> u64 {
         self.bytes_read
     }
     /// The verdict itself.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{JsonLines, Limits, Rejection};
+    /// let v = JsonLines::new(&b"{\"a\":1,\"a\":2}\n"[..], Limits::new()).next().unwrap().unwrap();
+    /// let Err(Rejection::Error(e)) = v.result() else { panic!() };
+    /// assert_eq!(e.kind().code(), "duplicate_name");
+    /// ```
     pub fn result(&self) -> &Result<(), Rejection> {
         &self.result
     }
     /// Whether the line was accepted.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{JsonLines, Limits};
+    /// let ok: Vec<bool> = JsonLines::new(&b"true\nnul\n"[..], Limits::new()).map(|v| v.unwrap().is_valid()).collect();
+    /// assert_eq!(ok, [true, false]);
+    /// ```
     pub fn is_valid(&self) -> bool {
         self.result.is_ok()
     }
     /// The verdict line `jsongate check --lines` prints (without a newline): the line
     /// number first, then what [`verdict_json`] (or [`Validator::verdict_json`]) writes:
     /// `{"line":N,"valid":true,"bytes_read":M}`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{JsonLines, Limits};
+    /// let v = JsonLines::new(&b"\n{}\n"[..], Limits::new()).next().unwrap().unwrap();
+    /// assert_eq!(v.to_json(), r#"{"line":2,"valid":true,"bytes_read":2}"#);
+    /// ```
     pub fn to_json(&self) -> String {
         let mut out = String::new();
         write_verdict(
@@ -278,6 +325,16 @@ impl LineVerdict {
 
 impl<R: Read> JsonLines<R> {
     /// Lines read from `reader`, each scanned with `limits`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{JsonLines, Limits};
+    /// let file = std::io::Cursor::new(b"[1]\n[1,2,3]\n".to_vec()); // any `Read`: a file, a socket
+    /// let ok: Vec<bool> = JsonLines::new(file, Limits::new().max_items(2))
+    ///     .map(|v| v.unwrap().is_valid())
+    ///     .collect();
+    /// assert_eq!(ok, [true, false]);
+    /// ```
     pub fn new(reader: R, limits: Limits) -> Self {
         JsonLines {
             reader,
@@ -293,6 +350,19 @@ impl<R: Read> JsonLines<R> {
 
     /// Validates every line with `validator` too (its [`max_errors`](Validator::max_errors)
     /// holds per line).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{JsonLines, Limits, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"required":["id"]}"#)?;
+    /// let lines = &b"{\"id\":1}\n{\"name\":\"x\"}\n"[..];
+    /// let ok: Vec<bool> = JsonLines::new(lines, Limits::new())
+    ///     .validator(Validator::new(&schema))
+    ///     .map(|v| v.unwrap().is_valid())
+    ///     .collect();
+    /// assert_eq!(ok, [true, false]);
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn validator(mut self, validator: Validator) -> Self {
         self.validator = Some(validator);

@@ -65,11 +65,10 @@ fuzz_target!(|data: &[u8]| {
         Some(2) => Some(Screen::Reject),
         _ => None,
     };
-    let config = Config {
-        limits: Limits::new().max_bytes(2048).max_depth(32),
-        screen,
-        ..Config::default()
-    };
+    let mut config = Config::default().limits(Limits::new().max_bytes(2048).max_depth(32));
+    if let Some(screen) = screen {
+        config = config.screen(screen);
+    }
     let server_out = After { gate: Some(rx), data: std::io::Cursor::new(data.to_vec()) };
     Proxy::new(config)
         .run(

@@ -20,6 +20,14 @@ use super::rules::RuleFailure;
 pub const DECISION_SCHEMA: &str = include_str!("decision.schema.json");
 
 /// `allow`, `deny` or `ask` (a person decides).
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Decision, Facts, Verdict};
+/// let d = Decision::from_facts(Facts { tool: "t".into(), tool_allowed: true, arguments_valid: true, ..Facts::default() });
+/// assert_eq!(d.verdict(), Verdict::Allow);
+/// assert_eq!(Verdict::Ask.as_str(), "ask");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// Every condition holds.
@@ -32,6 +40,12 @@ pub enum Verdict {
 
 impl Verdict {
     /// `"allow"`, `"deny"` or `"ask"`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Verdict;
+    /// assert_eq!(Verdict::Deny.as_str(), "deny");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Allow => "allow",
@@ -49,6 +63,13 @@ impl Verdict {
 
 /// Why: a closed set, in the order the checks run, every denial before the reasons that
 /// ask (`Ord` follows that order: an earlier check's failure is the stricter one).
+///
+/// # Example
+/// ```
+/// use jsongate::action::Reason;
+/// assert!(Reason::ToolNotAllowlisted < Reason::NeedsApproval); // denials come first
+/// assert_eq!(Reason::PathEscape.to_string(), "path_escape");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Reason {
     /// Allowed.
@@ -103,6 +124,12 @@ impl Reason {
     ];
 
     /// The `snake_case` name used in records.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Reason;
+    /// assert_eq!(Reason::GrantMissing.as_str(), "grant_missing");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::Ok => "ok",
@@ -123,12 +150,25 @@ impl Reason {
     }
 
     /// Whether this reason asks a person rather than denies.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Reason;
+    /// assert!(Reason::OutsidePlan.asks() && !Reason::RateLimited.asks());
+    /// ```
     #[must_use]
     pub fn asks(self) -> bool {
         matches!(self, Reason::OutsidePlan | Reason::NeedsApproval)
     }
 
     /// The reason named `s`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Reason;
+    /// assert_eq!(Reason::parse("rate_limited"), Some(Reason::RateLimited));
+    /// assert_eq!(Reason::parse("RATE_LIMITED"), None);
+    /// ```
     pub fn parse(s: &str) -> Option<Reason> {
         Reason::ALL.into_iter().find(|r| r.as_str() == s)
     }
@@ -141,6 +181,13 @@ impl fmt::Display for Reason {
 }
 
 /// What was established about one call; [`Decision::from_facts`] derives the verdict.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Decision, Facts, Reason};
+/// let facts = Facts { tool: "t".into(), tool_allowed: true, arguments_valid: true, ask: true, ..Facts::default() };
+/// assert_eq!(Decision::from_facts(facts).reason(), Reason::NeedsApproval);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Facts {
     /// The tool name as called.
@@ -203,6 +250,13 @@ impl Decision {
     /// at its own place in that order) denies; a call outside the plan, or to a tool marked
     /// `ask`, asks, unless a person approved it (allow) or did not (deny, `not_approved`);
     /// otherwise allow.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Decision, Facts, Reason};
+    /// let d = Decision::from_facts(Facts { tool: "t".into(), ..Facts::default() });
+    /// assert_eq!(d.reason(), Reason::ToolNotAllowlisted);
+    /// ```
     pub fn from_facts(mut facts: Facts) -> Decision {
         let mut seen = Vec::with_capacity(facts.grant.len());
         facts.grant.retain(|g| {
@@ -251,11 +305,25 @@ impl Decision {
     }
 
     /// `allow`, `deny` or `ask`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Decision, Facts, Verdict};
+    /// let d = Decision::from_facts(Facts { tool: "t".into(), tool_allowed: true, arguments_valid: true, rate_limited: true, ..Facts::default() });
+    /// assert_eq!(d.verdict(), Verdict::Deny);
+    /// ```
     pub fn verdict(&self) -> Verdict {
         self.verdict
     }
 
     /// Why.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Decision, Facts, Reason};
+    /// let d = Decision::from_facts(Facts { tool: "t".into(), tool_allowed: true, arguments_valid: true, rate_limited: true, ..Facts::default() });
+    /// assert_eq!(d.reason(), Reason::RateLimited);
+    /// ```
     pub fn reason(&self) -> Reason {
         self.reason
     }
@@ -263,6 +331,15 @@ impl Decision {
     /// This decision after a person's answer: only an `ask` changes, to `allow` when the
     /// answer is [`Granted`](super::ApprovalOutcome::Granted) and to `deny`
     /// (`not_approved`) otherwise. An approval never overrides a denial.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{ApprovalOutcome, Decision, Facts, Verdict};
+    /// let asks = Decision::from_facts(Facts { tool: "t".into(), tool_allowed: true, arguments_valid: true, ask: true, ..Facts::default() });
+    /// assert_eq!(asks.verdict(), Verdict::Ask);
+    /// assert_eq!(asks.approved(ApprovalOutcome::Granted).verdict(), Verdict::Allow);
+    /// assert_eq!(asks.approved(ApprovalOutcome::TimedOut).verdict(), Verdict::Deny);
+    /// ```
     #[must_use]
     pub fn approved(&self, outcome: super::ApprovalOutcome) -> Decision {
         if self.verdict != Verdict::Ask {
@@ -274,11 +351,28 @@ impl Decision {
     }
 
     /// The facts the verdict was derived from.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Decision, Facts};
+    /// let d = Decision::from_facts(Facts { tool: "search".into(), ..Facts::default() });
+    /// assert_eq!(d.facts().tool, "search");
+    /// ```
     pub fn facts(&self) -> &Facts {
         &self.facts
     }
 
     /// The record as one JSON line (it satisfies [`DECISION_SCHEMA`]).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{validate_record, Decision, Facts};
+    /// let d = Decision::from_facts(Facts { tool: "search".into(), tool_allowed: true, arguments_valid: true, ..Facts::default() });
+    /// let line = d.to_json();
+    /// assert!(line.starts_with(r#"{"tool":"search","argumentsValid":true"#), "{line}");
+    /// assert!(line.ends_with(r#""decision":"allow","reason":"ok"}"#), "{line}");
+    /// assert!(validate_record(line.as_bytes()).is_ok()); // it satisfies DECISION_SCHEMA
+    /// ```
     pub fn to_json(&self) -> String {
         let f = &self.facts;
         let list = |out: &mut String, xs: &[String]| {

@@ -5,7 +5,7 @@
 //! object, satisfy the tool's JSON Schema (the crate's [`Validator`](crate::Validator), the
 //! policy's limits) and name only declared arguments (as `unevaluatedProperties` sees them),
 //! the semantic [`Rule`]s hold (path containment in POSIX and Windows readings, https host
-//! allowlist, length caps, forbidden substrings, values bound to the session's [`Context`]),
+//! allowlist, length caps, forbidden substrings, values bound to the session's [`CallerContext`]),
 //! the session's grants include every capability the tool requires, and the tool's rate
 //! limit admits it (counted in a shared [`state`](crate::state) store). A call outside the
 //! session's [`Plan`] (`outside_plan`), or to a tool marked `ask`, then asks a person; an
@@ -44,12 +44,6 @@ pub use decision::{
 };
 pub use plan::{Plan, PlanStep, DEFAULT_PLAN_TTL_MS, PLAN_SCHEMA};
 pub use policy::{
-    Call, Grants, PastLimit, Policy, PolicyError, RateLimit, RateState, ToolPolicy, POLICY_SCHEMA,
+    Call, Grants, PastLimit, Policy, RateLimit, RateState, ToolPolicy, POLICY_SCHEMA,
 };
-pub use rules::{path_contained, url_allowed, Context, Rule, RuleFailure};
-// Screening lives in its own layer (`crate::screen`), shared with the gate; the action
-// boundary re-exports it under its historical names.
-pub use crate::screen::{
-    hidden_text, render_untrusted, screen, screen_str, Action, Class, Finding, ScreenContract,
-    Screener, Screening, HIDDEN_PATTERNS, PATTERNS, RULES, SCREEN_CONTRACT_SCHEMA,
-};
+pub use rules::{path_contained, url_allowed, CallerContext, Rule, RuleFailure};

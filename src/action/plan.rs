@@ -15,7 +15,7 @@
 use std::fmt;
 use std::path::Path;
 
-use super::policy::{Policy, PolicyError};
+use super::policy::Policy;
 
 use crate::config::{self, Shipped};
 use crate::json::{ConfigError, Value};
@@ -47,7 +47,7 @@ pub struct Plan {
 
 static PLAN: Shipped = Shipped::new("plan", "the plan schema", PLAN_SCHEMA);
 
-fn err(msg: impl Into<String>) -> PolicyError {
+fn err(msg: impl Into<String>) -> ConfigError {
     ConfigError::invalid(msg)
 }
 
@@ -56,7 +56,7 @@ impl Plan {
     ///
     /// # Errors
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
-    pub fn from_file(path: &Path, policy: &Policy) -> Result<Plan, PolicyError> {
+    pub fn from_file(path: &Path, policy: &Policy) -> Result<Plan, ConfigError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ConfigError::read(format_args!("plan '{}'", path.display()), &e))?;
         Plan::from_slice(&bytes, policy)
@@ -82,7 +82,7 @@ impl Plan {
     /// assert_eq!(policy.decide(&call("read"), &s, &rate, 0).reason(), Reason::OutsidePlan);
     /// assert_eq!(policy.decide(&call("send"), &s, &rate, 0).reason(), Reason::OutsidePlan);
     /// ```
-    pub fn from_slice(bytes: &[u8], policy: &Policy) -> Result<Plan, PolicyError> {
+    pub fn from_slice(bytes: &[u8], policy: &Policy) -> Result<Plan, ConfigError> {
         let doc = config::load(bytes, &PLAN)?;
         let mut steps: Vec<PlanStep> = Vec::new();
         for (i, s) in config::items(&doc, "steps") {

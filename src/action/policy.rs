@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use super::decision::{Claim, Decision, Facts, Verdict};
 use super::plan::Plan;
-use super::rules::{Context, Rule};
+use super::rules::{CallerContext, Rule};
 use crate::config::{self, Shipped};
 use crate::json::{ConfigError, ConfigErrorKind, Value};
 use crate::state::{MemoryStore, OnStateError, StateError, StateErrorKind, Store};
@@ -37,14 +37,9 @@ use crate::{Limits, Schema, Validator};
 /// The JSON Schema of policy files (format 1).
 pub const POLICY_SCHEMA: &str = include_str!("policy.schema.json");
 
-/// A policy that could not be loaded, or a call document that is not one (configuration
-/// errors, CLI exit 2): the crate's one [`ConfigError`], under the name this module has
-/// always used.
-pub type PolicyError = ConfigError;
-
 static POLICY: Shipped = Shipped::new("policy", "the policy schema", POLICY_SCHEMA);
 
-fn err(msg: impl Into<String>) -> PolicyError {
+fn err(msg: impl Into<String>) -> ConfigError {
     ConfigError::invalid(msg)
 }
 
@@ -89,6 +84,24 @@ pub struct ToolPolicy {
 }
 
 /// A compiled policy (immutable, `Send + Sync`).
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Call, Grants, Policy, RateState, Verdict};
+/// let policy = Policy::from_slice(br#"{"policy":1,"tools":{
+///     "search":{"arguments":{"type":"object","properties":{"q":{"type":"string"}}},"requires":[]},
+///     "delete":{"arguments":true,"requires":["admin"]}}}"#)?;
+/// let grants = Grants::new(["read"]);
+/// let rate = RateState::new();
+/// let call = |json: &[u8]| Call::parse(json, policy.limits()).unwrap();
+/// let d = policy.decide(&call(br#"{"tool":"search","arguments":{"q":"x"}}"#), &grants, &rate, 0);
+/// assert_eq!(d.verdict(), Verdict::Allow);
+/// let d = policy.decide(&call(br#"{"tool":"delete"}"#), &grants, &rate, 0);
+/// assert_eq!(d.verdict(), Verdict::Deny); // `admin` is not granted
+/// let d = policy.decide(&call(br#"{"tool":"shell"}"#), &grants, &rate, 0);
+/// assert_eq!(d.reason().as_str(), "tool_not_allowlisted");
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Policy {
     tools: Vec<(String, ToolPolicy)>,
@@ -96,6 +109,16 @@ pub struct Policy {
 }
 
 /// One proposed tool call: `{"tool": NAME, "arguments": {...}}`.
+///
+/// # Example
+/// ```
+/// use jsongate::action::Call;
+/// use jsongate::Limits;
+/// let call = Call::parse(br#"{"tool":"search","arguments":{"q":"rust"}}"#, Limits::new())?;
+/// assert_eq!(call.tool, "search");
+/// assert_eq!(call.arguments.get("q").and_then(|v| v.as_str()), Some("rust"));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
     /// The tool name.
@@ -111,7 +134,17 @@ impl Call {
     ///
     /// # Errors
     /// Not JSON, or not an object with a string `tool` and optional `arguments` (only).
-    pub fn parse(bytes: &[u8], limits: Limits) -> Result<Call, PolicyError> {
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Call;
+    /// use jsongate::Limits;
+    /// assert_eq!(Call::parse(br#"{"tool":"ping"}"#, Limits::new())?.arguments.to_json(), "{}");
+    /// assert!(Call::parse(br#"{"tool":"a","tool":"b"}"#, Limits::new()).is_err()); // duplicate name
+    /// assert!(Call::parse(br#"{"name":"ping"}"#, Limits::new()).is_err());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn parse(bytes: &[u8], limits: Limits) -> Result<Call, ConfigError> {
         let v = Value::parse(bytes, limits).map_err(|e| {
             ConfigError::new(ConfigErrorKind::Syntax, format!("call: {e}"))
                 .at(e.pointer())
@@ -150,6 +183,18 @@ impl Call {
 /// `deny` (`state_unavailable`) or, with [`OnStateError::Allow`], the limit is skipped; the
 /// failure is recorded in the decision either way (`stateError`). A store whose content
 /// this build cannot read ([`StateErrorKind::Corrupt`]) always denies.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Call, Grants, Policy, RateState, Reason};
+/// let p = Policy::from_slice(br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":[],
+///     "rate_limit":{"calls":2,"window_seconds":60}}}}"#)?;
+/// let call = Call::parse(br#"{"tool":"search"}"#, p.limits())?;
+/// let (grants, rate) = (Grants::new(Vec::<String>::new()), RateState::new());
+/// let reasons: Vec<Reason> = (0..3).map(|i| p.decide(&call, &grants, &rate, i * 1000).reason()).collect();
+/// assert_eq!(reasons, [Reason::Ok, Reason::Ok, Reason::RateLimited]);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone)]
 pub struct RateState {
     store: Arc<dyn Store>,
@@ -182,11 +227,29 @@ enum Admit {
 
 impl RateState {
     /// No calls yet, in this process's memory.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::RateState;
+    /// use jsongate::state::OnStateError;
+    /// assert_eq!(RateState::new().on_error(), OnStateError::Deny);
+    /// ```
     pub fn new() -> RateState {
         RateState::default()
     }
 
     /// Counts in `store`.
+    ///
+    /// # Example
+    /// ```
+    /// use std::sync::Arc;
+    /// use jsongate::action::RateState;
+    /// use jsongate::state::FileStore;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// // Counted in a state file: every process on the host shares the limits.
+    /// let rate = RateState::with_store(Arc::new(FileStore::new(&dir.path().join("state"))));
+    /// assert!(!rate.read_only(0));
+    /// ```
     pub fn with_store(store: Arc<dyn Store>) -> RateState {
         RateState {
             store,
@@ -197,6 +260,24 @@ impl RateState {
 
     /// Counts under `scope` (a tenant or session), apart from other scopes in the same
     /// store.
+    ///
+    /// # Example
+    /// ```
+    /// use std::sync::Arc;
+    /// use jsongate::action::{Call, Grants, Policy, RateState, Reason};
+    /// use jsongate::state::MemoryStore;
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"t":{"arguments":true,"requires":[],
+    ///     "rate_limit":{"calls":1,"window_seconds":60}}}}"#)?;
+    /// let call = Call::parse(br#"{"tool":"t"}"#, p.limits())?;
+    /// let store = Arc::new(MemoryStore::new());
+    /// let a = RateState::with_store(store.clone()).scope("tenant-a");
+    /// let b = RateState::with_store(store).scope("tenant-b");
+    /// let g = Grants::new(Vec::<String>::new());
+    /// assert_eq!(p.decide(&call, &g, &a, 0).reason(), Reason::Ok);
+    /// assert_eq!(p.decide(&call, &g, &b, 0).reason(), Reason::Ok); // a count of its own
+    /// assert_eq!(p.decide(&call, &g, &a, 0).reason(), Reason::RateLimited);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     #[must_use]
     pub fn scope(mut self, scope: &str) -> RateState {
         scope.clone_into(&mut self.scope);
@@ -204,6 +285,14 @@ impl RateState {
     }
 
     /// What a decision does when the store fails (default [`OnStateError::Deny`]).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::RateState;
+    /// use jsongate::state::OnStateError;
+    /// let rate = RateState::new().on_state_error(OnStateError::Allow);
+    /// assert_eq!(rate.on_error(), OnStateError::Allow);
+    /// ```
     #[must_use]
     pub fn on_state_error(mut self, on: OnStateError) -> RateState {
         self.on_error = on;
@@ -211,11 +300,25 @@ impl RateState {
     }
 
     /// The store.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::RateState;
+    /// assert!(!RateState::new().store().describe().is_empty());
+    /// ```
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
 
     /// What a decision does when the store fails.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::RateState;
+    /// use jsongate::state::OnStateError;
+    /// assert_eq!(RateState::new().on_error().as_str(), "deny");
+    /// let _ = OnStateError::Allow;
+    /// ```
     pub fn on_error(&self) -> OnStateError {
         self.on_error
     }
@@ -227,6 +330,12 @@ impl RateState {
 
     /// Whether read-only mode is in force at `now_ms`. A store that fails counts as
     /// read-only (the stricter answer).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::RateState;
+    /// assert!(!RateState::new().read_only(0)); // no breaker has opened
+    /// ```
     pub fn read_only(&self, now_ms: u64) -> bool {
         self.store
             .deadline(&self.key("read_only"), now_ms)
@@ -278,33 +387,76 @@ impl RateState {
 
 /// What the session brings to a decision: its grants and, optionally, the workspace root
 /// that paths are checked against on the file system.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Call, Grants, Policy, RateState, Verdict};
+/// let p = Policy::from_slice(br#"{"policy":1,"tools":{"read_file":{"arguments":true,
+///     "requires":["fs_read"]}}}"#)?;
+/// let call = Call::parse(br#"{"tool":"read_file"}"#, p.limits())?;
+/// let rate = RateState::new();
+/// assert_eq!(p.decide(&call, &Grants::new(["fs_read"]), &rate, 0).verdict(), Verdict::Allow);
+/// assert_eq!(p.decide(&call, &Grants::new(["web"]), &rate, 0).verdict(), Verdict::Deny);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Grants {
     held: Vec<String>,
     workspace: Option<PathBuf>,
-    context: Context,
+    context: CallerContext,
     plan: Option<Arc<Plan>>,
 }
 
 impl Grants {
     /// A session holding `grants`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Grants;
+    /// assert_eq!(Grants::new(["a", "b"]).grants(), ["a", "b"]);
+    /// assert!(Grants::new(Vec::<String>::new()).grants().is_empty());
+    /// ```
     pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(grants: I) -> Grants {
         Grants {
             held: grants.into_iter().map(Into::into).collect(),
             workspace: None,
-            context: Context::new(),
+            context: CallerContext::new(),
             plan: None,
         }
     }
 
     /// The caller's context, for `equals_context` and `in_context_list` rules.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Call, CallerContext, Grants, Policy, RateState, Reason};
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"get_ticket":{"arguments":true,"requires":[],
+    ///     "rules":[{"rule":"equals_context","pointer":"/project","context":"project"}]}}}"#)?;
+    /// let call = Call::parse(br#"{"tool":"get_ticket","arguments":{"project":"p-2"}}"#, p.limits())?;
+    /// let mine = Grants::new(Vec::<String>::new()).context(CallerContext::new().with("project", "p-1"));
+    /// assert_eq!(p.decide(&call, &mine, &RateState::new(), 0).reason(), Reason::ContextMismatch);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     #[must_use]
-    pub fn context(mut self, context: Context) -> Grants {
+    pub fn context(mut self, context: CallerContext) -> Grants {
         self.context = context;
         self
     }
 
     /// The task's plan: calls outside it ask a person (`outside_plan`).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Call, Grants, Plan, Policy, RateState, Reason};
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"a":{"arguments":true,"requires":[]},
+    ///     "b":{"arguments":true,"requires":[]}}}"#)?;
+    /// let plan = Plan::from_slice(br#"{"plan":1,"task":"t","steps":[{"tool":"a"}]}"#, &p)?;
+    /// let g = Grants::new(Vec::<String>::new()).plan(plan);
+    /// let call = |t: &str| Call::parse(format!("{{\"tool\":\"{t}\"}}").as_bytes(), p.limits()).unwrap();
+    /// assert_eq!(p.decide(&call("a"), &g, &RateState::new(), 0).reason(), Reason::Ok);
+    /// assert_eq!(p.decide(&call("b"), &g, &RateState::new(), 0).reason(), Reason::OutsidePlan);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     #[must_use]
     pub fn plan(mut self, plan: Plan) -> Grants {
         self.plan = Some(Arc::new(plan));
@@ -315,7 +467,20 @@ impl Grants {
     ///
     /// # Errors
     /// `root` cannot be canonicalised.
-    pub fn workspace(mut self, root: &Path) -> Result<Grants, PolicyError> {
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Call, Grants, Policy, RateState, Reason};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"read":{"arguments":true,"requires":[],
+    ///     "rules":[{"rule":"path","pointer":"/path"}]}}}"#)?;
+    /// let g = Grants::new(Vec::<String>::new()).workspace(dir.path())?;
+    /// let call = Call::parse(br#"{"tool":"read","arguments":{"path":"/etc/passwd"}}"#, p.limits())?;
+    /// assert_eq!(p.decide(&call, &g, &RateState::new(), 0).reason(), Reason::PathEscape);
+    /// assert!(Grants::new(Vec::<String>::new()).workspace(&dir.path().join("missing")).is_err());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn workspace(mut self, root: &Path) -> Result<Grants, ConfigError> {
         let real = std::fs::canonicalize(root)
             .map_err(|e| err(format!("workspace '{}': {e}", root.display())))?;
         self.workspace = Some(real);
@@ -323,6 +488,12 @@ impl Grants {
     }
 
     /// The grants.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Grants;
+    /// assert_eq!(Grants::new(["fs_read"]).grants(), ["fs_read"]);
+    /// ```
     pub fn grants(&self) -> &[String] {
         &self.held
     }
@@ -379,7 +550,18 @@ impl Policy {
     ///
     /// # Errors
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
-    pub fn from_file(path: &Path) -> Result<Policy, PolicyError> {
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Policy;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("policy.json");
+    /// std::fs::write(&path, br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":[]}}}"#).unwrap();
+    /// assert!(Policy::from_file(&path)?.tool("search").is_some());
+    /// assert!(Policy::from_file(&dir.path().join("missing.json")).is_err());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn from_file(path: &Path) -> Result<Policy, ConfigError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ConfigError::read(format_args!("policy '{}'", path.display()), &e))?;
         Policy::from_slice(&bytes)
@@ -406,7 +588,7 @@ impl Policy {
     /// let d = p.decide(&call(r#"{"path":"notes/a.txt"}"#), &s, &rate, 0);
     /// assert_eq!(d.reason(), Reason::Ok);
     /// ```
-    pub fn from_slice(bytes: &[u8]) -> Result<Policy, PolicyError> {
+    pub fn from_slice(bytes: &[u8]) -> Result<Policy, ConfigError> {
         let doc = config::load(bytes, &POLICY)?;
         let lim = config::limits(&doc)?;
         // The file's schema admits only the names `Draft::from_name` reads.
@@ -484,11 +666,28 @@ impl Policy {
     }
 
     /// The limits argument documents are scanned with.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Policy;
+    /// let p = Policy::from_slice(br#"{"policy":1,"limits":{"max_depth":8},"tools":{}}"#)?;
+    /// assert_eq!(p.limits().get_max_depth(), 8);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn limits(&self) -> Limits {
         self.limits
     }
 
     /// The tool's compiled policy, if it is allowlisted.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Policy;
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":["web"]}}}"#)?;
+    /// assert_eq!(p.tool("search").map(|t| t.requires.clone()), Some(vec!["web".to_owned()]));
+    /// assert!(p.tool("shell").is_none());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn tool(&self, name: &str) -> Option<&ToolPolicy> {
         self.tools.iter().find(|(n, _)| n == name).map(|(_, t)| t)
     }
@@ -572,6 +771,20 @@ impl Policy {
     /// A record that denies for a reason that is not a denial (`ok`, `needs_approval`) is
     /// kept a denial, as `arguments_invalid` (nothing shows the arguments were fine); an
     /// `ask` for a reason that is a denial is a denial.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Call, Claim, Grants, Policy, RateState, Verdict};
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"send":{"arguments":true,"requires":["mail"]}}}"#)?;
+    /// let call = Call::parse(br#"{"tool":"send"}"#, p.limits())?;
+    /// // A record made where `mail` was granted...
+    /// let record = p.decide(&call, &Grants::new(["mail"]), &RateState::new(), 0).to_json();
+    /// let claim = Claim::parse(record.as_bytes()).unwrap();
+    /// assert_eq!(p.recheck(&claim, &Grants::new(["mail"])).verdict(), Verdict::Allow);
+    /// // ...does not allow here, where it is not.
+    /// assert_eq!(p.recheck(&claim, &Grants::new(Vec::<String>::new())).verdict(), Verdict::Deny);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn recheck(&self, claim: &Claim, session: &Grants) -> Decision {
         use super::Reason;
         let t = self.tool(&claim.tool);

@@ -2,7 +2,7 @@
 //!
 //! Path containment (lexical in both the POSIX and the Windows reading, then against the file
 //! system when a workspace is given), https-only URLs with a host allowlist, length caps,
-//! forbidden substrings, and values bound to the session's [`Context`] (`equals_context`: an
+//! forbidden substrings, and values bound to the session's [`CallerContext`] (`equals_context`: an
 //! account id must be the caller's; `in_context_list`: a project must be one of the
 //! caller's). Each rule reads one value by JSON Pointer in the arguments object;
 //! it never changes it. Argument names outside the schema are the policy's business (the
@@ -64,19 +64,19 @@ pub enum Rule {
 /// What the session says about its caller, for [`Rule::EqualsContext`] and
 /// [`Rule::InContextList`]: each key holds a list of values.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Context {
+pub struct CallerContext {
     entries: Vec<(String, Vec<String>)>,
 }
 
-impl Context {
+impl CallerContext {
     /// No values.
-    pub fn new() -> Context {
-        Context::default()
+    pub fn new() -> CallerContext {
+        CallerContext::default()
     }
 
     /// Adds `value` to `key`'s list.
     #[must_use]
-    pub fn with(mut self, key: &str, value: &str) -> Context {
+    pub fn with(mut self, key: &str, value: &str) -> CallerContext {
         match self.entries.iter_mut().find(|(k, _)| k == key) {
             Some((_, v)) => v.push(value.to_owned()),
             None => self.entries.push((key.to_owned(), vec![value.to_owned()])),
@@ -147,7 +147,7 @@ impl Rule {
     /// file system. Context rules see an empty context here, so they fail; see
     /// [`check_in`](Self::check_in).
     pub fn check(&self, args: &Value, workspace: Option<&Path>) -> Result<(), RuleFailure> {
-        self.check_in(args, workspace, &Context::new())
+        self.check_in(args, workspace, &CallerContext::new())
     }
 
     /// As [`check`](Self::check), with the session's context for the context rules. For
@@ -156,7 +156,7 @@ impl Rule {
         &self,
         args: &Value,
         workspace: Option<&Path>,
-        context: &Context,
+        context: &CallerContext,
     ) -> Result<(), RuleFailure> {
         if let Rule::EqualsContext { key, .. } | Rule::InContextList { key, .. } = self {
             let values = context.get(key);

@@ -293,8 +293,10 @@ pub fn open_store(spec: &str) -> Result<Arc<dyn jsongate::state::Store>, String>
 
 /// `--context KEY=VALUE`, repeated (a repeated key makes a list), as `decide` and
 /// `mcp-proxy` give it to the policy's rules.
-pub fn action_context(pairs: &[(String, String)]) -> Result<jsongate::action::Context, String> {
-    let mut c = jsongate::action::Context::new();
+pub fn action_context(
+    pairs: &[(String, String)],
+) -> Result<jsongate::action::CallerContext, String> {
+    let mut c = jsongate::action::CallerContext::new();
     for (k, v) in pairs {
         if k.is_empty() {
             return Err(format!("--context: '={v}' is not KEY=VALUE"));

@@ -129,7 +129,7 @@ pub fn gate(a: &GateArgs) -> Result<ExitCode, String> {
             jsongate::gate::Alerts::from_file,
             jsongate::gate::Alerts::from_slice,
         )?;
-        gate = gate.with_alerts(std::sync::Arc::new(alerts));
+        gate = gate.alerts(std::sync::Arc::new(alerts));
     }
     if a.raw_copy.is_some() {
         gate = gate.raw_copy(a.raw_copy_bytes);

@@ -187,8 +187,7 @@ pub fn proxy(a: ProxyArgs) -> Result<ExitCode, String> {
             "{flag} -: standard input carries the MCP messages; give a file"
         ));
     }
-    let mut config = config(&a)?;
-    config.upstream = Some(
+    let config = config(&a)?.upstream(
         a.command
             .iter()
             .map(|c| c.to_string_lossy())
@@ -216,78 +215,93 @@ fn config(a: &ProxyArgs) -> Result<Config, String> {
         ("--alerts", a.alerts.as_ref()),
         ("--pin", a.pin.as_ref()),
     ])?;
-    let mut config = Config {
-        limits: a
-            .limits
-            .apply(Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES)),
-        format_assertion: a.format_assertion,
-        draft: a.draft,
-        eval_budget: a.eval_budget,
-        screen: a.screen.as_deref().map(screen_mode),
-        screen_tools: a.screen_tools.as_deref().map(screen_mode),
-        truncate_text: a.truncate_text,
-        ..Config::default()
-    };
+    let mut config = Config::default()
+        .limits(
+            a.limits
+                .apply(Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES)),
+        )
+        .format_assertion(a.format_assertion)
+        .truncate_text(a.truncate_text);
+    if let Some(d) = a.draft {
+        config = config.draft(d);
+    }
+    if let Some(n) = a.eval_budget {
+        config = config.eval_budget(n);
+    }
+    if let Some(s) = a.screen.as_deref() {
+        config = config.screen(screen_mode(s));
+    }
+    if let Some(s) = a.screen_tools.as_deref() {
+        config = config.screen_tools(screen_mode(s));
+    }
+    let mut tool_result_bytes = std::collections::HashMap::new();
+    let mut max_result_bytes = None;
     for (tool, n) in &a.max_result_bytes {
         match tool {
             Some(t) => {
-                config.tool_result_bytes.insert(t.clone(), *n);
+                tool_result_bytes.insert(t.clone(), *n);
             }
-            None => config.max_result_bytes = Some(*n),
+            None => max_result_bytes = Some(*n),
         }
     }
-    if let Some(src) = &a.alerts {
-        let alerts = src.load(
+    let mut alerts = match &a.alerts {
+        Some(src) => Some(src.load(
             jsongate::gate::Alerts::from_file,
             jsongate::gate::Alerts::from_slice,
-        )?;
-        config.alerts = Some(Arc::new(alerts));
-    }
+        )?),
+        None => None,
+    };
     if a.on_tool_change.as_deref() == Some("warn") {
-        config.on_tool_change = OnChange::Warn;
+        config = config.on_tool_change(OnChange::Warn);
     } else if a.on_tool_change.is_some() {
-        config.on_tool_change = OnChange::Refuse;
+        config = config.on_tool_change(OnChange::Refuse);
     }
     if let Some(src) = &a.pin {
         let lock = src
             .load(Lock::from_file, |b, _| Lock::from_slice(b))
             .map_err(|e| format!("lockfile '{}': {e}", src.name()))?;
-        config.pin = Some(lock);
+        config = config.pin(lock);
     }
-    config.rate = a.state.rate()?;
+    let rate = a.state.rate()?;
+    let store = Arc::clone(rate.store());
+    config = config.rate(rate);
     let shared = a.state.spec.is_some();
     if let Some(secs) = a.approval_wait {
-        config.approval_wait = std::time::Duration::from_secs(secs);
+        config = config.approval_wait(std::time::Duration::from_secs(secs));
         if shared {
             // A client that cannot be asked: the operator answers a record in the store.
-            config.approval_store = Some(Arc::clone(config.rate.store()));
-            config.on_approval = Some(Box::new(|ap: &jsongate::action::Approval| {
-                eprintln!(
-                    "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny)",
-                    ap.to_json(),
-                    ap.id
-                );
-            }));
+            config = config
+                .approval_store(Arc::clone(&store))
+                .on_approval(Box::new(|ap: &jsongate::action::Approval| {
+                    eprintln!(
+                        "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny)",
+                        ap.to_json(),
+                        ap.id
+                    );
+                }));
         }
     }
-    if shared && config.pin.is_none() {
+    if shared && config.get_pin().is_none() {
         // Pins taken on first use are shared too: every replica holds the first one's.
-        config.pin_store = Some(Arc::clone(config.rate.store()));
+        config = config.pin_store(Arc::clone(&store));
     }
     if shared {
         // Breakers live in the shared store too, so replicas see each other's.
-        if let Some(al) = config.alerts.take() {
-            let al = Arc::try_unwrap(al).map_err(|_| "alerts are shared")?;
-            let breaker = jsongate::gate::StoreBreaker::new(Arc::clone(config.rate.store()));
-            config.alerts = Some(Arc::new(al.with_state(Box::new(breaker))));
-        }
+        alerts = alerts.map(|al| {
+            let breaker = jsongate::gate::StoreBreaker::new(Arc::clone(&store));
+            al.with_state(Box::new(breaker))
+        });
     }
-    if config.truncate_text
-        && config.max_result_bytes.is_none()
-        && config.tool_result_bytes.is_empty()
-    {
+    if let Some(al) = alerts {
+        config = config.alerts(Arc::new(al));
+    }
+    if a.truncate_text && max_result_bytes.is_none() && tool_result_bytes.is_empty() {
         return Err("--truncate-text needs --max-result-bytes N or TOOL=N".into());
     }
+    if let Some(n) = max_result_bytes {
+        config = config.max_result_bytes(n);
+    }
+    config = config.tool_result_bytes(tool_result_bytes);
     if let Some(src) = &a.policy {
         let p = super::decide::load_policy(src)?;
         let g = a.grants.clone().unwrap_or_default();
@@ -300,14 +314,13 @@ fn config(a: &ProxyArgs) -> Result<Config, String> {
         if let Some(f) = &a.plan {
             session = session.plan(super::decide::load_plan(f, &p)?);
         }
-        config.policy = Some(p);
-        config.session = session;
+        config = config.policy(p).session(session);
     } else if a.grants.is_some() || a.workspace.is_some() || a.plan.is_some() {
         return Err("--grants, --workspace and --plan need --policy".into());
     }
     if let Some(path) = &a.audit {
         let f = args::open_append(path).map_err(|e| format!("audit '{}': {e}", path.display()))?;
-        config.audit = Some(Box::new(std::io::LineWriter::new(f)));
+        config = config.audit(Box::new(std::io::LineWriter::new(f)));
     }
     Ok(config)
 }
@@ -329,21 +342,16 @@ fn http(a: ProxyArgs) -> Result<ExitCode, String> {
         .listen
         .parse()
         .map_err(|_| format!("--listen: '{}' is not IP:PORT", a.listen))?;
-    let opts = HttpOptions {
-        limits: first.limits,
-        upstream_authority: authority,
-        path,
-        allowed_origins: a.allow_origin.clone(),
-        // Each session gets a relay of its own, configured as the options say (they were
-        // read once above, so reading them again cannot fail but for a file that changed).
-        config: Box::new(move || {
-            let mut c = config(&a).unwrap_or_default();
-            // Audit lines name the endpoint; shared first-use pins are kept under it.
-            c.upstream = Some(upstream.clone());
-            c
-        }),
-        answer_timeout,
-    };
+    let origins = a.allow_origin.clone();
+    // Each session gets a relay of its own, configured as the options say (they were read
+    // once above, so reading them again cannot fail but for a file that changed).
+    let opts = HttpOptions::new(authority, path, move || {
+        // Audit lines name the endpoint; shared first-use pins are kept under it.
+        config(&a).unwrap_or_default().upstream(upstream.clone())
+    })
+    .limits(first.get_limits())
+    .allowed_origins(origins)
+    .answer_timeout(answer_timeout);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

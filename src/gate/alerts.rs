@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::audit::AuditRecord;
-use super::contract::{err, ContractError};
+use super::contract::err;
 use crate::config::{self, Shipped};
 use crate::json::{write_string, ConfigError, Value};
 use crate::state::{MemoryStore, Store};
@@ -189,7 +189,7 @@ impl Alerts {
     /// # Errors
     /// Invalid JSON, a schema violation (an unknown alert class), an alert file that cannot
     /// be opened, or a hook program that does not exist.
-    pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Alerts, ContractError> {
+    pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Alerts, ConfigError> {
         let doc = config::load(bytes, &ALERTS)?;
         let strs = |v: Option<&Value>| -> Vec<String> {
             v.and_then(Value::as_array)
@@ -261,7 +261,7 @@ impl Alerts {
     ///
     /// # Errors
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
-    pub fn from_file(path: &Path) -> Result<Alerts, ContractError> {
+    pub fn from_file(path: &Path) -> Result<Alerts, ConfigError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ConfigError::read(format_args!("alerts '{}'", path.display()), &e))?;
         Alerts::from_slice(&bytes, path.parent().unwrap_or(Path::new(".")))

@@ -20,11 +20,7 @@ use crate::Limits;
 /// The JSON Schema of contract files (format 1).
 pub const CONTRACT_SCHEMA: &str = include_str!("contract.schema.json");
 
-/// Why a contract could not be loaded. Always a configuration error (CLI exit 2): the crate's
-/// one [`ConfigError`], under the name this module has always used.
-pub type ContractError = ConfigError;
-
-pub(crate) fn err(msg: impl Into<String>) -> ContractError {
+pub(crate) fn err(msg: impl Into<String>) -> ConfigError {
     ConfigError::invalid(msg)
 }
 
@@ -38,7 +34,7 @@ pub(crate) enum SchemaSource {
 }
 
 impl SchemaSource {
-    pub(crate) fn bytes(&self) -> Result<Vec<u8>, ContractError> {
+    pub(crate) fn bytes(&self) -> Result<Vec<u8>, ConfigError> {
         match self {
             SchemaSource::Inline(b) => Ok(b.clone()),
             SchemaSource::File(p) => std::fs::read(p)
@@ -65,6 +61,18 @@ pub(crate) struct Field {
 }
 
 /// A tool contract, read and checked but not compiled (see [`Gate::new`](super::Gate::new)).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::Contract;
+/// let c = Contract::from_slice(br#"{"contract":1,"tool":"review","version":"2",
+///   "limits":{"max_depth":16},
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+///   "fields":{"approved":{"pointer":"/approved"}}}"#, std::path::Path::new("."))?;
+/// assert_eq!((c.tool(), c.version(), c.limits().get_max_depth()), ("review", "2", 16));
+/// assert!(Contract::from_slice(br#"{"contract":1}"#, std::path::Path::new(".")).is_err());
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Contract {
     pub(crate) tool: String,
@@ -107,16 +115,44 @@ impl CheckSpec {
 
 impl Contract {
     /// The tool name.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Contract;
+    /// let c = Contract::from_slice(br#"{"contract":1,"tool":"search","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// assert_eq!(c.tool(), "search");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn tool(&self) -> &str {
         &self.tool
     }
 
     /// The contract version.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Contract;
+    /// let c = Contract::from_slice(br#"{"contract":1,"tool":"search","version":"2024-05",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// assert_eq!(c.version(), "2024-05");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn version(&self) -> &str {
         &self.version
     }
 
     /// The scanner limits for this tool's responses.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Contract;
+    /// use jsongate::Limits;
+    /// let c = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// assert_eq!(c.limits(), Limits::new()); // the crate's defaults unless the contract says
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn limits(&self) -> Limits {
         self.limits
     }
@@ -126,7 +162,22 @@ impl Contract {
     /// # Errors
     /// The file cannot be read, is not valid JSON, does not satisfy [`CONTRACT_SCHEMA`], or
     /// is inconsistent (a check naming an unknown field, an invalid regex, …).
-    pub fn from_file(path: &Path) -> Result<Contract, ContractError> {
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Contract;
+    /// use jsongate::json::ConfigErrorKind;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("status.contract.json");
+    /// std::fs::write(&path, br#"{"contract":1,"tool":"status","version":"1",
+    ///   "upstream":[{"version":"v1","schema_file":"status.schema.json"}],"fields":{}}"#).unwrap();
+    /// std::fs::write(dir.path().join("status.schema.json"), br#"{"type":"object"}"#).unwrap();
+    /// assert_eq!(Contract::from_file(&path)?.tool(), "status");
+    /// let missing = Contract::from_file(&dir.path().join("nope.json")).unwrap_err();
+    /// assert_eq!(missing.kind(), ConfigErrorKind::Read);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn from_file(path: &Path) -> Result<Contract, ConfigError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ConfigError::read(format_args!("contract '{}'", path.display()), &e))?;
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -137,7 +188,16 @@ impl Contract {
     ///
     /// # Errors
     /// As [`from_file`](Self::from_file).
-    pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Contract, ContractError> {
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Contract;
+    /// use jsongate::json::ConfigErrorKind;
+    /// let err = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[],"fields":{},"extra":true}"#, std::path::Path::new(".")).unwrap_err();
+    /// assert_eq!(err.kind(), ConfigErrorKind::Schema);
+    /// ```
+    pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Contract, ConfigError> {
         let doc = config::load(bytes, &CONTRACT)?;
         let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
         let tool = s(&doc, "tool").unwrap_or_default();
@@ -361,7 +421,7 @@ impl Contract {
 
 /// The `screen` member: every rule's pointer must lie in an exposed field (the pointers are
 /// into the agent's `data`).
-fn screen_rules(v: &Value, fields: &[Field]) -> Result<ScreenContract, ContractError> {
+fn screen_rules(v: &Value, fields: &[Field]) -> Result<ScreenContract, ConfigError> {
     let sc = ScreenContract::from_value(v);
     for (p, _) in sc.fields() {
         let at = || config::pointer(&["screen", "fields", p]);

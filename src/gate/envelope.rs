@@ -10,6 +10,14 @@ use std::fmt;
 use crate::json::{write_string, Value};
 
 /// Why the agent gets no data. A closed set: agents and hosts can match on it exhaustively.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::FailureCode;
+/// assert_eq!(FailureCode::ALL.len(), 6);
+/// assert_eq!(FailureCode::Stale.to_string(), "STALE");
+/// assert!(FailureCode::RateLimited.transient() && !FailureCode::Mismatch.transient());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FailureCode {
     /// The upstream says the asked resource does not exist.
@@ -38,6 +46,12 @@ impl FailureCode {
     ];
 
     /// The code as the agent sees it (`"NOT_FOUND"`, …).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::FailureCode;
+    /// assert_eq!(FailureCode::UpstreamUnavailable.as_str(), "UPSTREAM_UNAVAILABLE");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             FailureCode::NotFound => "NOT_FOUND",
@@ -63,6 +77,13 @@ impl FailureCode {
 
     /// Whether a new attempt can produce a different answer at all: transport failures, rate
     /// limits and stale data can; a wrong shape or a mismatch cannot (they stop and alert).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::FailureCode;
+    /// let transient: Vec<&str> = FailureCode::ALL.iter().filter(|c| c.transient()).map(|c| c.as_str()).collect();
+    /// assert_eq!(transient, ["UPSTREAM_UNAVAILABLE", "RATE_LIMITED", "STALE"]);
+    /// ```
     pub fn transient(self) -> bool {
         matches!(
             self,
@@ -78,6 +99,15 @@ impl fmt::Display for FailureCode {
 }
 
 /// The agent-facing result.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::Envelope;
+/// use jsongate::json::Value;
+/// let e = Envelope::Success { data: Value::Object(vec![("n".into(), Value::Number("1".into()))]) };
+/// assert_eq!(e.render("t", "r-1"), r#"{"tool":"t","request_id":"r-1","outcome":"success","data":{"n":1}}"#);
+/// assert_eq!(e.code(), None);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Envelope {
     /// `{"tool","request_id","outcome":"success","data":{…}}`
@@ -128,6 +158,13 @@ impl Envelope {
     }
 
     /// The failure code, if this is a failure.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Envelope, FailureCode};
+    /// let e = Envelope::Failure { code: FailureCode::Stale, retryable: true };
+    /// assert_eq!(e.code(), Some(FailureCode::Stale));
+    /// ```
     pub fn code(&self) -> Option<FailureCode> {
         match self {
             Envelope::Failure { code, .. } => Some(*code),
@@ -138,6 +175,18 @@ impl Envelope {
 
 /// The envelope schema of a tool: `oneOf` success / failure, closed objects, `const` tool,
 /// `data` with exactly the exposed `fields` (`(name, required)`), codes from the closed set.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::envelope_schema;
+/// use jsongate::{Limits, Schema, Validator};
+/// let schema = Schema::compile(envelope_schema("status", &[("state", true), ("note", false)]).as_bytes()).unwrap();
+/// let mut v = Validator::new(&schema);
+/// let ok = br#"{"tool":"status","request_id":"r","outcome":"success","data":{"state":"up"}}"#;
+/// let extra = br#"{"tool":"status","request_id":"r","outcome":"success","data":{"state":"up","x":1}}"#;
+/// assert!(v.validate_slice(ok, Limits::new()).is_ok());
+/// assert!(v.validate_slice(extra, Limits::new()).is_err());
+/// ```
 pub fn envelope_schema(tool: &str, fields: &[(&str, bool)]) -> String {
     let s = |x: &str| Value::String(x.to_owned());
     let obj = |m: Vec<(&str, Value)>| {

@@ -7,8 +7,9 @@
 
 use std::fmt::Write as _;
 
-use super::contract::{CheckSpec, Contract, ContractError};
+use super::contract::{CheckSpec, Contract};
 use super::envelope::FailureCode;
+use crate::json::ConfigError;
 use crate::json::{write_string, Value};
 use crate::Limits;
 
@@ -22,6 +23,20 @@ pub enum Side {
 }
 
 /// One difference between two contracts.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{diff_contracts, Contract, Side};
+/// let dir = std::path::Path::new(".");
+/// let old = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{}}],"fields":{"a":{"pointer":"/a"},"b":{"pointer":"/b"}}}"#, dir)?;
+/// let new = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"2",
+///   "upstream":[{"version":"v1","schema":{}}],"fields":{"a":{"pointer":"/a"}}}"#, dir)?;
+/// let changes = diff_contracts(&old, &new)?;
+/// let removed = changes.iter().find(|c| c.kind == "field_removed").unwrap();
+/// assert_eq!((removed.side, removed.breaking, removed.subject.as_str()), (Side::Agent, true, "b"));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
     /// The side it concerns.
@@ -45,6 +60,14 @@ pub struct Change {
 
 impl Change {
     /// The change as one JSON line (no newline).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Change, Side};
+    /// let c = Change { side: Side::Upstream, kind: "limit_lowered", breaking: true,
+    ///     subject: "max_depth".into(), from: Some("64".into()), to: Some("32".into()) };
+    /// assert_eq!(c.to_json(), r#"{"side":"upstream","change":"limit_lowered","breaking":true,"subject":"max_depth","from":64,"to":32}"#);
+    /// ```
     pub fn to_json(&self) -> String {
         let mut out = String::from("{\"side\":\"");
         out.push_str(match self.side {
@@ -74,7 +97,7 @@ fn j(s: &str) -> String {
 }
 
 /// The agent-facing fields: name → (required in the envelope, upstream pointer).
-fn agent_fields(c: &Contract) -> Result<Vec<(String, bool, String)>, ContractError> {
+fn agent_fields(c: &Contract) -> Result<Vec<(String, bool, String)>, ConfigError> {
     let g = super::Gate::new(c)?;
     let schema = Value::parse(g.envelope_schema().as_bytes(), Limits::unlimited())
         .map_err(|e| super::contract::err(e.to_string()))?;
@@ -164,7 +187,7 @@ fn list(xs: &[&str]) -> String {
 ///                              &c(r#""a":{"pointer":"/a"}"#)).unwrap();
 /// assert_eq!((changes[0].kind, changes[0].breaking), ("field_removed", true));
 /// ```
-pub fn diff_contracts(old: &Contract, new: &Contract) -> Result<Vec<Change>, ContractError> {
+pub fn diff_contracts(old: &Contract, new: &Contract) -> Result<Vec<Change>, ConfigError> {
     let mut out = Vec::new();
     let mut push = |side, kind, breaking, subject: &str, from: Option<String>, to| {
         out.push(Change {

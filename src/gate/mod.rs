@@ -53,7 +53,7 @@ pub use alerts::{
 };
 pub use audit::{AuditError, AuditRecord};
 pub use command::{LineError, LineFormat, LinePattern, LineType, PatternError};
-pub use contract::{Contract, ContractError, CONTRACT_SCHEMA};
+pub use contract::{Contract, CONTRACT_SCHEMA};
 pub use economy::{approx_tokens, TRUNCATION_MARKER};
 pub use envelope::{envelope_schema, Envelope, FailureCode};
 pub use evolve::{diff_contracts, Change, Side};
@@ -63,7 +63,7 @@ pub use semantic::{
     BelongsTo, CheckFailure, Context, Equals, Fields, Fresh, Ownership, SemanticCheck, Timestamp,
 };
 
-use crate::json::Value;
+use crate::json::{ConfigError, Value};
 use crate::scan::{Event, Flow, Position, Sink};
 use crate::screen::{screen_value, Action, Finding, ScreenContract};
 use crate::select::{Projection, Selector};
@@ -72,6 +72,17 @@ use audit::{RawTap, TapReader};
 use economy::Fit;
 
 /// A request as the gate's caller issued it: its id (bound into the envelope) and context.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Request, Timestamp};
+/// let req = Request::new("req-42", Context::new().value("project_id", "p-1").now(Timestamp::now()))
+///     .attempt(2, std::time::Duration::from_millis(300))
+///     .upstream("https://api.example.com/status", Some(200));
+/// assert_eq!(req.request_id, "req-42");
+/// assert_eq!(req.context.get("project_id"), Some("p-1"));
+/// assert_eq!(req.attempt.map(|(n, _)| n), Some(2));
+/// ```
 #[derive(Clone, Debug)]
 pub struct Request {
     /// The caller-issued request id; the upstream can never replace it.
@@ -88,6 +99,13 @@ pub struct Request {
 }
 
 /// Where a response came from, as the caller knows it (for the audit record only).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Request, Upstream};
+/// let req = Request::new("r-1", Context::new()).upstream("search --json", Some(0));
+/// assert_eq!(req.upstream, Some(Upstream { endpoint: "search --json".into(), status: Some(0) }));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Upstream {
     /// The endpoint URL or the command line.
@@ -98,6 +116,13 @@ pub struct Upstream {
 
 impl Request {
     /// A request with id `request_id`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Request};
+    /// let req = Request::new("r-1", Context::new());
+    /// assert_eq!((req.request_id.as_str(), req.attempt, req.upstream), ("r-1", None, None));
+    /// ```
     pub fn new(request_id: &str, context: Context) -> Request {
         Request {
             request_id: request_id.to_owned(),
@@ -108,6 +133,13 @@ impl Request {
     }
 
     /// This is attempt `n` (1-based), `elapsed` after the first attempt started.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Request};
+    /// let req = Request::new("r-1", Context::new()).attempt(0, std::time::Duration::ZERO);
+    /// assert_eq!(req.attempt, Some((1, std::time::Duration::ZERO))); // attempts are 1-based
+    /// ```
     #[must_use]
     pub fn attempt(mut self, n: u32, elapsed: std::time::Duration) -> Request {
         self.attempt = Some((n.max(1), elapsed));
@@ -115,6 +147,13 @@ impl Request {
     }
 
     /// The upstream endpoint or command and its status, for the audit record.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Request};
+    /// let req = Request::new("r-1", Context::new()).upstream("https://api.example.com", Some(503));
+    /// assert_eq!(req.upstream.unwrap().status, Some(503));
+    /// ```
     #[must_use]
     pub fn upstream(mut self, endpoint: &str, status: Option<i64>) -> Request {
         self.upstream = Some(Upstream {
@@ -127,6 +166,19 @@ impl Request {
 
 /// The caller did not supply what the contract needs (a configuration error, not a verdict
 /// about the response).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, Gate, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+///   "fields":{"id":{"pointer":"/id"}},
+///   "checks":[{"check":"equals","field":"id","context":"id"}]}"#, std::path::Path::new("."))?;
+/// let gate = Gate::new(&contract)?;
+/// let err = gate.run_slice(br#"{"id":"a"}"#, &Request::new("r-1", Context::new())).unwrap_err();
+/// assert_eq!(err.to_string(), "check 'equals' needs the request value 'id'");
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestError(String);
 
@@ -139,6 +191,20 @@ impl fmt::Display for RequestError {
 impl std::error::Error for RequestError {}
 
 /// One decision: what the agent gets and what operators get.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, Gate, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"status","version":"3",
+///   "upstream":[{"version":"v1","schema":{"type":"object","required":["state"]}}],
+///   "fields":{"state":{"pointer":"/state"}}}"#, std::path::Path::new("."))?;
+/// let d = Gate::new(&contract)?.run_slice(br#"{"state":"up","debug":"x"}"#, &Request::new("r-1", Context::new())).unwrap();
+/// assert_eq!(d.output, r#"{"tool":"status","request_id":"r-1","outcome":"success","data":{"state":"up"}}"#);
+/// assert!(d.audit.accepted);
+/// assert_eq!(d.audit.upstream_version.as_deref(), Some("v1"));
+/// assert_eq!(d.audit.sha256.len(), 64);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Delivery {
     /// The agent-facing envelope.
@@ -152,7 +218,8 @@ pub struct Delivery {
     /// The agent-facing text block ([`render_envelope`]), when the contract asks for one
     /// (`"render": "untrusted_text"`).
     pub rendered: Option<String>,
-    /// What alerting did (empty without [`Gate::with_alerts`]).
+    /// What alerting did (empty without alerts: the contract's `alerts` member or
+    /// [`Gate::alerts`]).
     pub alerts: Raised,
 }
 
@@ -163,6 +230,21 @@ struct CompiledShape {
 }
 
 /// A compiled contract.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, FailureCode, Gate, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"status","version":"3",
+///   "upstream":[{"version":"v1","schema":{"type":"object","required":["state"],
+///       "properties":{"state":{"enum":["up","down"]}}}}],
+///   "fields":{"state":{"pointer":"/state"}}}"#, std::path::Path::new("."))?;
+/// let gate = Gate::new(&contract)?.raw_copy(1024); // compiled once, shared by every request
+/// let req = Request::new("r-1", Context::new());
+/// let d = gate.run_slice(br#"{"state":"sideways"}"#, &req).unwrap();
+/// assert_eq!(d.envelope.code(), Some(FailureCode::InvalidResponse));
+/// assert!(!d.output.contains("sideways")); // upstream text never reaches the agent
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub struct Gate {
     contract: Contract,
     shapes: Vec<CompiledShape>,
@@ -189,7 +271,23 @@ impl Gate {
     ///
     /// # Errors
     /// A schema that does not compile, a bad pointer, or a check on an unknown field.
-    pub fn new(contract: &Contract) -> Result<Gate, ContractError> {
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Contract, Gate};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+    ///   "fields":{"n":{"pointer":"/n"}}}"#, std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// assert_eq!(gate.contract().tool(), "t");
+    /// // A schema that does not compile fails here, not on the first response.
+    /// let bad = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"$ref":"elsewhere.json"}}],
+    ///   "fields":{}}"#, std::path::Path::new("."))?;
+    /// assert!(Gate::new(&bad).is_err());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn new(contract: &Contract) -> Result<Gate, ConfigError> {
         let compile = |what: &str, src: &contract::SchemaSource| {
             let mut o = Schema::options().format_assertion(contract.format_assertion);
             if let Some(d) = contract.draft {
@@ -252,7 +350,37 @@ impl Gate {
     ///
     /// # Errors
     /// The check reads a field the contract does not declare.
-    pub fn with_check(mut self, check: Box<dyn SemanticCheck>) -> Result<Gate, ContractError> {
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{
+    ///     CheckFailure, Context, Contract, FailureCode, Fields, Gate, Request, SemanticCheck,
+    /// };
+    /// use jsongate::json::Value;
+    ///
+    /// /// The count must be even.
+    /// struct Even;
+    /// impl SemanticCheck for Even {
+    ///     fn name(&self) -> &str { "even" }
+    ///     fn fields(&self) -> Vec<&str> { vec!["n"] }
+    ///     fn check(&self, f: &Fields<'_>, _: &Context) -> Result<(), CheckFailure> {
+    ///         match f.get("n").and_then(Value::as_u64) {
+    ///             Some(n) if n % 2 == 0 => Ok(()),
+    ///             _ => Err(CheckFailure { code: FailureCode::Mismatch, check: "even".into(),
+    ///                                     field: "n".into(), reason: "odd" }),
+    ///         }
+    ///     }
+    /// }
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+    ///   "fields":{"n":{"pointer":"/n"}}}"#, std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?.with_check(Box::new(Even))?;
+    /// let req = Request::new("r-1", Context::new());
+    /// assert!(gate.run_slice(br#"{"n":4}"#, &req).unwrap().audit.accepted);
+    /// assert!(!gate.run_slice(br#"{"n":5}"#, &req).unwrap().audit.accepted);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn with_check(mut self, check: Box<dyn SemanticCheck>) -> Result<Gate, ConfigError> {
         for f in check.fields() {
             if !self.contract.fields.iter().any(|x| x.name == f) {
                 return Err(contract::err(format!(
@@ -265,7 +393,22 @@ impl Gate {
         Ok(self)
     }
 
-    /// Keeps a copy of at most `limit` raw bytes of each response in its [`Delivery`].
+    /// Keeps a copy of at most `limit` raw bytes of each response in its [`Delivery`]
+    /// ([`Delivery::raw`]). Default: no copy.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+    ///   "fields":{"n":{"pointer":"/n"}}}"#, std::path::Path::new("."))?;
+    /// let req = Request::new("r-1", Context::new());
+    /// let gate = Gate::new(&contract)?;
+    /// assert_eq!(gate.run_slice(br#"{"n":1}"#, &req).unwrap().raw, None);
+    /// let gate = Gate::new(&contract)?.raw_copy(4);
+    /// assert_eq!(gate.run_slice(br#"{"n":1}"#, &req).unwrap().raw.as_deref(), Some(&br#"{"n""#[..]));
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     #[must_use]
     pub fn raw_copy(mut self, limit: usize) -> Gate {
         self.raw_copy = Some(limit);
@@ -273,24 +416,84 @@ impl Gate {
     }
 
     /// Raises alerts and runs the circuit breaker (keyed by tool) on every decision of this
-    /// gate; while the breaker is open responses fail fast without being read.
+    /// gate; while the breaker is open responses fail fast without being read. Replaces the
+    /// contract's own `alerts` member. Default: the contract's `alerts`, if any.
+    ///
+    /// # Example
+    /// ```
+    /// use std::sync::Arc;
+    /// use jsongate::gate::{Alerts, Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+    ///   "fields":{"n":{"pointer":"/n"}}}"#, std::path::Path::new("."))?;
+    /// let alerts = Alerts::from_slice(br#"{"alerts":1,"on":[],
+    ///   "breaker":{"max_blocks":1,"window_seconds":60,"cooldown_seconds":60}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?.alerts(Arc::new(alerts));
+    /// let req = Request::new("r-1", Context::new());
+    /// // One block opens the breaker: the next response is refused without being read.
+    /// assert!(gate.run_slice(b"[]", &req).unwrap().alerts.opened);
+    /// let d = gate.run_slice(br#"{"n":1}"#, &req).unwrap();
+    /// assert_eq!(d.audit.error.unwrap().kind, "breaker_open");
+    /// assert!(d.output.contains(r#""code":"UPSTREAM_UNAVAILABLE""#));
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     #[must_use]
-    pub fn with_alerts(mut self, alerts: std::sync::Arc<Alerts>) -> Gate {
+    pub fn alerts(mut self, alerts: std::sync::Arc<Alerts>) -> Gate {
         self.alerts = Some(alerts);
         self
     }
 
     /// The contract this gate runs.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Contract, Gate};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"7",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// assert_eq!(Gate::new(&contract)?.contract().version(), "7");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn contract(&self) -> &Contract {
         &self.contract
     }
 
     /// The envelope schema (JSON text) every output is checked against.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Contract, Gate};
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{"n":{"pointer":"/n"}}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// // The agent's side can check envelopes with the same schema.
+    /// let schema = Schema::compile(gate.envelope_schema().as_bytes()).unwrap();
+    /// let ok = br#"{"tool":"t","request_id":"r","outcome":"success","data":{"n":1}}"#;
+    /// assert!(Validator::new(&schema).validate_slice(ok, Limits::new()).is_ok());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn envelope_schema(&self) -> &str {
         &self.envelope_text
     }
 
     /// A reusable per-response runtime.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"n":{"pointer":"/n"}}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// let mut session = gate.session(); // one per worker; reused for every response
+    /// for (i, body) in [&br#"{"n":1}"#[..], br#"{"n":2}"#].into_iter().enumerate() {
+    ///     let d = session.run_slice(body, &Request::new(&format!("r-{i}"), Context::new())).unwrap();
+    ///     assert!(d.audit.accepted);
+    /// }
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn session(&self) -> Session<'_> {
         Session {
             gate: self,
@@ -316,6 +519,18 @@ impl Gate {
     ///
     /// # Errors
     /// The request lacks a context value or the clock a check needs.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"n":{"pointer":"/n"}}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let d = Gate::new(&contract)?.run_slice(br#"{"n":1,"n":2}"#, &Request::new("r-1", Context::new())).unwrap();
+    /// assert_eq!(d.output, r#"{"tool":"t","request_id":"r-1","outcome":"failure","error":{"code":"INVALID_RESPONSE","retryable":false}}"#);
+    /// assert_eq!(d.audit.error.unwrap().kind, "duplicate_name");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn run_slice(&self, input: &[u8], req: &Request) -> Result<Delivery, RequestError> {
         self.session().run_read(input, req)
     }
@@ -324,6 +539,20 @@ impl Gate {
     ///
     /// # Errors
     /// As [`run_slice`](Self::run_slice).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "limits":{"max_bytes":64},
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let huge = std::io::Cursor::new(vec![b' '; 10 << 20]);
+    /// let d = Gate::new(&contract)?.run_read(huge, &Request::new("r-1", Context::new())).unwrap();
+    /// assert_eq!(d.audit.error.unwrap().kind, "too_large");
+    /// assert!(d.audit.bytes <= 64 + 64 * 1024); // stopped at the limit, not at the end
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn run_read<R: Read>(&self, reader: R, req: &Request) -> Result<Delivery, RequestError> {
         self.session().run_read(reader, req)
     }
@@ -333,6 +562,20 @@ impl Gate {
     ///
     /// # Errors
     /// What is missing.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+    ///   "fields":{"id":{"pointer":"/id"}},
+    ///   "checks":[{"check":"equals","field":"id","context":"id"}]}"#, std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// assert!(gate.check_request(&Request::new("r-1", Context::new())).is_err());
+    /// assert!(gate.check_request(&Request::new("", Context::new().value("id", "a"))).is_err());
+    /// assert!(gate.check_request(&Request::new("r-1", Context::new().value("id", "a"))).is_ok());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn check_request(&self, req: &Request) -> Result<(), RequestError> {
         self.session().check_request(req)
     }
@@ -340,6 +583,17 @@ impl Gate {
     /// A failure decision of `code` for a reason the audit names `kind` (`request_context`,
     /// `timeout`, …), made without reading a response and without checking the request (its
     /// id is used as it is, or `-` when empty).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, FailureCode, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// let d = Gate::new(&contract)?.refused(FailureCode::UpstreamUnavailable, "timeout", &Request::new("r-1", Context::new()));
+    /// assert_eq!(d.envelope.code(), Some(FailureCode::UpstreamUnavailable));
+    /// assert_eq!(d.audit.error.unwrap().kind, "timeout");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn refused(&self, code: FailureCode, kind: &str, req: &Request) -> Delivery {
         let mut s = self.session();
         let verdict = Verdict::Fail(
@@ -364,6 +618,18 @@ impl Gate {
     ///
     /// # Errors
     /// As [`run_slice`](Self::run_slice).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, FailureCode, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// let req = Request::new("r-1", Context::new()).upstream("https://api.example.com", Some(429));
+    /// let d = Gate::new(&contract)?.transport_failure(FailureCode::RateLimited, &req).unwrap();
+    /// assert!(d.output.contains(r#""code":"RATE_LIMITED""#));
+    /// assert_eq!(d.audit.error.unwrap().kind, "transport");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn transport_failure(
         &self,
         code: FailureCode,
@@ -384,6 +650,19 @@ impl Gate {
 
 /// Per-response state of a [`Gate`]: scanner, one validator per shape, one selector per
 /// success shape. Reused across responses.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, Gate, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"n":{"pointer":"/n"}}}"#,
+///   std::path::Path::new("."))?;
+/// let gate = Gate::new(&contract)?;
+/// let mut session = gate.session();
+/// let d = session.run_read(&br#"{"n":3}"#[..], &Request::new("r-1", Context::new())).unwrap();
+/// assert!(d.output.ends_with(r#""data":{"n":3}}"#));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub struct Session<'g> {
     gate: &'g Gate,
     scanner: Scanner,
@@ -485,6 +764,19 @@ impl<'g> Session<'g> {
     ///
     /// # Errors
     /// As [`Gate::run_slice`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// let mut s = gate.session();
+    /// assert!(s.run_slice(b"{}", &Request::new("r-1", Context::new())).unwrap().audit.accepted);
+    /// assert!(!s.run_slice(b"[]", &Request::new("r-2", Context::new())).unwrap().audit.accepted);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn run_slice(&mut self, input: &[u8], req: &Request) -> Result<Delivery, RequestError> {
         self.run_read(input, req)
     }
@@ -843,6 +1135,23 @@ impl<'g> Session<'g> {
 }
 
 /// One response being gated piece by piece ([`Session::start`]).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, Gate, Request};
+/// use jsongate::Flow;
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object","additionalProperties":false}}],
+///   "fields":{}}"#, std::path::Path::new("."))?;
+/// let gate = Gate::new(&contract)?;
+/// let mut session = gate.session();
+/// let req = Request::new("r-1", Context::new());
+/// let mut feed = session.start(&req).unwrap();
+/// // The unexpected name decides: later frames need not be read.
+/// assert_eq!(feed.feed(br#"{"inject":"#), Flow::Stop);
+/// assert!(!feed.finish().audit.accepted);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub struct Feed<'s, 'g> {
     session: &'s mut Session<'g>,
     req: &'s Request,
@@ -869,6 +1178,23 @@ impl fmt::Debug for Feed<'_, '_> {
 impl Feed<'_, '_> {
     /// Feeds the next piece. [`Flow::Stop`] means the decision is made: later pieces are
     /// not read (feeding them is harmless), and [`finish`](Self::finish) returns it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// use jsongate::Flow;
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"n":{"pointer":"/n"}}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// let mut session = gate.session();
+    /// let req = Request::new("r-1", Context::new());
+    /// let mut feed = session.start(&req).unwrap();
+    /// assert_eq!(feed.feed(br#"{"n":"#), Flow::Continue);
+    /// assert_eq!(feed.feed(b"1}"), Flow::Continue);
+    /// assert!(feed.finish().audit.accepted);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn feed(&mut self, chunk: &[u8]) -> Flow {
         if self.stopped.is_some() {
             return Flow::Stop;
@@ -930,6 +1256,23 @@ impl Feed<'_, '_> {
 
     /// The upstream ended the body early (a reset, a timeout, a broken frame): the decision
     /// is `UPSTREAM_UNAVAILABLE` unless the bytes already read decided otherwise.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, FailureCode, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// let mut session = gate.session();
+    /// let req = Request::new("r-1", Context::new());
+    /// let mut feed = session.start(&req).unwrap();
+    /// feed.feed(br#"{"n":"#);
+    /// let d = feed.fail_transport("reset"); // the connection broke mid-body
+    /// assert_eq!(d.envelope.code(), Some(FailureCode::UpstreamUnavailable));
+    /// assert_eq!(d.audit.error.unwrap().kind, "reset");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn fail_transport(self, kind: &str) -> Delivery {
         self.refuse(FailureCode::UpstreamUnavailable, kind)
     }
@@ -937,6 +1280,21 @@ impl Feed<'_, '_> {
     /// The response is refused with `code` for a reason outside its bytes (`kind` in the
     /// audit: a content type that is not JSON, a declared length over the limit), unless the
     /// bytes already read decided otherwise.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, FailureCode, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// let mut session = gate.session();
+    /// let req = Request::new("r-1", Context::new());
+    /// let feed = session.start(&req).unwrap();
+    /// let d = feed.refuse(FailureCode::InvalidResponse, "content_type"); // text/html, say
+    /// assert_eq!(d.audit.error.unwrap().kind, "content_type");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn refuse(mut self, code: FailureCode, kind: &str) -> Delivery {
         if let Some(d) = self.decided.take() {
             return d;
@@ -961,6 +1319,22 @@ impl Feed<'_, '_> {
     }
 
     /// Marks the end of the response and returns the decision.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// let mut session = gate.session();
+    /// let req = Request::new("r-1", Context::new());
+    /// let mut feed = session.start(&req).unwrap();
+    /// feed.feed(b"{");
+    /// let d = feed.finish(); // the body ended inside the object
+    /// assert_eq!(d.audit.error.unwrap().kind, "syntax");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn finish(mut self) -> Delivery {
         if let Some(d) = self.decided.take() {
             return d;

@@ -80,6 +80,15 @@ pub fn render_envelope(tool: &str, request_id: &str, envelope: &Envelope) -> Str
 /// # Errors
 /// The line is not an envelope (`tool`, `request_id`, `outcome` success with an object
 /// `data`, or failure with an `error` of a known code).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::render;
+/// let block = render(br#"{"tool":"t","request_id":"r-1","outcome":"failure","error":{"code":"STALE","retryable":true}}"#)?;
+/// assert_eq!(block, r#"[tool "t" request "r-1" failed: STALE; a retry may help]"#);
+/// assert!(render(br#"{"tool":"t"}"#).is_err());
+/// # Ok::<(), jsongate::gate::RenderError>(())
+/// ```
 pub fn render(line: &[u8]) -> Result<String, RenderError> {
     let bad = |m: &str| RenderError(m.to_owned());
     let v = Value::parse(line, Limits::new()).map_err(|e| RenderError(e.to_string()))?;
@@ -116,6 +125,17 @@ pub fn render(line: &[u8]) -> Result<String, RenderError> {
 ///
 /// # Errors
 /// The first line that is not an envelope, with its 1-based number.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::render_all;
+/// let fail = br#"{"tool":"t","request_id":"r-1","outcome":"failure","error":{"code":"NOT_FOUND","retryable":false}}"#;
+/// let both = render_all([&fail[..], &fail[..]])?;
+/// assert_eq!(both.matches("[tool ").count(), 2);
+/// let err = render_all([&fail[..], &b"{}"[..]]).unwrap_err();
+/// assert!(err.to_string().starts_with("envelope 2: "));
+/// # Ok::<(), jsongate::gate::RenderError>(())
+/// ```
 pub fn render_all<'a>(lines: impl IntoIterator<Item = &'a [u8]>) -> Result<String, RenderError> {
     let mut out = String::new();
     for (i, line) in lines.into_iter().enumerate() {

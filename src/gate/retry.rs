@@ -9,6 +9,19 @@ use std::time::Duration;
 use super::envelope::FailureCode;
 
 /// A contract's retry policy.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, FailureCode, Gate, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "retry":{"max_attempts":3,"budget_ms":5000,"backoff_ms":100,"retry_on":["UPSTREAM_UNAVAILABLE"]},
+///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+/// let gate = Gate::new(&contract)?;
+/// let req = Request::new("r-1", Context::new());
+/// let d = gate.transport_failure(FailureCode::UpstreamUnavailable, &req).unwrap();
+/// assert!(d.output.ends_with(r#""retryable":true}}"#)); // the policy allows another attempt
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Total attempts allowed, the first included (1 means never retry).
@@ -36,12 +49,39 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// Whether a failure with `code` may be retried at all under this policy (what the
     /// envelope's `retryable` says).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::gate::{FailureCode, RetryPolicy};
+    /// let p = RetryPolicy {
+    ///     max_attempts: 3,
+    ///     budget: Duration::from_secs(5),
+    ///     backoff: Duration::from_millis(100),
+    ///     retry_on: vec![FailureCode::RateLimited, FailureCode::InvalidResponse],
+    /// };
+    /// assert!(p.retryable(FailureCode::RateLimited));
+    /// assert!(!p.retryable(FailureCode::InvalidResponse)); // never: not transient
+    /// assert!(!RetryPolicy::default().retryable(FailureCode::RateLimited)); // one attempt only
+    /// ```
     pub fn retryable(&self, code: FailureCode) -> bool {
         self.max_attempts > 1 && code.transient() && self.retry_on.contains(&code)
     }
 }
 
 /// What to do after a failed attempt.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::gate::{decide_retry, FailureCode, RetryDecision, RetryPolicy, StopReason};
+/// let p = RetryPolicy { max_attempts: 2, budget: Duration::from_secs(1), backoff: Duration::from_millis(50),
+///     retry_on: vec![FailureCode::UpstreamUnavailable] };
+/// assert_eq!(decide_retry(&p, FailureCode::UpstreamUnavailable, 1, Duration::ZERO),
+///     RetryDecision::Retry { after: Duration::from_millis(50) });
+/// assert_eq!(decide_retry(&p, FailureCode::UpstreamUnavailable, 2, Duration::ZERO),
+///     RetryDecision::Stop(StopReason::AttemptsExhausted));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RetryDecision {
     /// Call the upstream again after this delay, and gate the new response from scratch.
@@ -54,6 +94,13 @@ pub enum RetryDecision {
 }
 
 /// Why no retry.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{decide_retry, FailureCode, RetryDecision, RetryPolicy, StopReason};
+/// let d = decide_retry(&RetryPolicy::default(), FailureCode::Mismatch, 1, std::time::Duration::ZERO);
+/// assert_eq!(d, RetryDecision::Stop(StopReason::Alert));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
     /// The response broke the contract (`INVALID_RESPONSE`, `MISMATCH`): an operator must
@@ -69,6 +116,12 @@ pub enum StopReason {
 
 impl StopReason {
     /// `"alert"`, `"not_retryable"`, `"attempts_exhausted"` or `"budget_exhausted"`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::StopReason;
+    /// assert_eq!(StopReason::BudgetExhausted.as_str(), "budget_exhausted");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Alert => "alert",

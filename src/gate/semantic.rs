@@ -14,6 +14,15 @@ use crate::schema::regex::Regex;
 use crate::select::Projection;
 
 /// A point in time: seconds and nanoseconds since the Unix epoch (UTC).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::Timestamp;
+/// let t = Timestamp::parse_rfc3339("2024-05-01T12:00:00Z").unwrap();
+/// assert_eq!(t, Timestamp::from_unix(1_714_564_800, 0));
+/// assert_eq!(t.to_rfc3339(), "2024-05-01T12:00:00Z");
+/// assert!(Timestamp::now() > t);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Timestamp {
     secs: i64,
@@ -22,6 +31,12 @@ pub struct Timestamp {
 
 impl Timestamp {
     /// A timestamp from Unix seconds and nanoseconds (`nanos` is clamped below 10⁹).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Timestamp;
+    /// assert_eq!(Timestamp::from_unix(0, 0).to_rfc3339(), "1970-01-01T00:00:00Z");
+    /// ```
     pub fn from_unix(secs: i64, nanos: u32) -> Timestamp {
         Timestamp {
             secs,
@@ -30,6 +45,13 @@ impl Timestamp {
     }
 
     /// The system clock.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Timestamp};
+    /// let ctx = Context::new().now(Timestamp::now()); // what a caller gives freshness checks
+    /// assert!(ctx.clock().unwrap().unix_secs() > 1_700_000_000);
+    /// ```
     pub fn now() -> Timestamp {
         match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
             Ok(d) => Timestamp::from_unix(
@@ -41,6 +63,12 @@ impl Timestamp {
     }
 
     /// Seconds since the Unix epoch.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Timestamp;
+    /// assert_eq!(Timestamp::from_unix(86_400, 5).unix_secs(), 86_400);
+    /// ```
     pub fn unix_secs(&self) -> i64 {
         self.secs
     }
@@ -125,6 +153,13 @@ impl Timestamp {
 
     /// Formats as RFC 3339 in UTC (`2024-05-01T12:00:00Z`, with a fraction only when the
     /// nanoseconds are not zero).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Timestamp;
+    /// let t = Timestamp::parse_rfc3339("2024-02-29T23:59:59+01:00").unwrap();
+    /// assert_eq!(t.to_rfc3339(), "2024-02-29T22:59:59Z");
+    /// ```
     pub fn to_rfc3339(&self) -> String {
         let days = self.secs.div_euclid(86_400);
         let rem = self.secs.rem_euclid(86_400);
@@ -184,6 +219,14 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 
 /// What the gate's caller knows about the request: its values (`project_id=p-1`) and the
 /// clock to judge freshness against.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Timestamp};
+/// let ctx = Context::new().value("change_id", "c-1").now(Timestamp::from_unix(1_714_564_800, 0));
+/// assert_eq!(ctx.get("change_id"), Some("c-1"));
+/// assert_eq!(ctx.clock().map(|t| t.unix_secs()), Some(1_714_564_800));
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Context {
     values: BTreeMap<String, String>,
@@ -192,11 +235,25 @@ pub struct Context {
 
 impl Context {
     /// An empty context without a clock.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Context;
+    /// let ctx = Context::new();
+    /// assert_eq!((ctx.get("anything"), ctx.clock()), (None, None));
+    /// ```
     pub fn new() -> Context {
         Context::default()
     }
 
     /// Adds a request value.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Context;
+    /// let ctx = Context::new().value("project_id", "p-1").value("project_id", "p-2");
+    /// assert_eq!(ctx.get("project_id"), Some("p-2")); // the last value set wins
+    /// ```
     #[must_use]
     pub fn value(mut self, key: &str, value: &str) -> Context {
         self.values.insert(key.to_owned(), value.to_owned());
@@ -204,6 +261,12 @@ impl Context {
     }
 
     /// Sets the clock freshness checks compare against.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Timestamp};
+    /// assert!(Context::new().now(Timestamp::now()).clock().is_some());
+    /// ```
     #[must_use]
     pub fn now(mut self, now: Timestamp) -> Context {
         self.now = Some(now);
@@ -211,17 +274,56 @@ impl Context {
     }
 
     /// The request value `key`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Context;
+    /// assert_eq!(Context::new().value("k", "v").get("k"), Some("v"));
+    /// ```
     pub fn get(&self, key: &str) -> Option<&str> {
         self.values.get(key).map(String::as_str)
     }
 
     /// The caller's clock, if set.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Timestamp};
+    /// let t = Timestamp::from_unix(10, 0);
+    /// assert_eq!(Context::new().now(t).clock(), Some(t));
+    /// ```
     pub fn clock(&self) -> Option<Timestamp> {
         self.now
     }
 }
 
 /// The values the selector kept, by output field name.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{CheckFailure, Context, Fields, SemanticCheck};
+/// /// Reads one field, as a custom check does.
+/// struct HasId;
+/// impl SemanticCheck for HasId {
+///     fn name(&self) -> &str { "has_id" }
+///     fn fields(&self) -> Vec<&str> { vec!["id"] }
+///     fn check(&self, f: &Fields<'_>, _: &Context) -> Result<(), CheckFailure> {
+///         match f.get("id") {
+///             Some(_) => Ok(()),
+///             None => Err(CheckFailure { code: jsongate::gate::FailureCode::Mismatch,
+///                 check: "has_id".into(), field: "id".into(), reason: "missing" }),
+///         }
+///     }
+/// }
+/// let contract = jsongate::gate::Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"id":{"pointer":"/id"}}}"#,
+///   std::path::Path::new("."))?;
+/// let gate = jsongate::gate::Gate::new(&contract)?.with_check(Box::new(HasId))?;
+/// let req = jsongate::gate::Request::new("r-1", Context::new());
+/// assert!(gate.run_slice(br#"{"id":1}"#, &req).unwrap().audit.accepted);
+/// assert!(!gate.run_slice(b"{}", &req).unwrap().audit.accepted);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Fields<'a> {
     projection: &'a Projection,
@@ -242,6 +344,20 @@ impl<'a> Fields<'a> {
 /// A failed check: its code for the agent, and for operators which check failed, on which
 /// field, and a fixed reason (`not_equal`, `missing`, `wrong_type`, `too_old`, `in_future`,
 /// `bad_timestamp`, `not_owned`, or a custom check's own).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, Gate, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+///   "fields":{"id":{"pointer":"/id"}},
+///   "checks":[{"check":"equals","field":"id","context":"id"}]}"#, std::path::Path::new("."))?;
+/// let req = Request::new("r-1", Context::new().value("id", "a"));
+/// let d = Gate::new(&contract)?.run_slice(br#"{"id":"b"}"#, &req).unwrap();
+/// let e = d.audit.error.unwrap(); // the check's failure, as operators see it
+/// assert_eq!((e.kind.as_str(), e.reason.as_deref()), ("check", Some("not_equal")));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckFailure {
     /// The failure code the agent sees.
@@ -301,6 +417,20 @@ fn scalar_text(v: &Value) -> Option<&str> {
 
 /// The field must equal the request value `context` (strings compare exactly; a number
 /// compares by its exact text).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, Equals, FailureCode, Gate, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"id":{"pointer":"/id"}}}"#,
+///   std::path::Path::new("."))?;
+/// let check = Equals { field: "id".into(), context: "asked_id".into(), code: FailureCode::Mismatch };
+/// let gate = Gate::new(&contract)?.with_check(Box::new(check))?;
+/// let req = Request::new("r-1", Context::new().value("asked_id", "42"));
+/// assert!(gate.run_slice(br#"{"id":42}"#, &req).unwrap().audit.accepted); // numbers by their text
+/// assert!(!gate.run_slice(br#"{"id":43}"#, &req).unwrap().audit.accepted);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Equals {
     /// Output field.
@@ -334,6 +464,22 @@ impl SemanticCheck for Equals {
 
 /// The field is an RFC 3339 timestamp not older than `max_age_seconds` and not later than
 /// `now + max_skew_seconds`.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, FailureCode, Fresh, Gate, Request, Timestamp};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"at":{"pointer":"/at"}}}"#,
+///   std::path::Path::new("."))?;
+/// let check = Fresh { field: "at".into(), max_age_seconds: 300, max_skew_seconds: 5, code: FailureCode::Stale };
+/// let gate = Gate::new(&contract)?.with_check(Box::new(check))?;
+/// let now = Timestamp::parse_rfc3339("2024-05-01T12:00:00Z").unwrap();
+/// let req = Request::new("r-1", Context::new().now(now));
+/// assert!(gate.run_slice(br#"{"at":"2024-05-01T11:58:00Z"}"#, &req).unwrap().audit.accepted);
+/// let old = gate.run_slice(br#"{"at":"2024-05-01T10:00:00Z"}"#, &req).unwrap();
+/// assert_eq!(old.envelope.code(), Some(FailureCode::Stale));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Fresh {
     /// Output field.
@@ -376,6 +522,24 @@ impl SemanticCheck for Fresh {
 /// The field (a string) must belong to the asked resource: start with a prefix, or match a
 /// whole-string pattern, in which `{key}` stands for the request value `key` (inserted
 /// literally, regex metacharacters escaped).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{BelongsTo, Context, Contract, FailureCode, Gate, Ownership, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"run":{"pointer":"/run"}}}"#,
+///   std::path::Path::new("."))?;
+/// let check = BelongsTo {
+///     field: "run".into(),
+///     rule: Ownership::Prefix("{project_id}/".into()),
+///     code: FailureCode::Mismatch,
+/// };
+/// let gate = Gate::new(&contract)?.with_check(Box::new(check))?;
+/// let req = Request::new("r-1", Context::new().value("project_id", "p-1"));
+/// assert!(gate.run_slice(br#"{"run":"p-1/run-7"}"#, &req).unwrap().audit.accepted);
+/// assert!(!gate.run_slice(br#"{"run":"p-2/run-7"}"#, &req).unwrap().audit.accepted);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct BelongsTo {
     /// Output field.

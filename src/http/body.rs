@@ -21,6 +21,14 @@ use super::engine::{Engine, Pool, Refusal};
 use super::layer::{Direction, Report, Reporter};
 
 /// The error a gated body ends with.
+///
+/// # Example
+/// ```
+/// use jsongate::http::{BodyError, Refusal};
+/// let e = BodyError::Refused(Refusal::of("schema"));
+/// assert!(e.to_string().contains("schema"));
+/// assert!(std::error::Error::source(&e).is_some());
+/// ```
 #[derive(Debug)]
 pub enum BodyError {
     /// The body was refused while it streamed (or ended before its document did).
@@ -111,6 +119,14 @@ pin_project! {
 
 impl<B> GatedBody<B> {
     /// A held body (or a replacement) of `bytes`.
+    ///
+    /// # Example
+    /// ```
+    /// use http_body::Body;
+    /// use jsongate::http::GatedBody;
+    /// let b: GatedBody<http_body_util::Empty<bytes::Bytes>> = GatedBody::full("{}");
+    /// assert_eq!(b.size_hint().exact(), Some(2));
+    /// ```
     pub fn full(bytes: impl Into<Bytes>) -> Self {
         GatedBody {
             kind: Kind::Held {
@@ -120,6 +136,15 @@ impl<B> GatedBody<B> {
     }
 
     /// `inner`, passed through unchecked.
+    ///
+    /// # Example
+    /// ```
+    /// use http_body::Body;
+    /// use http_body_util::Full;
+    /// use jsongate::http::GatedBody;
+    /// let b = GatedBody::pass(Full::new(bytes::Bytes::from_static(b"[1]")));
+    /// assert_eq!(b.size_hint().exact(), Some(3));
+    /// ```
     pub fn pass(inner: B) -> Self {
         GatedBody {
             kind: Kind::Pass { inner },

@@ -10,6 +10,16 @@ use std::fmt;
 use crate::{Error, Flow, Ignore, Limits, Outcome, Rejection, Scanner, Schema, Validator};
 
 /// What a body is checked against (in either direction).
+///
+/// # Example
+/// ```
+/// use jsongate::http::Check;
+/// use jsongate::{Limits, Schema};
+/// let strict = Check::Limits(Limits::new().max_bytes(1 << 16));
+/// let typed = Check::Schema { schema: Schema::compile(br#"{"type":"array"}"#).unwrap(), limits: Limits::new() };
+/// assert_eq!(strict.limits().get_max_bytes(), 1 << 16);
+/// assert_eq!(typed.limits(), Limits::new());
+/// ```
 #[derive(Clone)]
 pub enum Check {
     /// Strict JSON within the limits (duplicate names rejected), no schema.
@@ -37,6 +47,13 @@ impl fmt::Debug for Check {
 
 impl Check {
     /// The scanner limits of this check.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::Check;
+    /// use jsongate::Limits;
+    /// assert_eq!(Check::Limits(Limits::new().max_depth(8)).limits().get_max_depth(), 8);
+    /// ```
     pub fn limits(&self) -> Limits {
         match self {
             Check::Limits(l) | Check::Schema { limits: l, .. } => *l,
@@ -56,6 +73,14 @@ impl Check {
 }
 
 /// Why a body was refused: what an operator needs, nothing of the body's text.
+///
+/// # Example
+/// ```
+/// use jsongate::http::Refusal;
+/// let r = Refusal::of("content_type");
+/// assert_eq!((r.kind.as_str(), r.offset, r.pointer.as_deref()), ("content_type", None, None));
+/// assert_eq!(r.to_string(), "jsongate refused the body (content_type)");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
     /// The error kind (`too_large`, `duplicate_name`, `schema`, `content_type`, …).
@@ -72,6 +97,12 @@ pub struct Refusal {
 
 impl Refusal {
     /// A refusal of `kind` with nothing else known.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::Refusal;
+    /// assert_eq!(Refusal::of("too_large").kind, "too_large");
+    /// ```
     pub fn of(kind: &str) -> Refusal {
         Refusal {
             kind: kind.to_owned(),

@@ -26,6 +26,44 @@ use crate::gate::{self, AuditRecord, Delivery, FailureCode, Gate, Timestamp};
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// How a checked body travels.
+///
+/// # Example
+/// ```
+/// # use std::convert::Infallible;
+/// # use std::future::{ready, Ready};
+/// # use std::task::{Context, Poll};
+/// # use bytes::Bytes;
+/// # use http::{Request, Response};
+/// # use http_body_util::{BodyExt, Full};
+/// # use tower_layer::Layer;
+/// # use tower_service::Service;
+/// # /// An upstream that answers every request with the same JSON body.
+/// # #[derive(Clone)]
+/// # struct Upstream(&'static str);
+/// # impl<B> Service<Request<B>> for Upstream {
+/// #     type Response = Response<Full<Bytes>>;
+/// #     type Error = Infallible;
+/// #     type Future = Ready<Result<Self::Response, Infallible>>;
+/// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+/// #         Poll::Ready(Ok(()))
+/// #     }
+/// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+/// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+/// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+/// #         ready(Ok(res))
+/// #     }
+/// # }
+/// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// # let get = || Request::new(Full::new(Bytes::new()));
+/// use jsongate::http::{BodyError, Check, JsonGateLayer, Mode};
+/// use jsongate::Limits;
+/// // Streamed: frames pass as they are checked; a violation aborts the body with an error.
+/// let layer = JsonGateLayer::new().responses(Check::Limits(Limits::new()), Mode::Stream);
+/// let res = rt.block_on(layer.layer(Upstream(r#"{"a":1,"a":2}"#)).call(get())).unwrap();
+/// assert_eq!(res.status(), 200); // the head left before the body was judged
+/// let err = rt.block_on(res.into_body().collect()).unwrap_err();
+/// assert!(matches!(err, BodyError::Refused(r) if r.kind == "duplicate_name"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Withhold the body until its verdict (at most `max_bytes` are held); a refused body is
@@ -38,6 +76,49 @@ pub enum Mode {
 }
 
 /// Which body a [`Report`] is about.
+///
+/// # Example
+/// ```
+/// # use std::convert::Infallible;
+/// # use std::future::{ready, Ready};
+/// # use std::task::{Context, Poll};
+/// # use bytes::Bytes;
+/// # use http::{Request, Response};
+/// # use http_body_util::{BodyExt, Full};
+/// # use tower_layer::Layer;
+/// # use tower_service::Service;
+/// # /// An upstream that answers every request with the same JSON body.
+/// # #[derive(Clone)]
+/// # struct Upstream(&'static str);
+/// # impl<B> Service<Request<B>> for Upstream {
+/// #     type Response = Response<Full<Bytes>>;
+/// #     type Error = Infallible;
+/// #     type Future = Ready<Result<Self::Response, Infallible>>;
+/// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+/// #         Poll::Ready(Ok(()))
+/// #     }
+/// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+/// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+/// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+/// #         ready(Ok(res))
+/// #     }
+/// # }
+/// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// # let get = || Request::new(Full::new(Bytes::new()));
+/// use std::sync::{Arc, Mutex};
+/// use jsongate::http::{Check, Direction, JsonGateLayer, Mode};
+/// use jsongate::Limits;
+/// let dirs: Arc<Mutex<Vec<Direction>>> = Arc::default();
+/// let log = Arc::clone(&dirs);
+/// let layer = JsonGateLayer::new()
+///     .requests(Check::Limits(Limits::new()), Mode::Hold)
+///     .responses(Check::Limits(Limits::new()), Mode::Hold)
+///     .on_report(move |r| log.lock().unwrap().push(r.direction));
+/// let mut req = Request::new(Full::new(Bytes::from_static(b"{}")));
+/// req.headers_mut().insert("content-type", "application/json".parse().unwrap());
+/// rt.block_on(layer.layer(Upstream("{}")).call(req)).unwrap();
+/// assert_eq!(*dirs.lock().unwrap(), [Direction::Request, Direction::Response]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
     /// A request body, on its way to the inner service.
@@ -47,6 +128,48 @@ pub enum Direction {
 }
 
 /// What the layer decided about one body, for operators.
+///
+/// # Example
+/// ```
+/// # use std::convert::Infallible;
+/// # use std::future::{ready, Ready};
+/// # use std::task::{Context, Poll};
+/// # use bytes::Bytes;
+/// # use http::{Request, Response};
+/// # use http_body_util::{BodyExt, Full};
+/// # use tower_layer::Layer;
+/// # use tower_service::Service;
+/// # /// An upstream that answers every request with the same JSON body.
+/// # #[derive(Clone)]
+/// # struct Upstream(&'static str);
+/// # impl<B> Service<Request<B>> for Upstream {
+/// #     type Response = Response<Full<Bytes>>;
+/// #     type Error = Infallible;
+/// #     type Future = Ready<Result<Self::Response, Infallible>>;
+/// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+/// #         Poll::Ready(Ok(()))
+/// #     }
+/// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+/// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+/// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+/// #         ready(Ok(res))
+/// #     }
+/// # }
+/// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// # let get = || Request::new(Full::new(Bytes::new()));
+/// use std::sync::{Arc, Mutex};
+/// use jsongate::http::{Check, JsonGateLayer, Mode, Report};
+/// use jsongate::Limits;
+/// let seen: Arc<Mutex<Option<Report>>> = Arc::default();
+/// let log = Arc::clone(&seen);
+/// let layer = JsonGateLayer::new()
+///     .responses(Check::Limits(Limits::new()), Mode::Hold)
+///     .on_report(move |r| *log.lock().unwrap() = Some(r.clone()));
+/// rt.block_on(layer.layer(Upstream(r#"{"ok":true}"#)).call(get())).unwrap();
+/// let r = seen.lock().unwrap().clone().unwrap();
+/// assert!(r.accepted && r.refusal.is_none());
+/// assert_eq!(r.bytes, 11);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Report {
     /// Which body.
@@ -96,13 +219,44 @@ struct Config {
 ///
 /// # Example
 /// ```
+/// # use std::convert::Infallible;
+/// # use std::future::{ready, Ready};
+/// # use std::task::{Context, Poll};
+/// # use bytes::Bytes;
+/// # use http::{Request, Response};
+/// # use http_body_util::{BodyExt, Full};
+/// # use tower_layer::Layer;
+/// # use tower_service::Service;
+/// # /// An upstream that answers every request with the same JSON body.
+/// # #[derive(Clone)]
+/// # struct Upstream(&'static str);
+/// # impl<B> Service<Request<B>> for Upstream {
+/// #     type Response = Response<Full<Bytes>>;
+/// #     type Error = Infallible;
+/// #     type Future = Ready<Result<Self::Response, Infallible>>;
+/// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+/// #         Poll::Ready(Ok(()))
+/// #     }
+/// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+/// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+/// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+/// #         ready(Ok(res))
+/// #     }
+/// # }
+/// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// # let get = || Request::new(Full::new(Bytes::new()));
 /// use jsongate::http::{Check, JsonGateLayer, Mode};
 /// use jsongate::{Limits, Schema};
 /// let schema = Schema::compile(br#"{"type":"object","additionalProperties":false}"#).unwrap();
 /// let layer = JsonGateLayer::new()
 ///     .responses(Check::Schema { schema, limits: Limits::new().max_bytes(1 << 20) }, Mode::Hold)
 ///     .requests(Check::Limits(Limits::new().max_bytes(64 * 1024)), Mode::Hold);
-/// # let _ = layer;
+/// // `Upstream` is any tower service: here one that answers with an injected field.
+/// let mut svc = layer.layer(Upstream(r#"{"admin_override":true}"#));
+/// let res = rt.block_on(svc.call(get())).unwrap();
+/// assert_eq!(res.status(), 502); // refused: the client never sees the upstream's bytes
+/// let body = rt.block_on(res.into_body().collect()).unwrap().to_bytes();
+/// assert!(!String::from_utf8_lossy(&body).contains("admin_override"));
 /// ```
 #[derive(Clone, Default)]
 pub struct JsonGateLayer {
@@ -117,6 +271,42 @@ impl std::fmt::Debug for JsonGateLayer {
 
 impl JsonGateLayer {
     /// A layer that checks nothing yet.
+    ///
+    /// # Example
+    /// ```
+    /// # use std::convert::Infallible;
+    /// # use std::future::{ready, Ready};
+    /// # use std::task::{Context, Poll};
+    /// # use bytes::Bytes;
+    /// # use http::{Request, Response};
+    /// # use http_body_util::{BodyExt, Full};
+    /// # use tower_layer::Layer;
+    /// # use tower_service::Service;
+    /// # /// An upstream that answers every request with the same JSON body.
+    /// # #[derive(Clone)]
+    /// # struct Upstream(&'static str);
+    /// # impl<B> Service<Request<B>> for Upstream {
+    /// #     type Response = Response<Full<Bytes>>;
+    /// #     type Error = Infallible;
+    /// #     type Future = Ready<Result<Self::Response, Infallible>>;
+    /// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    /// #         Poll::Ready(Ok(()))
+    /// #     }
+    /// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+    /// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+    /// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+    /// #         ready(Ok(res))
+    /// #     }
+    /// # }
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// # let get = || Request::new(Full::new(Bytes::new()));
+    /// use jsongate::http::JsonGateLayer;
+    /// // Without a rule, bodies pass unchecked.
+    /// let mut svc = JsonGateLayer::new().layer(Upstream("not json"));
+    /// let res = rt.block_on(svc.call(get())).unwrap();
+    /// let body = rt.block_on(res.into_body().collect()).unwrap().to_bytes();
+    /// assert_eq!(&body[..], b"not json");
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -127,6 +317,43 @@ impl JsonGateLayer {
     }
 
     /// Checks response bodies.
+    ///
+    /// # Example
+    /// ```
+    /// # use std::convert::Infallible;
+    /// # use std::future::{ready, Ready};
+    /// # use std::task::{Context, Poll};
+    /// # use bytes::Bytes;
+    /// # use http::{Request, Response};
+    /// # use http_body_util::{BodyExt, Full};
+    /// # use tower_layer::Layer;
+    /// # use tower_service::Service;
+    /// # /// An upstream that answers every request with the same JSON body.
+    /// # #[derive(Clone)]
+    /// # struct Upstream(&'static str);
+    /// # impl<B> Service<Request<B>> for Upstream {
+    /// #     type Response = Response<Full<Bytes>>;
+    /// #     type Error = Infallible;
+    /// #     type Future = Ready<Result<Self::Response, Infallible>>;
+    /// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    /// #         Poll::Ready(Ok(()))
+    /// #     }
+    /// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+    /// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+    /// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+    /// #         ready(Ok(res))
+    /// #     }
+    /// # }
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// # let get = || Request::new(Full::new(Bytes::new()));
+    /// use jsongate::http::{Check, JsonGateLayer, Mode};
+    /// use jsongate::Limits;
+    /// let layer = JsonGateLayer::new().responses(Check::Limits(Limits::new()), Mode::Hold);
+    /// let ok = rt.block_on(layer.layer(Upstream(r#"{"a":1}"#)).call(get())).unwrap();
+    /// assert_eq!(ok.status(), 200);
+    /// let dup = rt.block_on(layer.layer(Upstream(r#"{"a":1,"a":2}"#)).call(get())).unwrap();
+    /// assert_eq!(dup.status(), 502);
+    /// ```
     #[must_use]
     pub fn responses(self, check: Check, mode: Mode) -> Self {
         // A new rule gets a pool of its own (engines are built for one check).
@@ -138,12 +365,93 @@ impl JsonGateLayer {
     /// embedder put a [`gate::Request`] there; otherwise its id comes from
     /// [`request_id_header`](Self::request_id_header) or is issued by the layer, and its
     /// context holds only the clock.
+    ///
+    /// # Example
+    /// ```
+    /// # use std::convert::Infallible;
+    /// # use std::future::{ready, Ready};
+    /// # use std::task::{Context, Poll};
+    /// # use bytes::Bytes;
+    /// # use http::{Request, Response};
+    /// # use http_body_util::{BodyExt, Full};
+    /// # use tower_layer::Layer;
+    /// # use tower_service::Service;
+    /// # /// An upstream that answers every request with the same JSON body.
+    /// # #[derive(Clone)]
+    /// # struct Upstream(&'static str);
+    /// # impl<B> Service<Request<B>> for Upstream {
+    /// #     type Response = Response<Full<Bytes>>;
+    /// #     type Error = Infallible;
+    /// #     type Future = Ready<Result<Self::Response, Infallible>>;
+    /// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    /// #         Poll::Ready(Ok(()))
+    /// #     }
+    /// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+    /// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+    /// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+    /// #         ready(Ok(res))
+    /// #     }
+    /// # }
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// # let get = || Request::new(Full::new(Bytes::new()));
+    /// use jsongate::gate::{Contract, Gate};
+    /// use jsongate::http::JsonGateLayer;
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"status","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+    ///   "fields":{"state":{"pointer":"/state"}}}"#, std::path::Path::new("."))?;
+    /// let layer = JsonGateLayer::new()
+    ///     .contract(Gate::new(&contract)?)
+    ///     .request_id_header(http::HeaderName::from_static("x-request-id"));
+    /// let mut req = get();
+    /// req.headers_mut().insert("x-request-id", "r-9".parse().unwrap());
+    /// let res = rt.block_on(layer.layer(Upstream(r#"{"state":"up","secret":1}"#)).call(req)).unwrap();
+    /// let body = rt.block_on(res.into_body().collect()).unwrap().to_bytes();
+    /// assert_eq!(&body[..], br#"{"tool":"status","request_id":"r-9","outcome":"success","data":{"state":"up"}}"#);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     #[must_use]
     pub fn contract(self, gate: Gate) -> Self {
         self.with(|c| c.responses = Some(ResponseRule::Gate(Arc::new(gate))))
     }
 
     /// Checks request bodies (tool-call arguments on their way to the inner service).
+    ///
+    /// # Example
+    /// ```
+    /// # use std::convert::Infallible;
+    /// # use std::future::{ready, Ready};
+    /// # use std::task::{Context, Poll};
+    /// # use bytes::Bytes;
+    /// # use http::{Request, Response};
+    /// # use http_body_util::{BodyExt, Full};
+    /// # use tower_layer::Layer;
+    /// # use tower_service::Service;
+    /// # /// An upstream that answers every request with the same JSON body.
+    /// # #[derive(Clone)]
+    /// # struct Upstream(&'static str);
+    /// # impl<B> Service<Request<B>> for Upstream {
+    /// #     type Response = Response<Full<Bytes>>;
+    /// #     type Error = Infallible;
+    /// #     type Future = Ready<Result<Self::Response, Infallible>>;
+    /// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    /// #         Poll::Ready(Ok(()))
+    /// #     }
+    /// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+    /// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+    /// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+    /// #         ready(Ok(res))
+    /// #     }
+    /// # }
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// # let get = || Request::new(Full::new(Bytes::new()));
+    /// use jsongate::http::{Check, JsonGateLayer, Mode};
+    /// use jsongate::Limits;
+    /// let layer = JsonGateLayer::new().requests(Check::Limits(Limits::new().max_depth(2)), Mode::Hold);
+    /// let mut req = Request::new(Full::new(Bytes::from_static(b"[[[1]]]")));
+    /// req.headers_mut().insert("content-type", "application/json".parse().unwrap());
+    /// let res = rt.block_on(layer.layer(Upstream("{}")).call(req)).unwrap();
+    /// assert_eq!(res.status(), 400); // answered by the layer; the inner service is not called
+    /// ```
     #[must_use]
     pub fn requests(self, check: Check, mode: Mode) -> Self {
         self.with(|c| c.requests = Some((check, mode, Arc::default())))
@@ -151,12 +459,97 @@ impl JsonGateLayer {
 
     /// Takes the gate's request id from this request header (set by the caller, never by
     /// the upstream); without it the layer issues one.
+    ///
+    /// # Example
+    /// ```
+    /// # use std::convert::Infallible;
+    /// # use std::future::{ready, Ready};
+    /// # use std::task::{Context, Poll};
+    /// # use bytes::Bytes;
+    /// # use http::{Request, Response};
+    /// # use http_body_util::{BodyExt, Full};
+    /// # use tower_layer::Layer;
+    /// # use tower_service::Service;
+    /// # /// An upstream that answers every request with the same JSON body.
+    /// # #[derive(Clone)]
+    /// # struct Upstream(&'static str);
+    /// # impl<B> Service<Request<B>> for Upstream {
+    /// #     type Response = Response<Full<Bytes>>;
+    /// #     type Error = Infallible;
+    /// #     type Future = Ready<Result<Self::Response, Infallible>>;
+    /// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    /// #         Poll::Ready(Ok(()))
+    /// #     }
+    /// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+    /// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+    /// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+    /// #         ready(Ok(res))
+    /// #     }
+    /// # }
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// # let get = || Request::new(Full::new(Bytes::new()));
+    /// use jsongate::gate::{Contract, Gate};
+    /// use jsongate::http::JsonGateLayer;
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// let layer = JsonGateLayer::new()
+    ///     .contract(Gate::new(&contract)?)
+    ///     .request_id_header(http::HeaderName::from_static("x-call-id"));
+    /// let mut req = get();
+    /// req.headers_mut().insert("x-call-id", "call-1".parse().unwrap());
+    /// let res = rt.block_on(layer.layer(Upstream("{}")).call(req)).unwrap();
+    /// let body = rt.block_on(res.into_body().collect()).unwrap().to_bytes();
+    /// assert!(String::from_utf8_lossy(&body).contains(r#""request_id":"call-1""#));
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     #[must_use]
     pub fn request_id_header(self, name: HeaderName) -> Self {
         self.with(|c| c.request_id_header = Some(name))
     }
 
     /// Calls `f` once per checked body with the decision.
+    ///
+    /// # Example
+    /// ```
+    /// # use std::convert::Infallible;
+    /// # use std::future::{ready, Ready};
+    /// # use std::task::{Context, Poll};
+    /// # use bytes::Bytes;
+    /// # use http::{Request, Response};
+    /// # use http_body_util::{BodyExt, Full};
+    /// # use tower_layer::Layer;
+    /// # use tower_service::Service;
+    /// # /// An upstream that answers every request with the same JSON body.
+    /// # #[derive(Clone)]
+    /// # struct Upstream(&'static str);
+    /// # impl<B> Service<Request<B>> for Upstream {
+    /// #     type Response = Response<Full<Bytes>>;
+    /// #     type Error = Infallible;
+    /// #     type Future = Ready<Result<Self::Response, Infallible>>;
+    /// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    /// #         Poll::Ready(Ok(()))
+    /// #     }
+    /// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+    /// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+    /// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+    /// #         ready(Ok(res))
+    /// #     }
+    /// # }
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// # let get = || Request::new(Full::new(Bytes::new()));
+    /// use std::sync::{Arc, Mutex};
+    /// use jsongate::http::{Check, Direction, JsonGateLayer, Mode, Report};
+    /// use jsongate::Limits;
+    /// let seen: Arc<Mutex<Vec<Report>>> = Arc::default();
+    /// let log = Arc::clone(&seen);
+    /// let layer = JsonGateLayer::new()
+    ///     .responses(Check::Limits(Limits::new()), Mode::Hold)
+    ///     .on_report(move |r| log.lock().unwrap().push(r.clone()));
+    /// rt.block_on(layer.layer(Upstream("[1,]")).call(get())).unwrap();
+    /// let r = seen.lock().unwrap()[0].clone();
+    /// assert_eq!((r.direction, r.accepted), (Direction::Response, false));
+    /// assert_eq!(r.refusal.unwrap().kind, "syntax");
+    /// ```
     #[must_use]
     pub fn on_report(self, f: impl Fn(&Report) + Send + Sync + 'static) -> Self {
         self.with(|c| c.reporter = Some(Arc::new(f)))
@@ -175,6 +568,42 @@ impl<S> Layer<S> for JsonGateLayer {
 }
 
 /// The service built by [`JsonGateLayer`].
+///
+/// # Example
+/// ```
+/// # use std::convert::Infallible;
+/// # use std::future::{ready, Ready};
+/// # use std::task::{Context, Poll};
+/// # use bytes::Bytes;
+/// # use http::{Request, Response};
+/// # use http_body_util::{BodyExt, Full};
+/// # use tower_layer::Layer;
+/// # use tower_service::Service;
+/// # /// An upstream that answers every request with the same JSON body.
+/// # #[derive(Clone)]
+/// # struct Upstream(&'static str);
+/// # impl<B> Service<Request<B>> for Upstream {
+/// #     type Response = Response<Full<Bytes>>;
+/// #     type Error = Infallible;
+/// #     type Future = Ready<Result<Self::Response, Infallible>>;
+/// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+/// #         Poll::Ready(Ok(()))
+/// #     }
+/// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+/// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+/// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+/// #         ready(Ok(res))
+/// #     }
+/// # }
+/// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// # let get = || Request::new(Full::new(Bytes::new()));
+/// use jsongate::http::{Check, JsonGate, JsonGateLayer, Mode};
+/// use jsongate::Limits;
+/// let mut svc: JsonGate<Upstream> = JsonGateLayer::new()
+///     .responses(Check::Limits(Limits::new()), Mode::Hold)
+///     .layer(Upstream("[]"));
+/// assert_eq!(rt.block_on(svc.call(get())).unwrap().status(), 200);
+/// ```
 #[derive(Clone)]
 pub struct JsonGate<S> {
     inner: S,
@@ -284,6 +713,15 @@ pub(crate) fn issue_id(ids: &AtomicU64) -> String {
 }
 
 /// Whether a media type is JSON: `application/json` or `application/*+json`, any parameters.
+///
+/// # Example
+/// ```
+/// use http::HeaderValue;
+/// use jsongate::http::is_json_content_type;
+/// assert!(is_json_content_type(&HeaderValue::from_static("application/json; charset=utf-8")));
+/// assert!(is_json_content_type(&HeaderValue::from_static("application/problem+json")));
+/// assert!(!is_json_content_type(&HeaderValue::from_static("text/html")));
+/// ```
 pub fn is_json_content_type(value: &HeaderValue) -> bool {
     let Ok(v) = value.to_str() else {
         return false;
@@ -538,6 +976,16 @@ where
 }
 
 /// The status that goes with a gate failure code.
+///
+/// # Example
+/// ```
+/// use http::StatusCode;
+/// use jsongate::gate::FailureCode;
+/// use jsongate::http::failure_status;
+/// assert_eq!(failure_status(FailureCode::NotFound), StatusCode::NOT_FOUND);
+/// assert_eq!(failure_status(FailureCode::RateLimited), StatusCode::TOO_MANY_REQUESTS);
+/// assert_eq!(failure_status(FailureCode::Stale), StatusCode::BAD_GATEWAY);
+/// ```
 pub fn failure_status(code: FailureCode) -> StatusCode {
     match code {
         FailureCode::NotFound => StatusCode::NOT_FOUND,
@@ -547,6 +995,19 @@ pub fn failure_status(code: FailureCode) -> StatusCode {
 }
 
 /// The response that carries a gate decision: the envelope, with its status.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, FailureCode, Gate, Request};
+/// use jsongate::http::envelope_response;
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+/// let d = Gate::new(&contract)?.refused(FailureCode::NotFound, "lookup", &Request::new("r-1", Context::new()));
+/// let res = envelope_response::<http_body_util::Empty<bytes::Bytes>>(&d);
+/// assert_eq!(res.status(), 404);
+/// assert_eq!(res.headers()["content-type"], "application/json");
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub fn envelope_response<B>(d: &Delivery) -> Response<GatedBody<B>> {
     let status = d.envelope.code().map_or(StatusCode::OK, failure_status);
     let mut res = Response::new(GatedBody::full(Bytes::from(d.output.clone())));

@@ -63,7 +63,7 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// A configuration the proxy cannot use: the crate's one configuration error, re-exported
 /// here where it has always been named.
-pub use crate::json::ConfigError;
+use crate::json::ConfigError;
 
 static SERVE: Shipped = Shipped::new("config", "the serve schema", SERVE_SCHEMA);
 

@@ -10,6 +10,15 @@ use std::fmt;
 use crate::Error;
 
 /// What kind of problem a [`ConfigError`] is.
+///
+/// # Example
+/// ```
+/// use jsongate::json::{ConfigError, ConfigErrorKind};
+/// use jsongate::{check, Limits};
+/// let e = ConfigError::syntax("policy", &check(b"{", Limits::new()).unwrap_err());
+/// assert_eq!(e.kind(), ConfigErrorKind::Syntax);
+/// assert_eq!(e.kind().name(), "syntax");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConfigErrorKind {
@@ -27,6 +36,13 @@ pub enum ConfigErrorKind {
 
 impl ConfigErrorKind {
     /// The kind's name in `snake_case` (`"read"`, `"syntax"`, `"schema"`, `"invalid"`).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::ConfigErrorKind;
+    /// assert_eq!(ConfigErrorKind::Schema.name(), "schema");
+    /// assert_eq!(ConfigErrorKind::Read.name(), "read");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             ConfigErrorKind::Read => "read",
@@ -59,6 +75,13 @@ pub struct ConfigError {
 
 impl ConfigError {
     /// An error of `kind` about the whole document (pointer `""`, no offset).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::{ConfigError, ConfigErrorKind};
+    /// let e = ConfigError::new(ConfigErrorKind::Schema, "routes: expected an array");
+    /// assert_eq!((e.kind(), e.pointer(), e.offset()), (ConfigErrorKind::Schema, "", None));
+    /// ```
     pub fn new(kind: ConfigErrorKind, message: impl Into<String>) -> ConfigError {
         ConfigError {
             kind,
@@ -69,17 +92,44 @@ impl ConfigError {
     }
 
     /// A [`ConfigErrorKind::Invalid`] error about the whole document.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::{ConfigError, ConfigErrorKind};
+    /// let e = ConfigError::invalid("pattern does not compile");
+    /// assert_eq!(e.kind(), ConfigErrorKind::Invalid);
+    /// assert_eq!(e.message(), "pattern does not compile");
+    /// ```
     pub fn invalid(message: impl Into<String>) -> ConfigError {
         ConfigError::new(ConfigErrorKind::Invalid, message)
     }
 
     /// A [`ConfigErrorKind::Read`] error: `what` (`"contract '…'"`) could not be read.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::{ConfigError, ConfigErrorKind};
+    /// let io = std::fs::read("no/such/policy.json").unwrap_err();
+    /// let e = ConfigError::read("policy 'no/such/policy.json'", &io);
+    /// assert_eq!(e.kind(), ConfigErrorKind::Read);
+    /// assert!(e.message().starts_with("cannot read policy 'no/such/policy.json': "));
+    /// ```
     pub fn read(what: impl fmt::Display, e: &std::io::Error) -> ConfigError {
         ConfigError::new(ConfigErrorKind::Read, format!("cannot read {what}: {e}"))
     }
 
     /// A [`ConfigErrorKind::Syntax`] error from the scanner's `e`, with its pointer and
     /// offset; the message is `"{subject} is not valid JSON: {e}"`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::ConfigError;
+    /// use jsongate::{check, Limits};
+    /// let scan = check(br#"{"tools":{"a":1,"a":2}}"#, Limits::new()).unwrap_err();
+    /// let e = ConfigError::syntax("policy", &scan);
+    /// assert_eq!((e.pointer(), e.offset()), ("/tools/a", Some(18))); // the second name's closing quote
+    /// assert!(e.message().starts_with("policy is not valid JSON: "));
+    /// ```
     pub fn syntax(subject: &str, e: &Error) -> ConfigError {
         ConfigError::new(
             ConfigErrorKind::Syntax,
@@ -90,6 +140,12 @@ impl ConfigError {
     }
 
     /// The same error about the value at `pointer`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::ConfigError;
+    /// assert_eq!(ConfigError::invalid("bad").at("/routes/0").pointer(), "/routes/0");
+    /// ```
     #[must_use]
     pub fn at(mut self, pointer: impl Into<String>) -> ConfigError {
         self.pointer = pointer.into();
@@ -97,6 +153,12 @@ impl ConfigError {
     }
 
     /// The same error at byte `offset` of the document.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::ConfigError;
+    /// assert_eq!(ConfigError::invalid("bad").at_offset(17).offset(), Some(17));
+    /// ```
     #[must_use]
     pub fn at_offset(mut self, offset: u64) -> ConfigError {
         self.offset = Some(offset);
@@ -108,6 +170,15 @@ impl ConfigError {
     /// the pointer becomes `pointer`, the member of the outer document that names the inner
     /// one. The inner pointer and offset, which are in the other file, stay in the message
     /// only.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::ConfigError;
+    /// let inner = ConfigError::invalid("unknown field 'x'").at("/checks/0").at_offset(40);
+    /// let e = inner.within("contract 'a.json': ", "/routes/2/contract");
+    /// assert_eq!(e.message(), "contract 'a.json': unknown field 'x'");
+    /// assert_eq!((e.pointer(), e.offset()), ("/routes/2/contract", None));
+    /// ```
     #[must_use]
     pub fn within(mut self, prefix: &str, pointer: &str) -> ConfigError {
         self.message = format!("{prefix}{}", self.message);
@@ -117,21 +188,49 @@ impl ConfigError {
     }
 
     /// What kind of problem this is.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::{ConfigError, ConfigErrorKind};
+    /// assert_eq!(ConfigError::invalid("x").kind(), ConfigErrorKind::Invalid);
+    /// ```
     pub fn kind(&self) -> ConfigErrorKind {
         self.kind
     }
 
     /// The JSON Pointer of the value at fault (`""`: the whole document, or unknown).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::ConfigError;
+    /// assert_eq!(ConfigError::invalid("x").pointer(), "");
+    /// assert_eq!(ConfigError::invalid("x").at("/limits").pointer(), "/limits");
+    /// ```
     pub fn pointer(&self) -> &str {
         &self.pointer
     }
 
     /// The byte offset in the document, where the scanner or validator gave one.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::ConfigError;
+    /// use jsongate::{check, Limits};
+    /// let e = ConfigError::syntax("plan", &check(b"[1,]", Limits::new()).unwrap_err());
+    /// assert_eq!(e.offset(), Some(3));
+    /// ```
     pub fn offset(&self) -> Option<u64> {
         self.offset
     }
 
     /// The message (also the `Display` text).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::ConfigError;
+    /// let e = ConfigError::invalid("window must be positive");
+    /// assert_eq!(e.message(), e.to_string());
+    /// ```
     pub fn message(&self) -> &str {
         &self.message
     }

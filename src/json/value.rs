@@ -44,6 +44,15 @@ impl Value {
     ///
     /// # Errors
     /// The scanner's first error (syntax, limit, duplicate name, encoding).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{json::Value, ErrorKind, Limits};
+    /// let v = Value::parse(br#"{"n":1.50,"tags":["a"]}"#, Limits::new()).unwrap();
+    /// assert_eq!(v.get("n"), Some(&Value::Number("1.50".into())));
+    /// let err = Value::parse(br#"{"a":1,"a":2}"#, Limits::new()).unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::DuplicateName);
+    /// ```
     pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value, Error> {
         let mut b = ValueBuilder::new();
         Scanner::new(limits).scan_slice(bytes, &mut b)?;
@@ -52,6 +61,15 @@ impl Value {
     }
 
     /// The member `name` of an object.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{json::Value, Limits};
+    /// let v = Value::parse(br#"{"id":"c-1"}"#, Limits::new()).unwrap();
+    /// assert_eq!(v.get("id").and_then(Value::as_str), Some("c-1"));
+    /// assert_eq!(v.get("missing"), None);
+    /// assert_eq!(Value::Null.get("id"), None);
+    /// ```
     pub fn get(&self, name: &str) -> Option<&Value> {
         match self {
             Value::Object(m) => m.iter().find(|(k, _)| k == name).map(|(_, v)| v),
@@ -60,6 +78,15 @@ impl Value {
     }
 
     /// The value at JSON Pointer `pointer` (RFC 6901), or `None`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{json::Value, Limits};
+    /// let v = Value::parse(br#"{"a/b":[{"c":true}]}"#, Limits::new()).unwrap();
+    /// assert_eq!(v.pointer("/a~1b/0/c"), Some(&Value::Bool(true)));
+    /// assert_eq!(v.pointer(""), Some(&v));
+    /// assert_eq!(v.pointer("/a~1b/01"), None); // not a canonical index
+    /// ```
     pub fn pointer(&self, pointer: &str) -> Option<&Value> {
         let mut v = self;
         for t in &tokens(pointer)? {
@@ -139,6 +166,13 @@ impl Value {
     }
 
     /// The string, if this is a string.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::Value;
+    /// assert_eq!(Value::String("x".into()).as_str(), Some("x"));
+    /// assert_eq!(Value::Number("1".into()).as_str(), None);
+    /// ```
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::String(s) => Some(s),
@@ -147,6 +181,13 @@ impl Value {
     }
 
     /// The boolean, if this is one.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::Value;
+    /// assert_eq!(Value::Bool(false).as_bool(), Some(false));
+    /// assert_eq!(Value::Null.as_bool(), None);
+    /// ```
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Value::Bool(b) => Some(*b),
@@ -155,6 +196,14 @@ impl Value {
     }
 
     /// The number's exact text, if this is a number.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{json::Value, Limits};
+    /// let v = Value::parse(b"[1.0e+3, 12345678901234567890123]", Limits::new()).unwrap();
+    /// let texts: Vec<&str> = v.as_array().unwrap().iter().filter_map(Value::as_number_text).collect();
+    /// assert_eq!(texts, ["1.0e+3", "12345678901234567890123"]); // exact, never rounded
+    /// ```
     pub fn as_number_text(&self) -> Option<&str> {
         match self {
             Value::Number(n) => Some(n),
@@ -164,6 +213,14 @@ impl Value {
 
     /// The non-negative integer, if this is a number written as one (digits only, no
     /// fraction or exponent) that fits in `u64`: how configuration files give counts.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::Value;
+    /// assert_eq!(Value::Number("42".into()).as_u64(), Some(42));
+    /// assert_eq!(Value::Number("-1".into()).as_u64(), None);
+    /// assert_eq!(Value::Number("4e1".into()).as_u64(), None);
+    /// ```
     pub fn as_u64(&self) -> Option<u64> {
         self.as_number_text()?.parse().ok()
     }
@@ -190,6 +247,14 @@ impl Value {
     }
 
     /// The members, if this is an object.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{json::Value, Limits};
+    /// let v = Value::parse(br#"{"b":1,"a":2}"#, Limits::new()).unwrap();
+    /// let names: Vec<&str> = v.as_object().unwrap().iter().map(|(n, _)| n.as_str()).collect();
+    /// assert_eq!(names, ["b", "a"]); // document order
+    /// ```
     pub fn as_object(&self) -> Option<&[(String, Value)]> {
         match self {
             Value::Object(m) => Some(m),
@@ -198,6 +263,14 @@ impl Value {
     }
 
     /// The items, if this is an array.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{json::Value, Limits};
+    /// let v = Value::parse(b"[null,true]", Limits::new()).unwrap();
+    /// assert_eq!(v.as_array(), Some(&[Value::Null, Value::Bool(true)][..]));
+    /// assert_eq!(Value::Null.as_array(), None);
+    /// ```
     pub fn as_array(&self) -> Option<&[Value]> {
         match self {
             Value::Array(a) => Some(a),
@@ -206,6 +279,14 @@ impl Value {
     }
 
     /// `"null"`, `"boolean"`, `"number"`, `"string"`, `"array"` or `"object"`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{json::Value, Limits};
+    /// let v = Value::parse(br#"[1,"s",{},[],null,false]"#, Limits::new()).unwrap();
+    /// let names: Vec<&str> = v.as_array().unwrap().iter().map(Value::type_name).collect();
+    /// assert_eq!(names, ["number", "string", "object", "array", "null", "boolean"]);
+    /// ```
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Null => "null",
@@ -218,6 +299,14 @@ impl Value {
     }
 
     /// Appends the compact JSON text of this value.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::Value;
+    /// let mut out = String::from("data: ");
+    /// Value::Object(vec![("n".into(), Value::Number("1".into()))]).write_json(&mut out);
+    /// assert_eq!(out, r#"data: {"n":1}"#);
+    /// ```
     pub fn write_json(&self, out: &mut String) {
         // An explicit stack: values built from scanner events may be as deep as the limits
         // allow, so no recursion here either.
@@ -272,6 +361,13 @@ impl Value {
     }
 
     /// The compact JSON text of this value.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{json::Value, Limits};
+    /// let v = Value::parse(b"{ \"a\" : [ 1 , \"\\u0041\" ] }", Limits::new()).unwrap();
+    /// assert_eq!(v.to_json(), r#"{"a":[1,"A"]}"#); // compact, escapes decoded
+    /// ```
     pub fn to_json(&self) -> String {
         let mut s = String::new();
         self.write_json(&mut s);
@@ -287,6 +383,15 @@ impl fmt::Display for Value {
 
 /// A [`Sink`] that builds one [`Value`] from the events of one value (a document or a
 /// subtree), with an explicit stack.
+///
+/// # Example
+/// ```
+/// use jsongate::json::{Value, ValueBuilder};
+/// use jsongate::{scan, Limits};
+/// let mut b = ValueBuilder::new();
+/// scan(br#"{"ok":true}"#, Limits::new(), &mut b).unwrap();
+/// assert_eq!(b.take().unwrap().get("ok"), Some(&Value::Bool(true)));
+/// ```
 #[derive(Debug, Default)]
 pub struct ValueBuilder {
     stack: Vec<(Option<String>, Value)>,
@@ -296,16 +401,44 @@ pub struct ValueBuilder {
 
 impl ValueBuilder {
     /// An empty builder.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::ValueBuilder;
+    /// let b = ValueBuilder::new();
+    /// assert!(!b.is_done());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Whether a complete value has been built.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::ValueBuilder;
+    /// use jsongate::Event;
+    /// let mut b = ValueBuilder::new();
+    /// b.push(&Event::BeginArray);
+    /// assert!(!b.is_done());
+    /// b.push(&Event::EndArray);
+    /// assert!(b.is_done());
+    /// ```
     pub fn is_done(&self) -> bool {
         self.done.is_some()
     }
 
     /// Takes the built value (if complete) and makes the builder ready for the next one.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::{Value, ValueBuilder};
+    /// use jsongate::Event;
+    /// let mut b = ValueBuilder::new();
+    /// b.push(&Event::Null);
+    /// assert_eq!(b.take(), Some(Value::Null));
+    /// assert_eq!(b.take(), None); // ready for the next value
+    /// ```
     pub fn take(&mut self) -> Option<Value> {
         self.stack.clear();
         self.name = None;
@@ -313,6 +446,18 @@ impl ValueBuilder {
     }
 
     /// Handles one event; returns `true` when the value is complete.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::{Value, ValueBuilder};
+    /// use jsongate::Event;
+    /// let mut b = ValueBuilder::new();
+    /// assert!(!b.push(&Event::BeginObject));
+    /// assert!(!b.push(&Event::Name("a")));
+    /// assert!(!b.push(&Event::Bool(true)));
+    /// assert!(b.push(&Event::EndObject));
+    /// assert_eq!(b.take().unwrap().to_json(), r#"{"a":true}"#);
+    /// ```
     pub fn push(&mut self, event: &Event<'_>) -> bool {
         let v = match *event {
             Event::Name(n) => {

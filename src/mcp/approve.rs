@@ -34,9 +34,21 @@ use crate::action::{arguments_digest, Approval, ApprovalOutcome, Call, Decision,
 use crate::json::{write_string, Value};
 
 /// Default time a call waits for a person: two minutes.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{Config, DEFAULT_APPROVAL_WAIT};
+/// assert_eq!(Config::default().get_approval_wait(), DEFAULT_APPROVAL_WAIT);
+/// assert_eq!(DEFAULT_APPROVAL_WAIT.as_secs(), 120);
+/// ```
 pub const DEFAULT_APPROVAL_WAIT: Duration = Duration::from_secs(120);
 
 /// Most calls waiting for a person at once; past it an `ask` is refused.
+///
+/// # Example
+/// ```
+/// assert_eq!(jsongate::mcp::MAX_AWAITING, 64);
+/// ```
 pub const MAX_AWAITING: usize = 64;
 
 /// Longest summary of the arguments shown to the person, in characters.
@@ -177,18 +189,8 @@ pub(super) fn ask(
     }
     if st.awaiting.len() >= MAX_AWAITING {
         let f = Finding::of("too_many_pending");
-        let text = call_reason(&f, "too many calls are waiting for approval");
-        outs.push(Out::Client(error_result(id, &text)));
-        audit(
-            shared,
-            outs,
-            Some(&call.tool),
-            Some(id),
-            "to_server",
-            "refused",
-            Some(&f),
-            facts,
-        );
+        let what = "too many calls are waiting for approval";
+        refuse(shared, outs, &call.tool, id, &f, what, facts);
         return Ask::Refused;
     }
     let asked = if elicit {
@@ -226,27 +228,10 @@ pub(super) fn ask(
                 );
                 write_string(&mut extra, e.message());
                 extra.push('}');
-                let f = Finding {
-                    class: "policy_deny",
-                    keyword: Some("not_approved".into()),
-                    extra: Some(extra.into()),
-                    ..Finding::default()
-                };
-                let text = call_reason(
-                    &f,
-                    "the policy denies it: not_approved (the approval could not be recorded)",
-                );
-                outs.push(Out::Client(error_result(id, &text)));
-                audit(
-                    shared,
-                    outs,
-                    Some(&call.tool),
-                    Some(id),
-                    "to_server",
-                    "refused",
-                    Some(&f),
-                    facts,
-                );
+                let f = policy_finding("policy_deny", "not_approved", extra);
+                let what =
+                    "the policy denies it: not_approved (the approval could not be recorded)";
+                refuse(shared, outs, &call.tool, id, &f, what, facts);
                 return Ask::Refused;
             }
         }
@@ -260,12 +245,7 @@ pub(super) fn ask(
         asked,
         deadline: Instant::now() + shared.approval_wait,
     };
-    let f = Finding {
-        class: "policy_ask",
-        keyword: Some(d.reason().as_str().to_owned()),
-        extra: Some(a.audit_member("pending").into()),
-        ..Finding::default()
-    };
+    let f = policy_finding("policy_ask", d.reason().as_str(), a.audit_member("pending"));
     audit(
         shared,
         outs,
@@ -344,12 +324,7 @@ fn settle(
     let tool = a.tool.name.clone();
     let extra = a.audit_member(how);
     if d.verdict() == Verdict::Allow {
-        let f = Finding {
-            class: "policy_ask",
-            keyword: Some(a.decision.reason().as_str().to_owned()),
-            extra: Some(extra.into()),
-            ..Finding::default()
-        };
+        let f = policy_finding("policy_ask", a.decision.reason().as_str(), extra);
         audit(
             shared,
             outs,
@@ -370,36 +345,61 @@ fn settle(
         );
         return;
     }
-    let f = Finding {
-        class: "policy_deny",
-        keyword: Some(d.reason().as_str().to_owned()),
-        extra: Some(extra.into()),
-        ..Finding::default()
-    };
+    let f = policy_finding("policy_deny", d.reason().as_str(), extra);
     let what = format!(
         "the policy denies it: {} (approval {how})",
         d.reason().as_str()
     );
-    outs.push(Out::Client(error_result(&a.call, &call_reason(&f, &what))));
+    refuse(shared, outs, &tool, &a.call, &f, &what, &facts);
+}
+
+/// A finding of the policy (`class` `policy_ask` or `policy_deny`) for `reason`, with the
+/// audit line's `"approval"` member `extra`.
+fn policy_finding(class: &'static str, reason: &str, extra: String) -> Finding {
+    Finding {
+        class,
+        keyword: Some(reason.to_owned()),
+        extra: Some(extra.into()),
+        ..Finding::default()
+    }
+}
+
+/// Answers the call `id` to `tool` with an error result that gives `what` for `f`, and
+/// audits the call as refused.
+fn refuse(
+    shared: &Shared,
+    outs: &mut Vec<Out>,
+    tool: &str,
+    id: &Id,
+    f: &Finding,
+    what: &str,
+    facts: &LineFacts<'_>,
+) {
+    outs.push(Out::Client(error_result(id, &call_reason(f, what))));
     audit(
         shared,
         outs,
-        Some(&tool),
-        Some(&a.call),
+        Some(tool),
+        Some(id),
         "to_server",
         "refused",
-        Some(&f),
-        &facts,
+        Some(f),
+        facts,
     );
+}
+
+/// Withdraws the store record of `a`, if it has one (nobody is left to act on it).
+fn withdraw(shared: &Shared, a: &Awaiting) {
+    if let (Asked::Store(ap), Some(store)) = (&a.asked, &shared.approval_store) {
+        let _ = ap.withdraw(store.as_ref(), unix_ms());
+    }
 }
 
 /// The client closed its side: every waiting call is refused (its answer could reach no
 /// one) and its store record withdrawn.
 pub(super) fn abandon(shared: &Shared, st: &mut State, outs: &mut Vec<Out>) {
     for a in std::mem::take(&mut st.awaiting) {
-        if let (Asked::Store(ap), Some(store)) = (&a.asked, &shared.approval_store) {
-            let _ = ap.withdraw(store.as_ref(), unix_ms());
-        }
+        withdraw(shared, &a);
         settle(
             shared,
             st,
@@ -414,9 +414,7 @@ pub(super) fn abandon(shared: &Shared, st: &mut State, outs: &mut Vec<Out>) {
 /// The server closed its output: every waiting call is answered with an error.
 pub(super) fn server_gone(shared: &Shared, st: &mut State, outs: &mut Vec<Out>) {
     for a in std::mem::take(&mut st.awaiting) {
-        if let (Asked::Store(ap), Some(store)) = (&a.asked, &shared.approval_store) {
-            let _ = ap.withdraw(store.as_ref(), unix_ms());
-        }
+        withdraw(shared, &a);
         outs.push(Out::Client(error_response(
             &a.call,
             -32603,

@@ -9,6 +9,13 @@ use crate::json::Value;
 use crate::Limits;
 
 /// Appended to every text item the budget cut.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::TEXT_TRUNCATION_MARKER;
+/// let cut = format!("first part of a long log{TEXT_TRUNCATION_MARKER}");
+/// assert!(cut.ends_with("[truncated by jsongate]"));
+/// ```
 pub const TEXT_TRUNCATION_MARKER: &str = "\n[truncated by jsongate]";
 
 /// The line with its `result.content[*].text` items cut (last first) until the whole line,

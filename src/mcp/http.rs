@@ -60,21 +60,170 @@ pub const MAX_SESSIONS: usize = 256;
 /// starts a new one, as the transport specifies).
 pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// How the HTTP front end runs.
+/// How the HTTP front end runs: [`HttpOptions::new`] with what it cannot do without (the
+/// upstream's URL and the relay configuration of each session), then a consuming setter for
+/// each choice that differs, in the style of [`Limits`].
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::mcp::http::{split_url, HttpOptions};
+/// use jsongate::mcp::{Config, Screen};
+/// use jsongate::Limits;
+/// let (authority, path) = split_url("http://127.0.0.1:8931/mcp")?;
+/// let opts = HttpOptions::new(authority, path, || Config::default().screen(Screen::Reject))
+///     .limits(Limits::new().max_bytes(1 << 20))
+///     .allowed_origins(vec!["https://app.example.com".to_owned()])
+///     .answer_timeout(Duration::from_secs(60));
+/// assert_eq!(opts.get_path(), "/mcp");
+/// assert_eq!(opts.get_upstream_authority(), "127.0.0.1:8931");
+/// assert_eq!(opts.get_answer_timeout(), Duration::from_secs(60));
+/// assert_eq!(opts.get_limits().get_max_bytes(), 1 << 20);
+/// # Ok::<(), String>(())
+/// ```
 pub struct HttpOptions {
-    /// The relay's limits (bodies and SSE events are bounded by its `max_bytes`).
-    pub limits: Limits,
-    /// `host:port` of the upstream.
-    pub upstream_authority: String,
-    /// The upstream's MCP endpoint path (also the path served here).
-    pub path: String,
+    limits: Limits,
+    upstream_authority: String,
+    path: String,
+    allowed_origins: Vec<String>,
+    config: Box<dyn Fn() -> Config + Send + Sync>,
+    answer_timeout: Duration,
+}
+
+impl HttpOptions {
+    /// A front end for the upstream at `upstream_authority` (`host:port`) whose MCP
+    /// endpoint is `path` (also the path served here), making each new session's relay
+    /// configuration with `config`. Defaults: the limits of [`Config::default`], no allowed
+    /// origins (requests without `Origin` are allowed: non-browser clients), answers awaited
+    /// for [`DEFAULT_ANSWER_TIMEOUT`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::http::{HttpOptions, DEFAULT_ANSWER_TIMEOUT};
+    /// use jsongate::mcp::{Config, DEFAULT_MAX_MESSAGE_BYTES};
+    /// let opts = HttpOptions::new("127.0.0.1:9000", "/", Config::default);
+    /// assert_eq!(opts.get_answer_timeout(), DEFAULT_ANSWER_TIMEOUT);
+    /// assert_eq!(opts.get_limits().get_max_bytes(), DEFAULT_MAX_MESSAGE_BYTES);
+    /// assert!(opts.get_allowed_origins().is_empty());
+    /// ```
+    pub fn new(
+        upstream_authority: impl Into<String>,
+        path: impl Into<String>,
+        config: impl Fn() -> Config + Send + Sync + 'static,
+    ) -> HttpOptions {
+        HttpOptions {
+            limits: Config::default().get_limits(),
+            upstream_authority: upstream_authority.into(),
+            path: path.into(),
+            allowed_origins: Vec::new(),
+            config: Box::new(config),
+            answer_timeout: DEFAULT_ANSWER_TIMEOUT,
+        }
+    }
+
+    /// The front end's limits: bodies and SSE events are bounded by its `max_bytes`.
+    /// Default: the limits of [`Config::default`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// use jsongate::Limits;
+    /// let opts = HttpOptions::new("h:1", "/", Config::default).limits(Limits::new().max_bytes(4096));
+    /// assert_eq!(opts.get_limits().get_max_bytes(), 4096);
+    /// ```
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Origins allowed to call (exact `scheme://host[:port]`); requests without `Origin`
-    /// are allowed (non-browser clients).
-    pub allowed_origins: Vec<String>,
-    /// Makes the relay configuration of each new session.
-    pub config: Box<dyn Fn() -> Config + Send + Sync>,
-    /// How long a request waits for its answer.
-    pub answer_timeout: Duration,
+    /// are allowed (non-browser clients). Default: none.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// let opts = HttpOptions::new("h:1", "/", Config::default)
+    ///     .allowed_origins(vec!["http://localhost:3000".to_owned()]);
+    /// assert_eq!(opts.get_allowed_origins(), ["http://localhost:3000"]);
+    /// ```
+    #[must_use]
+    pub fn allowed_origins(mut self, origins: Vec<String>) -> Self {
+        self.allowed_origins = origins;
+        self
+    }
+
+    /// How long a request waits for its answer. Default: [`DEFAULT_ANSWER_TIMEOUT`].
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// let opts = HttpOptions::new("h:1", "/", Config::default).answer_timeout(Duration::from_secs(5));
+    /// assert_eq!(opts.get_answer_timeout(), Duration::from_secs(5));
+    /// ```
+    #[must_use]
+    pub fn answer_timeout(mut self, timeout: Duration) -> Self {
+        self.answer_timeout = timeout;
+        self
+    }
+
+    /// The value set by [`limits`](Self::limits).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// let opts = HttpOptions::new("h:1", "/", Config::default);
+    /// assert_eq!(opts.get_limits(), Config::default().get_limits());
+    /// ```
+    pub fn get_limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The upstream's `host:port`, as given to [`new`](Self::new).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// assert_eq!(HttpOptions::new("h:1", "/", Config::default).get_upstream_authority(), "h:1");
+    /// ```
+    pub fn get_upstream_authority(&self) -> &str {
+        &self.upstream_authority
+    }
+
+    /// The MCP endpoint path, as given to [`new`](Self::new).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// assert_eq!(HttpOptions::new("h:1", "/mcp", Config::default).get_path(), "/mcp");
+    /// ```
+    pub fn get_path(&self) -> &str {
+        &self.path
+    }
+
+    /// The value set by [`allowed_origins`](Self::allowed_origins).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// assert!(HttpOptions::new("h:1", "/", Config::default).get_allowed_origins().is_empty());
+    /// ```
+    pub fn get_allowed_origins(&self) -> &[String] {
+        &self.allowed_origins
+    }
+
+    /// The value set by [`answer_timeout`](Self::answer_timeout).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{http::{HttpOptions, DEFAULT_ANSWER_TIMEOUT}, Config};
+    /// let opts = HttpOptions::new("h:1", "/", Config::default);
+    /// assert_eq!(opts.get_answer_timeout(), DEFAULT_ANSWER_TIMEOUT);
+    /// ```
+    pub fn get_answer_timeout(&self) -> Duration {
+        self.answer_timeout
+    }
 }
 
 /// A message for the client: its bytes and the upstream's SSE event id, if any.

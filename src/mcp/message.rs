@@ -15,6 +15,14 @@ use crate::{Rejection, Validator, Violation};
 
 /// A JSON-RPC id as the proxy keys it: strings by their decoded text, numbers by their exact
 /// text. (JSON-RPC ids are strings or integers; the text of an integer is canonical.)
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::Id;
+/// assert_eq!(Id::Num("7".into()).to_json(), "7");
+/// assert_eq!(Id::Str("a\"b".into()).to_json(), r#""a\"b""#);
+/// assert_eq!(Id::Null.to_json(), "null");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Id {
     /// A string id.
@@ -27,6 +35,12 @@ pub enum Id {
 
 impl Id {
     /// The id as JSON text, for responses the proxy writes itself.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Id;
+    /// assert_eq!(Id::Str("req-1".into()).to_json(), r#""req-1""#);
+    /// ```
     pub fn to_json(&self) -> String {
         match self {
             Id::Num(t) => t.clone(),
@@ -118,6 +132,7 @@ pub struct Message {
 
 impl Message {
     /// A response: an id and no method.
+    #[cfg(test)]
     pub fn is_response(&self) -> bool {
         self.method.is_none() && (self.has_result || self.has_error)
     }

@@ -46,8 +46,9 @@ pub mod pin;
 mod reply;
 mod session;
 pub mod sse;
-pub mod tools;
+mod tools;
 
+use std::collections::HashMap;
 use std::io::{self, BufWriter, Read, Write};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -68,9 +69,16 @@ use session::{
     fail_batch, fail_server_line, installed, on_client, on_server, precheck_call, prejudge,
     refuse_line, Pending, State,
 };
-use tools::{CompileOptions, Compiler, Work, DEFAULT_COMPILE_DEADLINE};
+use tools::{CompileOptions, Compiler, Work};
+pub use tools::{DEFAULT_COMPILE_DEADLINE, MAX_COMPILE_BACKLOG, MAX_TOOLS};
 
 /// Default limit on one message (line) in either direction: 4 MiB.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{Config, DEFAULT_MAX_MESSAGE_BYTES};
+/// assert_eq!(Config::default().get_limits().get_max_bytes(), DEFAULT_MAX_MESSAGE_BYTES);
+/// ```
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Write buffer per direction: lines up to this size leave in one write with their newline.
@@ -78,95 +86,82 @@ const WRITE_BUFFER: usize = 64 * 1024;
 
 /// Most requests in flight (client requests awaiting an answer plus calls held while the
 /// proxy lists tools); past it new requests are answered with an error.
+///
+/// # Example
+/// ```
+/// assert!(jsongate::mcp::MAX_PENDING >= 1024);
+/// ```
 pub const MAX_PENDING: usize = 4096;
 
 /// Told of each approval recorded in the store ([`Config::on_approval`]).
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::OnApproval;
+/// let tell: OnApproval = Box::new(|a| eprintln!("approve with: jsongate approve {}", a.id));
+/// let _ = jsongate::mcp::Config::default().on_approval(tell);
+/// ```
 pub type OnApproval = Box<dyn Fn(&crate::action::Approval) + Send + Sync>;
 
-/// How the relay judges messages.
+/// How the relay judges messages: `Config::default()`, then a consuming setter for each
+/// choice that differs, in the style of [`Limits`]. Each setter says its default; a setter
+/// of an optional choice takes the value itself. The `get_` methods read a choice back.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{Config, Proxy, Screen, DEFAULT_MAX_MESSAGE_BYTES};
+/// use jsongate::Limits;
+///
+/// let config = Config::default()
+///     .limits(Limits::new().max_bytes(1 << 20))
+///     .format_assertion(true)
+///     .screen(Screen::Reject)
+///     .max_result_bytes(64 << 10)
+///     .upstream("search-server");
+/// assert_eq!(config.get_limits().get_max_bytes(), 1 << 20);
+/// assert_eq!(config.get_screen(), Some(Screen::Reject));
+/// assert_eq!(config.get_max_result_bytes(), Some(65_536));
+/// assert_eq!(config.get_upstream(), Some("search-server"));
+///
+/// let defaults = Config::default();
+/// assert_eq!(defaults.get_limits().get_max_bytes(), DEFAULT_MAX_MESSAGE_BYTES);
+/// assert_eq!(defaults.get_screen(), None);
+/// let _relay = Proxy::new(config);
+/// ```
 pub struct Config {
-    /// Limits applied to every line, in both directions. Default: the crate's limits with
-    /// `max_bytes` = [`DEFAULT_MAX_MESSAGE_BYTES`].
-    pub limits: Limits,
-    /// Whether `format` asserts in tool schemas (default: annotation only).
-    pub format_assertion: bool,
-    /// The dialect of tool schemas without `$schema` (default: 2020-12).
-    pub draft: Option<crate::Draft>,
-    /// Evaluation budget per validated document (default: the schema's default).
-    pub eval_budget: Option<u64>,
-    /// A tool-call policy; `deny` decisions are answered by the proxy, `ask` decisions wait
-    /// for a person when one can be asked (elicitation, [`Config::approval_store`]) and are
-    /// answered by the proxy otherwise.
-    pub policy: Option<Policy>,
-    /// The session's grants and workspace, for the policy.
-    pub session: Grants,
-    /// Where the policy's rate limits are counted (default: this process's memory); a file
-    /// or Redis store shares them with other replicas.
-    pub rate: RateState,
-    /// Where to append one audit line per tool call (and per dropped line).
-    pub audit: Option<Box<dyn Write + Send>>,
-    /// Whether tool results that pass, and every request and notification from the server
-    /// (`sampling/createMessage`, `elicitation/create`, `notifications/message`, …), are
-    /// also screened for instruction-like text ([`action::screen`](crate::action::screen));
-    /// default: off.
-    pub screen: Option<Screen>,
-    /// How long the schemas of one `tools/list` page may take to compile, from the page's
-    /// arrival (waiting behind earlier pages included); past it the page's tools are
-    /// unusable (`schema_compile_timeout`) and calls to them are refused. Default:
-    /// [`tools::DEFAULT_COMPILE_DEADLINE`].
-    pub compile_deadline: Duration,
-    /// A lockfile to enforce: a listed tool absent from it, or whose definition's hash
-    /// differs, is removed from the listing the client sees and its calls are refused
-    /// (`tool_not_pinned`, `tool_changed`). Without one, the tools of the first complete
-    /// listing are pinned (trust on first use) and the same rule applies to every later
-    /// listing.
-    pub pin: Option<pin::Lock>,
-    /// What a tool that differs from its pin does (default: refused).
-    pub on_tool_change: pin::OnChange,
-    /// What screening of tool definitions does with a tool in which it finds
-    /// instruction-like or hidden text: [`Screen::Reject`] removes it from the listing and
-    /// refuses its calls (`tool_poisoned`), [`Screen::Flag`] audits it. `None` (the
-    /// default): reject when [`Config::screen`] is set, otherwise flag. Definitions are
-    /// always screened.
-    pub screen_tools: Option<Screen>,
-    /// Largest `tools/call` (and `tasks/result`) result line passed to the client. Over
-    /// it, a result with structured content is replaced (class `over_budget`); plain text
-    /// content is cut with [`TEXT_TRUNCATION_MARKER`] when [`Config::truncate_text`] allows,
-    /// else replaced too. Default: no budget beyond the line limit.
-    pub max_result_bytes: Option<u64>,
-    /// Budgets for named tools, in place of [`Config::max_result_bytes`] for their results
-    /// (`--max-result-bytes TOOL=N`).
-    pub tool_result_bytes: std::collections::HashMap<String, u64>,
-    /// Whether text-only results over [`Config::max_result_bytes`] may be cut.
-    pub truncate_text: bool,
-    /// Alerts and the circuit breaker ([`gate::Alerts`](crate::gate::Alerts)): a block of
-    /// a listed class raises an alert (delivered off the relay's path), results and tools
-    /// refused for a tool count toward its breaker, and while it is open calls to the tool
-    /// are answered by the proxy (`breaker_open`) and never forwarded.
-    pub alerts: Option<Arc<crate::gate::Alerts>>,
-    /// The server command (or endpoint) as audit lines name it (`"upstream"`), if set.
-    pub upstream: Option<String>,
-    /// How long a call the policy answers `ask` waits for a person (the client's
-    /// elicitation, or an answer to its record in [`Config::approval_store`]) before it is
-    /// refused (`not_approved`). Default: [`DEFAULT_APPROVAL_WAIT`].
-    pub approval_wait: Duration,
-    /// Where a pending approval is recorded when the client did not declare elicitation
-    /// (answered by `jsongate approve ID`, or [`Approval::answer`](crate::action::Approval::answer)).
-    /// `None` (the default): such an `ask` is refused (`policy_ask`).
-    pub approval_store: Option<Arc<dyn crate::state::Store>>,
-    /// Told of every approval recorded in [`Config::approval_store`], so an operator learns
-    /// its id (the command writes it to standard error).
-    pub on_approval: Option<OnApproval>,
-    /// Where pins taken on first use (no [`Config::pin`]) are shared with the other
-    /// replicas in front of the same server: the first replica's first complete listing is
-    /// recorded under a key named after [`Config::upstream`], and every replica holds it
-    /// like a lockfile. A store that fails refuses the tools (`pin_state_unavailable`) when
-    /// [`Config::rate`]'s failure choice denies. `None` (the default): each session pins on
-    /// its own.
-    pub pin_store: Option<Arc<dyn crate::state::Store>>,
+    limits: Limits,
+    format_assertion: bool,
+    draft: Option<crate::Draft>,
+    eval_budget: Option<u64>,
+    policy: Option<Policy>,
+    session: Grants,
+    rate: RateState,
+    audit: Option<Box<dyn Write + Send>>,
+    screen: Option<Screen>,
+    compile_deadline: Duration,
+    pin: Option<pin::Lock>,
+    on_tool_change: pin::OnChange,
+    screen_tools: Option<Screen>,
+    max_result_bytes: Option<u64>,
+    tool_result_bytes: HashMap<String, u64>,
+    truncate_text: bool,
+    alerts: Option<Arc<crate::gate::Alerts>>,
+    upstream: Option<String>,
+    approval_wait: Duration,
+    approval_store: Option<Arc<dyn crate::state::Store>>,
+    on_approval: Option<OnApproval>,
+    pin_store: Option<Arc<dyn crate::state::Store>>,
 }
 
 /// What screening does with a message in which it finds instruction-like text.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{Config, Screen};
+/// // Flag results that read like instructions, but refuse such tools outright.
+/// let c = Config::default().screen(Screen::Flag).screen_tools(Screen::Reject);
+/// assert_eq!((c.get_screen(), c.get_screen_tools()), (Some(Screen::Flag), Some(Screen::Reject)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Screen {
     /// Forward it unchanged; the audit line says `flagged`, with the pattern and pointer.
@@ -194,7 +189,7 @@ impl Default for Config {
             on_tool_change: pin::OnChange::Refuse,
             screen_tools: None,
             max_result_bytes: None,
-            tool_result_bytes: std::collections::HashMap::new(),
+            tool_result_bytes: HashMap::new(),
             truncate_text: false,
             alerts: None,
             upstream: None,
@@ -206,11 +201,10 @@ impl Default for Config {
     }
 }
 
-/// Builder-style setters, one per field, in the style of [`Limits`]: `Config::default()`
-/// then only what differs. A setter of an optional field takes the value itself.
+/// Consuming setters, one per field: `$field(value)` sets the field to `value`.
 macro_rules! config_setters {
-    ($($field:ident: $ty:ty;)*) => {$(
-        #[doc = concat!("Sets [`Config::", stringify!($field), "`].")]
+    ($($(#[$doc:meta])* $field:ident: $ty:ty;)*) => {$(
+        $(#[$doc])*
         #[must_use]
         pub fn $field(mut self, value: $ty) -> Self {
             self.$field = value;
@@ -219,10 +213,10 @@ macro_rules! config_setters {
     )*};
 }
 
-/// Setters of optional fields: the value is wrapped in `Some`.
+/// Setters of optional fields: `$field(value)` sets the field to `Some(value)`.
 macro_rules! config_options {
-    ($($field:ident: $ty:ty;)*) => {$(
-        #[doc = concat!("Sets [`Config::", stringify!($field), "`] to `Some(value)`.")]
+    ($($(#[$doc:meta])* $field:ident: $ty:ty;)*) => {$(
+        $(#[$doc])*
         #[must_use]
         pub fn $field(mut self, value: $ty) -> Self {
             self.$field = Some(value);
@@ -231,47 +225,399 @@ macro_rules! config_options {
     )*};
 }
 
-/// # Example
-/// ```
-/// use jsongate::mcp::{Config, Screen};
-/// use jsongate::Limits;
-///
-/// let config = Config::default()
-///     .limits(Limits::new().max_bytes(1 << 20))
-///     .format_assertion(true)
-///     .screen(Screen::Reject)
-///     .max_result_bytes(64 << 10)
-///     .upstream("search-server".to_owned());
-/// assert_eq!(config.limits.get_max_bytes(), 1 << 20);
-/// assert_eq!(config.screen, Some(Screen::Reject));
-/// assert_eq!(config.max_result_bytes, Some(65_536));
-/// ```
+/// Readers of fields whose value is `Copy`: `$get()` returns the field; the example checks
+/// the documented default.
+macro_rules! config_getters {
+    ($($field:ident, $get:ident: $ty:ty = $default:expr;)*) => {$(
+        #[doc = concat!("The value set by [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("use jsongate::mcp::Config;")]
+        #[doc = concat!("assert_eq!(Config::default().", stringify!($get), "(), ", stringify!($default), ");")]
+        /// ```
+        pub fn $get(&self) -> $ty {
+            self.$field
+        }
+    )*};
+}
+
 impl Config {
     config_setters! {
+        /// Limits applied to every line, in both directions. Default: the crate's limits
+        /// with `max_bytes` = [`DEFAULT_MAX_MESSAGE_BYTES`].
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// use jsongate::Limits;
+        /// let c = Config::default().limits(Limits::new().max_bytes(1 << 20).max_depth(32));
+        /// assert_eq!(c.get_limits().get_max_depth(), 32);
+        /// ```
         limits: Limits;
+        /// Whether `format` asserts in tool schemas. Default: `false` (annotation only).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// assert!(Config::default().format_assertion(true).get_format_assertion());
+        /// ```
         format_assertion: bool;
+        /// The session's grants and workspace, for the [`policy`](Self::policy). Default:
+        /// no grants, no workspace.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::action::Grants;
+        /// use jsongate::mcp::Config;
+        /// let c = Config::default().session(Grants::new(["fs_read"]));
+        /// assert_eq!(c.get_session().grants(), ["fs_read"]);
+        /// ```
         session: Grants;
+        /// Where the policy's rate limits are counted; a file or Redis store shares them
+        /// with other replicas. Default: this process's memory ([`RateState::new`]).
+        ///
+        /// # Example
+        /// ```
+        /// use std::sync::Arc;
+        /// use jsongate::action::RateState;
+        /// use jsongate::mcp::Config;
+        /// use jsongate::state::MemoryStore;
+        /// let c = Config::default().rate(RateState::with_store(Arc::new(MemoryStore::new())).scope("tenant-a"));
+        /// let _ = c.get_rate().store();
+        /// ```
         rate: RateState;
+        /// How long the schemas of one `tools/list` page may take to compile, from the
+        /// page's arrival (waiting behind earlier pages included); past it the page's tools
+        /// are unusable (`schema_compile_timeout`) and calls to them are refused. Default:
+        /// [`DEFAULT_COMPILE_DEADLINE`].
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::mcp::Config;
+        /// let c = Config::default().compile_deadline(Duration::from_secs(2));
+        /// assert_eq!(c.get_compile_deadline(), Duration::from_secs(2));
+        /// ```
         compile_deadline: Duration;
+        /// What a tool that differs from its pin does. Default: [`pin::OnChange::Refuse`].
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::{pin::OnChange, Config};
+        /// let c = Config::default().on_tool_change(OnChange::Warn);
+        /// assert_eq!(c.get_on_tool_change(), OnChange::Warn);
+        /// ```
         on_tool_change: pin::OnChange;
-        tool_result_bytes: std::collections::HashMap<String, u64>;
+        /// Budgets for named tools, in place of
+        /// [`max_result_bytes`](Self::max_result_bytes) for their results
+        /// (`--max-result-bytes TOOL=N`). Default: none.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// let c = Config::default()
+        ///     .max_result_bytes(64 << 10)
+        ///     .tool_result_bytes([("read_logs".to_owned(), 1 << 20)].into_iter().collect());
+        /// assert_eq!(c.get_tool_result_bytes().get("read_logs"), Some(&(1 << 20)));
+        /// ```
+        tool_result_bytes: HashMap<String, u64>;
+        /// Whether text-only results over [`max_result_bytes`](Self::max_result_bytes) may
+        /// be cut (with [`TEXT_TRUNCATION_MARKER`]) rather than replaced. Default: `false`.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// let c = Config::default().max_result_bytes(4096).truncate_text(true);
+        /// assert!(c.get_truncate_text());
+        /// ```
         truncate_text: bool;
+        /// How long a call the policy answers `ask` waits for a person (the client's
+        /// elicitation, or an answer to its record in the
+        /// [`approval_store`](Self::approval_store)) before it is refused
+        /// (`not_approved`). Default: [`DEFAULT_APPROVAL_WAIT`].
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::mcp::Config;
+        /// let c = Config::default().approval_wait(Duration::from_secs(30));
+        /// assert_eq!(c.get_approval_wait(), Duration::from_secs(30));
+        /// ```
         approval_wait: Duration;
     }
     config_options! {
+        /// The dialect of tool schemas without `$schema`. Default: 2020-12.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// use jsongate::Draft;
+        /// assert_eq!(Config::default().draft(Draft::Draft7).get_draft(), Some(Draft::Draft7));
+        /// ```
         draft: crate::Draft;
+        /// Evaluation budget per validated document. Default: the schema's default
+        /// ([`DEFAULT_EVAL_BUDGET`](crate::DEFAULT_EVAL_BUDGET) plus a per-byte allowance).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// assert_eq!(Config::default().eval_budget(100_000).get_eval_budget(), Some(100_000));
+        /// ```
         eval_budget: u64;
+        /// A tool-call policy: `deny` decisions are answered by the proxy, `ask` decisions
+        /// wait for a person when one can be asked (elicitation, the
+        /// [`approval_store`](Self::approval_store)) and are answered by the proxy
+        /// otherwise. Default: none (every call whose arguments pass is forwarded).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::action::{Grants, Policy};
+        /// use jsongate::mcp::Config;
+        /// let policy = Policy::from_slice(br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":[]}}}"#)?;
+        /// let c = Config::default().policy(policy).session(Grants::new(Vec::<String>::new()));
+        /// assert!(c.get_policy().is_some());
+        /// # Ok::<(), jsongate::json::ConfigError>(())
+        /// ```
         policy: Policy;
+        /// Where to append one audit line per tool call (and per dropped line). Default:
+        /// none.
+        ///
+        /// # Example
+        /// ```
+        /// use std::io::Write;
+        /// use std::sync::{Arc, Mutex};
+        /// use jsongate::mcp::{Config, Proxy};
+        ///
+        /// /// Audit lines collected in memory (a file or a pipe in practice).
+        /// #[derive(Clone, Default)]
+        /// struct Lines(Arc<Mutex<Vec<u8>>>);
+        /// impl Write for Lines {
+        ///     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        ///         self.0.lock().unwrap().write(b)
+        ///     }
+        ///     fn flush(&mut self) -> std::io::Result<()> {
+        ///         Ok(())
+        ///     }
+        /// }
+        /// let audit = Lines::default();
+        /// let relay = Proxy::new(Config::default().audit(Box::new(audit.clone())));
+        /// // The server sends one line that is not JSON: it is dropped, and audited.
+        /// let server_out = &b"not json\n"[..];
+        /// relay.run(&b""[..], std::io::sink(), std::io::sink(), server_out, Box::new(|| {}))?;
+        /// let text = String::from_utf8(audit.0.lock().unwrap().clone()).unwrap();
+        /// assert!(text.contains(r#""verdict":"dropped""#), "{text}");
+        /// # Ok::<(), std::io::Error>(())
+        /// ```
         audit: Box<dyn Write + Send>;
+        /// Whether tool results that pass, and every request and notification from the
+        /// server (`sampling/createMessage`, `elicitation/create`, `notifications/message`,
+        /// …), are also screened for instruction-like text
+        /// ([`screen::screen`](crate::screen::screen)). Default: not screened.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::{Config, Screen};
+        /// assert_eq!(Config::default().screen(Screen::Flag).get_screen(), Some(Screen::Flag));
+        /// ```
         screen: Screen;
+        /// A lockfile to enforce: a listed tool absent from it, or whose definition's hash
+        /// differs, is removed from the listing the client sees and its calls are refused
+        /// (`tool_not_pinned`, `tool_changed`). Default: none; the tools of the first
+        /// complete listing are pinned (trust on first use) and the same rule applies to
+        /// every later listing.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::{pin::Lock, Config};
+        /// let c = Config::default().pin(Lock::new(None));
+        /// assert_eq!(c.get_pin().map(Lock::len), Some(0)); // an empty lockfile admits no tool
+        /// ```
         pin: pin::Lock;
+        /// What screening of tool definitions does with a tool in which it finds
+        /// instruction-like or hidden text: [`Screen::Reject`] removes it from the listing
+        /// and refuses its calls (`tool_poisoned`), [`Screen::Flag`] audits it. Definitions
+        /// are always screened. Default: reject when [`screen`](Self::screen) is set,
+        /// otherwise flag.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::{Config, Screen};
+        /// let c = Config::default().screen(Screen::Flag).screen_tools(Screen::Reject);
+        /// assert_eq!(c.get_screen_tools(), Some(Screen::Reject));
+        /// ```
         screen_tools: Screen;
+        /// Largest `tools/call` (and `tasks/result`) result line passed to the client.
+        /// Over it, a result with structured content is replaced (class `over_budget`);
+        /// plain text content is cut with [`TEXT_TRUNCATION_MARKER`] when
+        /// [`truncate_text`](Self::truncate_text) allows, else replaced too. Default: no
+        /// budget beyond the line limit.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::mcp::Config;
+        /// assert_eq!(Config::default().max_result_bytes(65_536).get_max_result_bytes(), Some(65_536));
+        /// ```
         max_result_bytes: u64;
+        /// Alerts and the circuit breaker ([`gate::Alerts`](crate::gate::Alerts)): a block
+        /// of a listed class raises an alert (delivered off the relay's path), results and
+        /// tools refused for a tool count toward its breaker, and while it is open calls to
+        /// the tool are answered by the proxy (`breaker_open`) and never forwarded.
+        /// Default: none.
+        ///
+        /// # Example
+        /// ```
+        /// use std::sync::Arc;
+        /// use jsongate::gate::Alerts;
+        /// use jsongate::mcp::Config;
+        /// let alerts = Alerts::from_slice(br#"{"alerts":1,"on":["schema"],
+        ///     "breaker":{"max_blocks":5,"window_seconds":60,"cooldown_seconds":300}}"#,
+        ///     std::path::Path::new("."))?;
+        /// let _config = Config::default().alerts(Arc::new(alerts));
+        /// # Ok::<(), jsongate::json::ConfigError>(())
+        /// ```
         alerts: Arc<crate::gate::Alerts>;
-        upstream: String;
+        /// Where a pending approval is recorded when the client did not declare
+        /// elicitation (answered by `jsongate approve ID`, or
+        /// [`Approval::answer`](crate::action::Approval::answer)). Default: none; such an
+        /// `ask` is refused (`policy_ask`).
+        ///
+        /// # Example
+        /// ```
+        /// use std::sync::Arc;
+        /// use jsongate::mcp::Config;
+        /// use jsongate::state::MemoryStore;
+        /// let _config = Config::default().approval_store(Arc::new(MemoryStore::new()));
+        /// ```
         approval_store: Arc<dyn crate::state::Store>;
+        /// Told of every approval recorded in the [`approval_store`](Self::approval_store),
+        /// so an operator learns its id (the command writes it to standard error).
+        /// Default: none.
+        ///
+        /// # Example
+        /// ```
+        /// use std::sync::Arc;
+        /// use jsongate::action::Approval;
+        /// use jsongate::mcp::Config;
+        /// use jsongate::state::MemoryStore;
+        /// let _config = Config::default()
+        ///     .approval_store(Arc::new(MemoryStore::new()))
+        ///     .on_approval(Box::new(|a: &Approval| eprintln!("approval requested: {}", a.id)));
+        /// ```
         on_approval: OnApproval;
+        /// Where pins taken on first use (no [`pin`](Self::pin)) are shared with the other
+        /// replicas in front of the same server: the first replica's first complete listing
+        /// is recorded under a key named after [`upstream`](Self::upstream), and every
+        /// replica holds it like a lockfile. A store that fails refuses the tools
+        /// (`pin_state_unavailable`) when the [`rate`](Self::rate) state's failure choice
+        /// denies. Default: none; each session pins on its own.
+        ///
+        /// # Example
+        /// ```
+        /// use std::sync::Arc;
+        /// use jsongate::mcp::Config;
+        /// use jsongate::state::MemoryStore;
+        /// let shared = Arc::new(MemoryStore::new()); // a file or Redis store across hosts
+        /// let _config = Config::default().upstream("search-server").pin_store(shared);
+        /// ```
         pin_store: Arc<dyn crate::state::Store>;
+    }
+
+    /// The server command (or endpoint) as audit lines name it (`"upstream"`). Default:
+    /// none.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// let c = Config::default().upstream("npx @modelcontextprotocol/server-filesystem");
+    /// assert_eq!(c.get_upstream(), Some("npx @modelcontextprotocol/server-filesystem"));
+    /// ```
+    #[must_use]
+    pub fn upstream(mut self, upstream: impl Into<String>) -> Self {
+        self.upstream = Some(upstream.into());
+        self
+    }
+
+    config_getters! {
+        limits, get_limits: Limits = jsongate::Limits::new().max_bytes(jsongate::mcp::DEFAULT_MAX_MESSAGE_BYTES);
+        format_assertion, get_format_assertion: bool = false;
+        draft, get_draft: Option<crate::Draft> = None;
+        eval_budget, get_eval_budget: Option<u64> = None;
+        screen, get_screen: Option<Screen> = None;
+        compile_deadline, get_compile_deadline: Duration = jsongate::mcp::DEFAULT_COMPILE_DEADLINE;
+        on_tool_change, get_on_tool_change: pin::OnChange = jsongate::mcp::pin::OnChange::Refuse;
+        screen_tools, get_screen_tools: Option<Screen> = None;
+        max_result_bytes, get_max_result_bytes: Option<u64> = None;
+        truncate_text, get_truncate_text: bool = false;
+        approval_wait, get_approval_wait: Duration = jsongate::mcp::DEFAULT_APPROVAL_WAIT;
+    }
+
+    /// The value set by [`session`](Self::session).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert!(Config::default().get_session().grants().is_empty());
+    /// ```
+    pub fn get_session(&self) -> &Grants {
+        &self.session
+    }
+
+    /// The value set by [`rate`](Self::rate).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// use jsongate::state::OnStateError;
+    /// assert_eq!(Config::default().get_rate().on_error(), OnStateError::Deny);
+    /// ```
+    pub fn get_rate(&self) -> &RateState {
+        &self.rate
+    }
+
+    /// The value set by [`policy`](Self::policy).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert!(Config::default().get_policy().is_none());
+    /// ```
+    pub fn get_policy(&self) -> Option<&Policy> {
+        self.policy.as_ref()
+    }
+
+    /// The value set by [`pin`](Self::pin).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert!(Config::default().get_pin().is_none()); // trust on first use
+    /// ```
+    pub fn get_pin(&self) -> Option<&pin::Lock> {
+        self.pin.as_ref()
+    }
+
+    /// The value set by [`tool_result_bytes`](Self::tool_result_bytes).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert!(Config::default().get_tool_result_bytes().is_empty());
+    /// ```
+    pub fn get_tool_result_bytes(&self) -> &HashMap<String, u64> {
+        &self.tool_result_bytes
+    }
+
+    /// The value set by [`upstream`](Self::upstream).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert_eq!(Config::default().get_upstream(), None);
+    /// assert_eq!(Config::default().upstream("srv").get_upstream(), Some("srv"));
+    /// ```
+    pub fn get_upstream(&self) -> Option<&str> {
+        self.upstream.as_deref()
     }
 }
 
@@ -323,7 +669,7 @@ struct Shared {
     /// Screening of tool definitions (resolved from [`Config::screen_tools`]).
     screen_tools: Screen,
     max_result_bytes: Option<u64>,
-    tool_result_bytes: std::collections::HashMap<String, u64>,
+    tool_result_bytes: HashMap<String, u64>,
     truncate_text: bool,
     alerts: Option<Arc<crate::gate::Alerts>>,
     upstream: Option<String>,
@@ -348,11 +694,49 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// A validating MCP relay. See the [module documentation](self).
+///
+/// # Example
+/// ```
+/// # use std::io::Write;
+/// # use std::sync::{Arc, Mutex};
+/// # /// What the client receives, collected in memory.
+/// # #[derive(Clone, Default)]
+/// # struct Collect(Arc<Mutex<Vec<u8>>>);
+/// # impl Write for Collect {
+/// #     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+/// #         self.0.lock().unwrap().write(b)
+/// #     }
+/// #     fn flush(&mut self) -> std::io::Result<()> {
+/// #         Ok(())
+/// #     }
+/// # }
+/// use jsongate::mcp::{Config, End, Proxy};
+/// let client = Collect::default();
+/// // The server's output: a line with a duplicate name, then a valid notification.
+/// let server_out = &b"{\"jsonrpc\":\"2.0\",\"method\":\"a\",\"method\":\"b\"}\n\
+/// {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n"[..];
+/// let end = Proxy::new(Config::default())
+///     .run(&b""[..], client.clone(), std::io::sink(), server_out, Box::new(|| {}))?;
+/// assert_eq!(end, End::ServerClosed);
+/// let got = String::from_utf8(client.0.lock().unwrap().clone()).unwrap();
+/// // Only the valid line reached the client, byte for byte.
+/// assert_eq!(got, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n");
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct Proxy {
     config: Config,
 }
 
 /// How a relay ended.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{Config, End, Proxy};
+/// let end = Proxy::new(Config::default())
+///     .run(&b""[..], std::io::sink(), std::io::sink(), &b""[..], Box::new(|| {}))?;
+/// assert_eq!(end, End::ServerClosed);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum End {
     /// The server closed its output (pending requests were answered with errors).
@@ -363,6 +747,12 @@ pub enum End {
 
 impl Proxy {
     /// A relay with `config`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{Config, Proxy, Screen};
+    /// let _relay = Proxy::new(Config::default().screen(Screen::Reject));
+    /// ```
     pub fn new(config: Config) -> Proxy {
         Proxy { config }
     }
@@ -376,6 +766,52 @@ impl Proxy {
     ///
     /// # Errors
     /// Reading from the server failed.
+    ///
+    /// # Example
+    /// ```
+    /// # use std::io::Write;
+    /// # use std::sync::{Arc, Mutex};
+    /// # /// What the client receives, collected in memory.
+    /// # #[derive(Clone, Default)]
+    /// # struct Collect(Arc<Mutex<Vec<u8>>>);
+    /// # impl Write for Collect {
+    /// #     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+    /// #         self.0.lock().unwrap().write(b)
+    /// #     }
+    /// #     fn flush(&mut self) -> std::io::Result<()> {
+    /// #         Ok(())
+    /// #     }
+    /// # }
+    /// use jsongate::mcp::{Config, Proxy};
+    /// let server_in = Collect::default();
+    /// // A client request is forwarded to the server as it is.
+    /// let client_in = &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"[..];
+    /// let closed = Arc::new(Mutex::new(false));
+    /// let on_closed = Arc::clone(&closed);
+    /// // The server's side stays open until the client has closed its side.
+    /// let (tx, rx) = std::sync::mpsc::channel::<()>();
+    /// struct Wait(std::sync::mpsc::Receiver<()>);
+    /// impl std::io::Read for Wait {
+    ///     fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+    ///         let _ = self.0.recv();
+    ///         Ok(0)
+    ///     }
+    /// }
+    /// Proxy::new(Config::default()).run(
+    ///     client_in,
+    ///     std::io::sink(),
+    ///     server_in.clone(),
+    ///     Wait(rx),
+    ///     Box::new(move || {
+    ///         *on_closed.lock().unwrap() = true;
+    ///         let _ = tx.send(());
+    ///     }),
+    /// )?;
+    /// assert!(*closed.lock().unwrap());
+    /// let got = String::from_utf8(server_in.0.lock().unwrap().clone()).unwrap();
+    /// assert_eq!(got, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn run<CI, CO, SI, SO>(
         self,
         client_in: CI,
@@ -738,11 +1174,14 @@ fn write_line(w: &mut dyn Write, bytes: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Config, Grants, Screen};
+    use super::{
+        pin::OnChange, Config, Grants, Policy, Screen, DEFAULT_APPROVAL_WAIT,
+        DEFAULT_COMPILE_DEADLINE, DEFAULT_MAX_MESSAGE_BYTES,
+    };
     use crate::Limits;
     use std::time::Duration;
 
-    /// Every setter sets its own field and nothing else.
+    /// Every setter sets its own field and nothing else, and every reader reads it back.
     #[test]
     fn setters_set_their_fields() {
         let c = Config::default()
@@ -750,6 +1189,8 @@ mod tests {
             .format_assertion(true)
             .session(Grants::new(["read"]))
             .compile_deadline(Duration::from_millis(5))
+            .on_tool_change(OnChange::Warn)
+            .tool_result_bytes([("t".to_owned(), 9)].into_iter().collect())
             .truncate_text(true)
             .approval_wait(Duration::from_secs(9))
             .draft(crate::Draft::Draft7)
@@ -757,20 +1198,39 @@ mod tests {
             .screen(Screen::Flag)
             .screen_tools(Screen::Reject)
             .max_result_bytes(100)
-            .upstream("u".to_owned());
-        assert_eq!(c.limits.get_max_depth(), 7);
-        assert!(c.format_assertion && c.truncate_text);
-        assert_eq!(c.session.grants(), ["read"]);
-        assert_eq!(c.compile_deadline, Duration::from_millis(5));
-        assert_eq!(c.approval_wait, Duration::from_secs(9));
-        assert_eq!(c.draft, Some(crate::Draft::Draft7));
-        assert_eq!(c.eval_budget, Some(42));
-        assert_eq!(c.screen, Some(Screen::Flag));
-        assert_eq!(c.screen_tools, Some(Screen::Reject));
-        assert_eq!(c.max_result_bytes, Some(100));
-        assert_eq!(c.upstream.as_deref(), Some("u"));
+            .upstream("u");
+        assert_eq!(c.get_limits().get_max_depth(), 7);
+        assert!(c.get_format_assertion() && c.get_truncate_text());
+        assert_eq!(c.get_session().grants(), ["read"]);
+        assert_eq!(c.get_compile_deadline(), Duration::from_millis(5));
+        assert_eq!(c.get_on_tool_change(), OnChange::Warn);
+        assert_eq!(c.get_tool_result_bytes().get("t"), Some(&9));
+        assert_eq!(c.get_approval_wait(), Duration::from_secs(9));
+        assert_eq!(c.get_draft(), Some(crate::Draft::Draft7));
+        assert_eq!(c.get_eval_budget(), Some(42));
+        assert_eq!(c.get_screen(), Some(Screen::Flag));
+        assert_eq!(c.get_screen_tools(), Some(Screen::Reject));
+        assert_eq!(c.get_max_result_bytes(), Some(100));
+        assert_eq!(c.get_upstream(), Some("u"));
+        assert!(c.get_policy().is_none() && c.get_pin().is_none());
         let d = Config::default();
+        assert_eq!(
+            d.get_limits(),
+            Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES)
+        );
+        assert!(!d.get_format_assertion() && !d.get_truncate_text());
+        assert_eq!(d.get_on_tool_change(), OnChange::Refuse);
+        assert_eq!(d.get_compile_deadline(), DEFAULT_COMPILE_DEADLINE);
+        assert_eq!(d.get_approval_wait(), DEFAULT_APPROVAL_WAIT);
+        assert!(d.get_session().grants().is_empty() && d.get_tool_result_bytes().is_empty());
+        assert!(d.get_draft().is_none() && d.get_eval_budget().is_none());
+        assert!(d.get_screen().is_none() && d.get_screen_tools().is_none());
+        assert!(d.get_max_result_bytes().is_none() && d.get_upstream().is_none());
         assert!(d.policy.is_none() && d.audit.is_none() && d.pin.is_none());
         assert!(d.alerts.is_none() && d.approval_store.is_none() && d.pin_store.is_none());
+        assert!(d.on_approval.is_none());
+        let p =
+            Policy::from_slice(br#"{"policy":1,"tools":{"a":{"arguments":true,"requires":[]}}}"#);
+        assert!(Config::default().policy(p.unwrap()).get_policy().is_some());
     }
 }

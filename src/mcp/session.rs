@@ -26,7 +26,7 @@ use super::approve::{self, Ask, Awaiting};
 use super::expect::argument_reason;
 use super::message::{Finding, Inline, Message};
 use super::pin::{
-    diff::{Change, ChangeKind},
+    diff::{ChangeKind, ToolChange},
     Definition, DefinitionFinding, Judged, PinError, Pins,
 };
 use super::reply::{
@@ -37,6 +37,11 @@ use super::{flush, lock, Id, LineFacts, Out, Screen, Shared, ToServer, MAX_PENDI
 
 /// Most pages the proxy follows in its own listing; a server that keeps sending
 /// `nextCursor` past it fails the listing (the held calls are refused).
+///
+/// # Example
+/// ```
+/// assert_eq!(jsongate::mcp::MAX_LIST_PAGES, 100);
+/// ```
 pub const MAX_LIST_PAGES: usize = 100;
 
 /// Most calls held while the proxy lists tools (each keeps its line).
@@ -561,7 +566,7 @@ fn start_listing(st: &mut State, outs: &mut Vec<Out>, cursor: Option<&str>, meta
 
 /// The first instruction-like phrase in the names and strings of a line, if any.
 fn screen_line(line: &[u8], limits: Limits) -> Option<Finding> {
-    let findings = crate::action::screen(line, limits).ok()?;
+    let findings = crate::screen::screen(line, limits).ok()?;
     let x = findings.into_iter().next()?;
     Some(Finding {
         class: "screen",
@@ -788,7 +793,7 @@ fn listing_complete(
     let generation = st.tools.generation;
     let tools = &st.tools;
     for def in st.pins.removed(generation, |n| tools.get(n).is_some()) {
-        let gone = Change::new(ChangeKind::ToolRemoved, "", None, None, None);
+        let gone = ToolChange::new(ChangeKind::ToolRemoved, "", None, None, None);
         let f = Finding {
             class: "tool_removed",
             extra: Some(definition_detail_boxed(
@@ -897,7 +902,7 @@ fn judge_tool(
 fn definition_detail_boxed(
     def: &Definition,
     pinned: Option<&str>,
-    changes: &[Change],
+    changes: &[ToolChange],
     found: &[DefinitionFinding],
 ) -> Box<str> {
     definition_detail(def, pinned, changes, found).into_boxed_str()
@@ -909,7 +914,7 @@ fn definition_detail_boxed(
 fn definition_detail(
     def: &Definition,
     pinned: Option<&str>,
-    changes: &[Change],
+    changes: &[ToolChange],
     found: &[DefinitionFinding],
 ) -> String {
     let mut s = String::from("\"definition\":{\"sha256\":\"");

@@ -5,12 +5,12 @@
 //! It owns no I/O. Line ends are `\r\n`, `\n` or `\r` (also split across pieces); `data`
 //! lines are joined with `\n`; `id` and `event` are kept; comments and `retry` are ignored.
 //! An event whose data would pass the bound keeps its first `max_event_bytes + 1` bytes and is
-//! marked [`Event::over_limit`], so the caller refuses it without holding the rest. An event
+//! marked [`SseEvent::over_limit`], so the caller refuses it without holding the rest. An event
 //! the stream never finishes is not emitted.
 
 /// One event.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Event {
+pub struct SseEvent {
     /// The `id` field, when the event had one.
     pub id: Option<String>,
     /// The `event` field (the type), when the event had one.
@@ -30,7 +30,7 @@ pub struct SseParser {
     line_over: bool,
     /// The last byte was `\r` (a `\n` right after it ends nothing more).
     after_cr: bool,
-    event: Event,
+    event: SseEvent,
     has_data: bool,
 }
 
@@ -42,13 +42,13 @@ impl SseParser {
             line: Vec::new(),
             line_over: false,
             after_cr: false,
-            event: Event::default(),
+            event: SseEvent::default(),
             has_data: false,
         }
     }
 
     /// Feeds the next piece; `on_event` gets every event it completes.
-    pub fn feed(&mut self, mut bytes: &[u8], on_event: &mut dyn FnMut(Event)) {
+    pub fn feed(&mut self, mut bytes: &[u8], on_event: &mut dyn FnMut(SseEvent)) {
         if self.after_cr && !bytes.is_empty() {
             // A `\r\n` split between pieces ends one line, not two.
             self.after_cr = false;
@@ -82,7 +82,7 @@ impl SseParser {
     /// The stream ended: an event not ended by a blank line is dropped (as the format says).
     pub fn finish(&mut self) {
         self.line.clear();
-        self.event = Event::default();
+        self.event = SseEvent::default();
         self.has_data = false;
         self.line_over = false;
     }
@@ -98,7 +98,7 @@ impl SseParser {
         }
     }
 
-    fn end_line(&mut self, on_event: &mut dyn FnMut(Event)) {
+    fn end_line(&mut self, on_event: &mut dyn FnMut(SseEvent)) {
         let line = std::mem::take(&mut self.line);
         let over = std::mem::replace(&mut self.line_over, false);
         if line.is_empty() && !over {
@@ -110,7 +110,7 @@ impl SseParser {
             } else {
                 // An event without data is not dispatched; its id still counts in the
                 // format, but MCP resumes only on events that carried a message.
-                self.event = Event::default();
+                self.event = SseEvent::default();
             }
             return;
         }
@@ -157,7 +157,7 @@ impl SseParser {
 }
 
 /// Every event of `input` fed in one piece (for tests and the fuzz target's oracle).
-pub fn parse_all(input: &[u8], max_event_bytes: usize) -> Vec<Event> {
+pub fn parse_all(input: &[u8], max_event_bytes: usize) -> Vec<SseEvent> {
     let mut out = Vec::new();
     let mut p = SseParser::new(max_event_bytes);
     p.feed(input, &mut |e| out.push(e));
@@ -174,20 +174,20 @@ mod tests {
         let input = b": comment\r\nid: 7\r\nevent: message\r\ndata: {\"a\":\r\ndata:1}\r\n\r\n\
                       data: x\n\nid:8\rdata: y\r\rretry: 5\n\n";
         let want = vec![
-            Event {
+            SseEvent {
                 id: Some("7".into()),
                 event: Some("message".into()),
                 data: b"{\"a\":\n1}".to_vec(),
                 over_limit: false,
             },
-            Event {
+            SseEvent {
                 data: b"x".to_vec(),
-                ..Event::default()
+                ..SseEvent::default()
             },
-            Event {
+            SseEvent {
                 id: Some("8".into()),
                 data: b"y".to_vec(),
-                ..Event::default()
+                ..SseEvent::default()
             },
         ];
         assert_eq!(parse_all(input, 100), want);

@@ -154,11 +154,6 @@ impl Tools {
         self.map.len()
     }
 
-    /// Whether no tool is remembered.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
     /// Learns the tools of one `tools/list` page read from `line`, with the relay's decision
     /// for each (`admit`, one per item of `msg.tools`; missing entries are
     /// [`Admit::Use`] without a screened schema): tools that cannot be used are known at

@@ -22,6 +22,15 @@ use super::uri::{percent_decode, pointer_tokens, Uri};
 use crate::json::Value;
 
 /// Why a schema could not be compiled.
+///
+/// # Example
+/// ```
+/// use jsongate::{CompileErrorKind, Schema};
+/// let err = Schema::compile(br#"{"properties":{"n":{"minimum":"3"}}}"#).unwrap_err();
+/// assert_eq!(err.kind(), CompileErrorKind::Invalid);
+/// assert!(err.location().starts_with('#'));
+/// assert!(!err.message().is_empty());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompileError {
     kind: CompileErrorKind,
@@ -32,6 +41,16 @@ pub struct CompileError {
 }
 
 /// The kind of a [`CompileError`].
+///
+/// # Example
+/// ```
+/// use jsongate::{CompileErrorKind, Schema};
+/// assert_eq!(Schema::compile(b"{").unwrap_err().kind(), CompileErrorKind::Invalid);
+/// assert_eq!(
+///     Schema::compile(br#"{"$ref":"https://example.com/x.json"}"#).unwrap_err().kind(),
+///     CompileErrorKind::UnknownResource
+/// );
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CompileErrorKind {
@@ -93,20 +112,48 @@ impl CompileError {
 
     /// For [`CompileErrorKind::UnknownResource`]: the URI of the document the reference
     /// needs, as [`SchemaOptions::resource`](crate::SchemaOptions::resource) takes it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Schema;
+    /// let err = Schema::compile(br#"{"$ref":"https://example.com/x.json#/$defs/a"}"#).unwrap_err();
+    /// assert_eq!(err.resource(), Some("https://example.com/x.json"));
+    /// ```
     pub fn resource(&self) -> Option<&str> {
         self.resource.as_deref()
     }
 
     /// What kind of failure this is.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let err = Schema::options().max_schema_bytes(4).compile(b"{}     ").unwrap_err();
+    /// assert_eq!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::Bytes, limit: 4 });
+    /// ```
     pub fn kind(&self) -> CompileErrorKind {
         self.kind
     }
     /// What is wrong.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Schema;
+    /// let err = Schema::compile(br#"{"$ref":"https://example.com/x.json"}"#).unwrap_err();
+    /// assert!(err.message().contains("nothing is fetched"), "{}", err.message());
+    /// ```
     pub fn message(&self) -> &str {
         &self.message
     }
     /// Where: the location of the offending subschema, `#pointer` in the schema itself, or
     /// `URI#pointer` in a resource or a subschema with its own `$id`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Schema;
+    /// let err = Schema::compile(br#"{"properties":{"n":{"$ref":"missing.json"}}}"#).unwrap_err();
+    /// assert_eq!(err.location(), "#/properties/n");
+    /// ```
     pub fn location(&self) -> &str {
         &self.location
     }

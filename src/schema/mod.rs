@@ -34,8 +34,35 @@ use registry::Registry;
 
 /// Default fixed part of the per-document evaluation budget, in work units (see
 /// [`SchemaOptions::eval_budget`]).
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, Schema, Validator, DEFAULT_EVAL_BUDGET};
+/// // A tiny document never gets past the fixed part of the budget.
+/// let schema = Schema::compile(br#"{"items":{"type":"integer"}}"#)?;
+/// assert!(Validator::new(&schema).validate_slice(b"[1,2,3]", Limits::new()).is_ok());
+/// assert!(DEFAULT_EVAL_BUDGET >= 1_000);
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 pub const DEFAULT_EVAL_BUDGET: u64 = 1_000_000;
 /// Default further evaluation budget per input byte read, in work units.
+///
+/// # Example
+/// ```
+/// use jsongate::{ErrorKind, Limits, Rejection, Schema, Validator};
+/// // With the per-byte allowance (the default), a larger document may do more work.
+/// let schema = br#"{"items":{"allOf":[{"type":"integer"},{"minimum":0}]}}"#;
+/// let doc = format!("[{}0]", "0,".repeat(2_000));
+/// let fixed = Schema::options().eval_budget(1_000).compile(schema)?;
+/// let err = Validator::new(&fixed).validate_slice(doc.as_bytes(), Limits::new());
+/// assert!(matches!(err, Err(Rejection::Error(e)) if matches!(e.kind(), ErrorKind::BudgetExceeded { .. })));
+/// let per_byte = Schema::options()
+///     .eval_budget(1_000)
+///     .eval_budget_per_byte(jsongate::DEFAULT_EVAL_BUDGET_PER_BYTE)
+///     .compile(schema)?;
+/// assert!(Validator::new(&per_byte).validate_slice(doc.as_bytes(), Limits::new()).is_ok());
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 pub const DEFAULT_EVAL_BUDGET_PER_BYTE: u64 = 16;
 
 /// A compiled JSON Schema: immutable, `Send + Sync`, cheap to clone (shared program).
@@ -66,6 +93,19 @@ impl std::fmt::Debug for Schema {
 
 impl Schema {
     /// Options for compiling.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Draft, Limits, Schema, Validator};
+    /// let schema = Schema::options()
+    ///     .draft(Draft::Draft7)
+    ///     .format_assertion(true)
+    ///     .compile(br#"{"format":"email"}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// assert!(v.validate_slice(br#""a@example.com""#, Limits::new()).is_ok());
+    /// assert!(v.validate_slice(br#""not an address""#, Limits::new()).is_err());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn options() -> SchemaOptions {
         SchemaOptions::new()
     }
@@ -81,6 +121,17 @@ impl Schema {
 }
 
 /// How to compile a [`Schema`]. Consuming setters, documented defaults.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, Schema, SchemaOptions, Validator};
+/// let options = SchemaOptions::new().format_assertion(true).max_nodes(1_000);
+/// let a = options.compile(br#"{"format":"ipv4"}"#)?;
+/// let b = options.compile(br#"{"format":"date"}"#)?; // one set of options, many schemas
+/// assert!(Validator::new(&a).validate_slice(br#""10.0.0.1""#, Limits::new()).is_ok());
+/// assert!(Validator::new(&b).validate_slice(br#""10.0.0.1""#, Limits::new()).is_err());
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 #[derive(Clone)]
 pub struct SchemaOptions {
     pub(crate) draft: Draft,
@@ -109,6 +160,16 @@ impl SchemaOptions {
     /// [`DEFAULT_MAX_REF_DEPTH`], [`DEFAULT_MAX_ANCHORS`] and [`DEFAULT_MAX_COMPILE_STEPS`],
     /// the evaluation budget [`DEFAULT_EVAL_BUDGET`] plus [`DEFAULT_EVAL_BUDGET_PER_BYTE`] per
     /// input byte, and the scanner's default [`Limits`] for reading schema documents.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Schema, SchemaOptions};
+    /// // The same as `Schema::options()` and `SchemaOptions::default()`.
+    /// let schema = SchemaOptions::new().compile(br#"{"type":"string"}"#)?;
+    /// assert!(Schema::compile(br#"{"type":"strin"}"#).is_err()); // checked against the meta-schema
+    /// let _ = (schema, SchemaOptions::default());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn new() -> Self {
         SchemaOptions {
             draft: Draft::Draft202012,
@@ -145,21 +206,53 @@ impl SchemaOptions {
         self
     }
 
-    /// Whether `format` is asserted (validated) rather than an annotation.
+    /// Whether `format` is asserted (validated) rather than an annotation. Default: `false`
+    /// (annotation only).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let schema = br#"{"format":"date"}"#;
+    /// let annotation = Schema::compile(schema)?;
+    /// assert!(Validator::new(&annotation).validate_slice(br#""May 5""#, Limits::new()).is_ok());
+    /// let asserted = Schema::options().format_assertion(true).compile(schema)?;
+    /// assert!(Validator::new(&asserted).validate_slice(br#""May 5""#, Limits::new()).is_err());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn format_assertion(mut self, on: bool) -> Self {
         self.format_assertion = on;
         self
     }
 
-    /// Whether the schema is checked against its meta-schema before compiling.
+    /// Whether the schema is checked against its meta-schema before compiling. Default:
+    /// `true`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Schema;
+    /// // The meta-schema wants `title` to be a string; the compiler ignores annotations.
+    /// assert!(Schema::compile(br#"{"title":5}"#).is_err());
+    /// assert!(Schema::options().validate_schema(false).compile(br#"{"title":5}"#).is_ok());
+    /// ```
     #[must_use]
     pub fn validate_schema(mut self, on: bool) -> Self {
         self.validate_schema = on;
         self
     }
 
-    /// Bound on compiled subschemas and constants ([`CompileBudget::Nodes`]).
+    /// Bound on compiled subschemas and constants ([`CompileBudget::Nodes`]). Default:
+    /// [`DEFAULT_MAX_SCHEMA_NODES`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let err = Schema::options()
+    ///     .max_nodes(2)
+    ///     .compile(br#"{"allOf":[{"type":"string"},{"minLength":1},{"maxLength":9}]}"#)
+    ///     .unwrap_err();
+    /// assert!(matches!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::Nodes, .. }));
+    /// ```
     #[must_use]
     pub fn max_nodes(mut self, n: usize) -> Self {
         self.bounds.nodes = n;
@@ -167,7 +260,14 @@ impl SchemaOptions {
     }
 
     /// Bound on the bytes of the schema plus every resource it loads
-    /// ([`CompileBudget::Bytes`]).
+    /// ([`CompileBudget::Bytes`]). Default: [`DEFAULT_MAX_SCHEMA_BYTES`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let err = Schema::options().max_schema_bytes(8).compile(br#"{"type":"string"}"#).unwrap_err();
+    /// assert_eq!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::Bytes, limit: 8 });
+    /// ```
     #[must_use]
     pub fn max_schema_bytes(mut self, n: u64) -> Self {
         self.bounds.bytes = n;
@@ -175,7 +275,17 @@ impl SchemaOptions {
     }
 
     /// Bound on chains of subschemas applied in place to one value, one inside the other
-    /// (`$ref` → `$ref` → …, `allOf` inside `allOf`; [`CompileBudget::RefDepth`]).
+    /// (`$ref` → `$ref` → …, `allOf` inside `allOf`; [`CompileBudget::RefDepth`]). Default:
+    /// [`DEFAULT_MAX_REF_DEPTH`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let chain = br##"{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/c"},"c":{"type":"string"}}}"##;
+    /// assert!(Schema::compile(chain).is_ok());
+    /// let err = Schema::options().max_ref_depth(2).compile(chain).unwrap_err();
+    /// assert!(matches!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::RefDepth, .. }));
+    /// ```
     #[must_use]
     pub fn max_ref_depth(mut self, n: u64) -> Self {
         self.bounds.ref_depth = n;
@@ -183,7 +293,16 @@ impl SchemaOptions {
     }
 
     /// Bound on `$id` resources, `$anchor`s and `$dynamicAnchor`s
-    /// ([`CompileBudget::Anchors`]).
+    /// ([`CompileBudget::Anchors`]). Default: [`DEFAULT_MAX_ANCHORS`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let anchors = br#"{"$defs":{"a":{"$anchor":"a"},"b":{"$anchor":"b"},"c":{"$anchor":"c"}}}"#;
+    /// assert!(Schema::compile(anchors).is_ok());
+    /// let err = Schema::options().max_anchors(2).compile(anchors).unwrap_err();
+    /// assert!(matches!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::Anchors, .. }));
+    /// ```
     #[must_use]
     pub fn max_anchors(mut self, n: u64) -> Self {
         self.bounds.anchors = n;
@@ -191,7 +310,17 @@ impl SchemaOptions {
     }
 
     /// Bound on compile steps ([`CompileBudget::Steps`]): one per location indexed, keyword
-    /// read, constant and resolved reference, and one per byte of each pattern.
+    /// read, constant and resolved reference, and one per byte of each pattern. Default:
+    /// [`DEFAULT_MAX_COMPILE_STEPS`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileBudget, CompileErrorKind, Schema};
+    /// let schema = br#"{"properties":{"a":{"type":"string"},"b":{"pattern":"^[a-z]+$"}}}"#;
+    /// assert!(Schema::compile(schema).is_ok());
+    /// let err = Schema::options().max_compile_steps(5).compile(schema).unwrap_err();
+    /// assert!(matches!(err.kind(), CompileErrorKind::Budget { budget: CompileBudget::Steps, limit: 5 }));
+    /// ```
     #[must_use]
     pub fn max_compile_steps(mut self, n: u64) -> Self {
         self.bounds.steps = n;
@@ -201,7 +330,8 @@ impl SchemaOptions {
     /// The evaluation budget: at most `n` work units per document, whatever its size (this
     /// drops the per-byte allowance; add one back with
     /// [`eval_budget_per_byte`](Self::eval_budget_per_byte)). A document whose evaluation
-    /// needs more is rejected with [`ErrorKind::BudgetExceeded`](crate::ErrorKind).
+    /// needs more is rejected with [`ErrorKind::BudgetExceeded`](crate::ErrorKind). Default:
+    /// [`DEFAULT_EVAL_BUDGET`] plus [`DEFAULT_EVAL_BUDGET_PER_BYTE`] per input byte.
     ///
     /// The unit is a bounded amount of work: one subschema evaluation started (or a check
     /// made in place on a scalar), one visit of an active subschema per member name, item or
@@ -232,13 +362,37 @@ impl SchemaOptions {
     /// [`DEFAULT_EVAL_BUDGET_PER_BYTE`]), added to the fixed
     /// [`eval_budget`](Self::eval_budget): larger documents may do proportionally more
     /// work, while a small document can never cost more than the fixed part plus a little.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = br#"{"items":{"allOf":[{"type":"integer"},{"minimum":0}]}}"#;
+    /// let doc = format!("[{}0]", "0,".repeat(2_000));
+    /// let strict = Schema::options().eval_budget(1_000).compile(schema)?;
+    /// assert!(matches!(
+    ///     Validator::new(&strict).validate_slice(doc.as_bytes(), Limits::new()),
+    ///     Err(Rejection::Error(_))
+    /// ));
+    /// let scaled = Schema::options().eval_budget(1_000).eval_budget_per_byte(16).compile(schema)?;
+    /// assert!(Validator::new(&scaled).validate_slice(doc.as_bytes(), Limits::new()).is_ok());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn eval_budget_per_byte(mut self, n: u64) -> Self {
         self.budget_per_byte = n;
         self
     }
 
-    /// Limits for reading schema documents.
+    /// Limits for reading schema documents (the schema and every
+    /// [`resource`](Self::resource)). Default: [`Limits::new`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema};
+    /// let deep = br#"{"not":{"not":{"not":{"not":{}}}}}"#;
+    /// assert!(Schema::compile(deep).is_ok());
+    /// assert!(Schema::options().limits(Limits::new().max_depth(3)).compile(deep).is_err());
+    /// ```
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -246,7 +400,19 @@ impl SchemaOptions {
     }
 
     /// Registers a document that `$ref`s may name by `uri`. Nothing else is ever fetched.
-    /// An unreadable document makes [`compile`](Self::compile) fail.
+    /// An unreadable document makes [`compile`](Self::compile) fail. Default: no resources.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let schema = Schema::options()
+    ///     .resource("https://example.com/id.json", br#"{"type":"string","minLength":3}"#)
+    ///     .compile(br#"{"$ref":"https://example.com/id.json"}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// assert!(v.validate_slice(br#""c-1""#, Limits::new()).is_ok());
+    /// assert!(v.validate_slice(br#""c""#, Limits::new()).is_err());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn resource(mut self, uri: &str, document: &[u8]) -> Self {
         match Value::parse(document, self.limits) {

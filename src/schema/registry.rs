@@ -9,6 +9,18 @@ use std::sync::Arc;
 use crate::json::Value;
 
 /// The JSON Schema dialects the compiler understands.
+///
+/// # Example
+/// ```
+/// use jsongate::{Draft, Limits, Schema, Validator};
+/// // `items` as an array is a tuple in draft-07 and a schema error in 2020-12.
+/// let tuple = br#"{"items":[{"type":"integer"}]}"#;
+/// let schema = Schema::options().draft(Draft::Draft7).compile(tuple)?;
+/// assert!(Validator::new(&schema).validate_slice(br#"[1,"x"]"#, Limits::new()).is_ok());
+/// assert!(Validator::new(&schema).validate_slice(br#"["x"]"#, Limits::new()).is_err());
+/// assert!(Schema::compile(tuple).is_err());
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Draft {
@@ -50,6 +62,13 @@ impl Draft {
     }
 
     /// The short name [`from_name`](Self::from_name) reads: `4`, `6`, `7`, `2019-09`, `2020-12`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Draft;
+    /// assert_eq!(Draft::Draft201909.name(), "2019-09");
+    /// assert_eq!(Draft::from_name(Draft::Draft4.name()), Some(Draft::Draft4));
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Draft::Draft4 => "4",
@@ -62,6 +81,13 @@ impl Draft {
 
     /// The URI of the dialect's official meta-schema (what `$schema` names), without the
     /// empty fragment.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Draft;
+    /// assert_eq!(Draft::Draft202012.meta_schema_uri(), "https://json-schema.org/draft/2020-12/schema");
+    /// assert_eq!(Draft::Draft7.meta_schema_uri(), "http://json-schema.org/draft-07/schema");
+    /// ```
     pub fn meta_schema_uri(self) -> &'static str {
         match self {
             Draft::Draft4 => "http://json-schema.org/draft-04/schema",

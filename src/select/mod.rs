@@ -8,21 +8,30 @@
 //!
 //! This module sits above the validator and below the gate: it knows nothing of schemas,
 //! contracts or envelopes. It owns projection only: the value it builds, the JSON writer and
-//! [`Tee`] (one event stream to a validator and a selector) live in [`crate::json`].
+//! [`Tee`](crate::json::Tee) (one event stream to a validator and a selector) live in [`crate::json`].
 
 use std::fmt;
 use std::sync::Arc;
 
 use crate::scan::{Event, Flow, Sink};
 
-/// Moved to [`jsongate::json`](crate::json) (`json::write_string`, `json::Tee`); kept here
-/// so that existing imports keep compiling.
-pub use crate::json::{write_string as write_json_string, Tee};
-/// Moved to [`jsongate::json`](crate::json); kept here so that existing imports keep
-/// compiling.
-pub use crate::json::{Value, ValueBuilder};
+use crate::json::{Value, ValueBuilder};
 
 /// Why a set of pointers could not be compiled into a [`Projection`].
+///
+/// # Example
+/// ```
+/// use jsongate::select::{Projection, SelectError};
+/// assert_eq!(Projection::new([("a", "x")]).unwrap_err(), SelectError::InvalidPointer("x".into()));
+/// assert_eq!(
+///     Projection::new([("a", "/x"), ("a", "/y")]).unwrap_err(),
+///     SelectError::DuplicateName("a".into())
+/// );
+/// assert_eq!(
+///     Projection::new([("a", "/x"), ("b", "/x/y")]).unwrap_err(),
+///     SelectError::Overlap("/x".into(), "/x/y".into())
+/// );
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SelectError {
     /// The pointer is not an RFC 6901 JSON Pointer (does not start with `/`, or has a `~`
@@ -75,7 +84,8 @@ struct Compiled {
 /// # Example
 /// ```
 /// use jsongate::{scan, Limits};
-/// use jsongate::select::{Projection, Selector, Value};
+/// use jsongate::json::Value;
+/// use jsongate::select::{Projection, Selector};
 /// let p = Projection::new([("approved", "/review/approved"), ("id", "/items/1/id")]).unwrap();
 /// let mut sel = Selector::new(&p);
 /// let doc = br#"{"review":{"approved":true,"note":"x"},"items":[{"id":1},{"id":2}]}"#;
@@ -92,6 +102,14 @@ impl Projection {
     /// # Errors
     /// An invalid pointer, a repeated output name, or two pointers of which one lies inside
     /// the other.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::select::Projection;
+    /// let p = Projection::new([("id", "/result/id"), ("first", "/result/items/0")]).unwrap();
+    /// assert_eq!(p.len(), 2);
+    /// assert!(Projection::new([("id", "/result"), ("x", "/result/id")]).is_err());
+    /// ```
     pub fn new<I, N, P>(fields: I) -> Result<Projection, SelectError>
     where
         I: IntoIterator<Item = (N, P)>,
@@ -143,26 +161,60 @@ impl Projection {
     }
 
     /// Number of fields.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::select::Projection;
+    /// assert_eq!(Projection::new([("a", "/a"), ("b", "/b")]).unwrap().len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         self.0.names.len()
     }
 
     /// Whether there are no fields.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::select::Projection;
+    /// assert!(Projection::new(Vec::<(&str, &str)>::new()).unwrap().is_empty());
+    /// assert!(!Projection::new([("a", "/a")]).unwrap().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.0.names.is_empty()
     }
 
     /// The output name of field `i`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::select::Projection;
+    /// let p = Projection::new([("id", "/x/id")]).unwrap();
+    /// assert_eq!((p.name(0), p.pointer(0)), ("id", "/x/id"));
+    /// ```
     pub fn name(&self, i: usize) -> &str {
         &self.0.names[i]
     }
 
     /// The pointer of field `i`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::select::Projection;
+    /// let p = Projection::new([("a", "/x~1y")]).unwrap();
+    /// assert_eq!(p.pointer(0), "/x~1y"); // as given, escaped
+    /// ```
     pub fn pointer(&self, i: usize) -> &str {
         &self.0.pointers[i]
     }
 
     /// The index of the field named `name`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::select::Projection;
+    /// let p = Projection::new([("a", "/a"), ("b", "/b")]).unwrap();
+    /// assert_eq!((p.position("b"), p.position("c")), (Some(1), None));
+    /// ```
     pub fn position(&self, name: &str) -> Option<usize> {
         self.0.names.iter().position(|n| n == name)
     }
@@ -193,6 +245,22 @@ struct Frame {
 ///
 /// Untracked subtrees cost one bracket count per container event; names outside the trie
 /// are compared, never copied. A selected value is decoded into a fresh [`Value`].
+///
+/// # Example
+/// ```
+/// use jsongate::json::Value;
+/// use jsongate::select::{Projection, Selector};
+/// use jsongate::{Limits, Scanner};
+/// let p = Projection::new([("state", "/status/state")]).unwrap();
+/// let mut sel = Selector::new(&p);
+/// let mut scanner = Scanner::new(Limits::new());
+/// for (doc, state) in [(&br#"{"status":{"state":"up"}}"#[..], "up"), (br#"{"status":{"state":"down"}}"#, "down")] {
+///     sel.reset();
+///     scanner.reset();
+///     scanner.scan_slice(doc, &mut sel).unwrap();
+///     assert_eq!(sel.get("state"), Some(&Value::String(state.into())));
+/// }
+/// ```
 #[derive(Debug)]
 pub struct Selector {
     projection: Projection,
@@ -208,6 +276,14 @@ pub struct Selector {
 
 impl Selector {
     /// A selector for `projection`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::select::{Projection, Selector};
+    /// let p = Projection::new([("a", "/a")]).unwrap();
+    /// let sel = Selector::new(&p);
+    /// assert_eq!(sel.value(0), None);
+    /// ```
     pub fn new(projection: &Projection) -> Selector {
         Selector {
             projection: projection.clone(),
@@ -221,6 +297,18 @@ impl Selector {
     }
 
     /// Prepares for the next document.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::select::{Projection, Selector};
+    /// use jsongate::{scan, Limits};
+    /// let p = Projection::new([("a", "/a")]).unwrap();
+    /// let mut sel = Selector::new(&p);
+    /// scan(br#"{"a":1}"#, Limits::new(), &mut sel).unwrap();
+    /// assert!(sel.value(0).is_some());
+    /// sel.reset();
+    /// assert!(sel.value(0).is_none());
+    /// ```
     pub fn reset(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = None);
         self.stack.clear();
@@ -231,27 +319,79 @@ impl Selector {
     }
 
     /// The projection this selector runs.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::select::{Projection, Selector};
+    /// let p = Projection::new([("a", "/a")]).unwrap();
+    /// assert_eq!(Selector::new(&p).projection().name(0), "a");
+    /// ```
     pub fn projection(&self) -> &Projection {
         &self.projection
     }
 
     /// The value selected for field `i`, if the document had one at its pointer.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::Value;
+    /// use jsongate::select::{Projection, Selector};
+    /// use jsongate::{scan, Limits};
+    /// let p = Projection::new([("a", "/a"), ("b", "/b")]).unwrap();
+    /// let mut sel = Selector::new(&p);
+    /// scan(br#"{"b":[1]}"#, Limits::new(), &mut sel).unwrap();
+    /// assert_eq!(sel.value(0), None);
+    /// assert_eq!(sel.value(1), Some(&Value::Array(vec![Value::Number("1".into())])));
+    /// ```
     pub fn value(&self, i: usize) -> Option<&Value> {
         self.slots.get(i).and_then(Option::as_ref)
     }
 
     /// The value selected for the field named `name`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::Value;
+    /// use jsongate::select::{Projection, Selector};
+    /// use jsongate::{scan, Limits};
+    /// let p = Projection::new([("ok", "/review/approved")]).unwrap();
+    /// let mut sel = Selector::new(&p);
+    /// scan(br#"{"review":{"approved":false}}"#, Limits::new(), &mut sel).unwrap();
+    /// assert_eq!(sel.get("ok"), Some(&Value::Bool(false)));
+    /// ```
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.value(self.projection.position(name)?)
     }
 
     /// Takes the selected values, in field order (the selector is then empty).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::Value;
+    /// use jsongate::select::{Projection, Selector};
+    /// use jsongate::{scan, Limits};
+    /// let p = Projection::new([("a", "/a"), ("z", "/z")]).unwrap();
+    /// let mut sel = Selector::new(&p);
+    /// scan(br#"{"a":"x"}"#, Limits::new(), &mut sel).unwrap();
+    /// assert_eq!(sel.take_values(), [Some(Value::String("x".into())), None]);
+    /// assert_eq!(sel.value(0), None);
+    /// ```
     pub fn take_values(&mut self) -> Vec<Option<Value>> {
         let n = self.slots.len();
         std::mem::replace(&mut self.slots, vec![None; n])
     }
 
     /// A new object of the selected fields, in field order, leaving out absent ones.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::select::{Projection, Selector};
+    /// use jsongate::{scan, Limits};
+    /// let p = Projection::new([("id", "/meta/id"), ("gone", "/nope")]).unwrap();
+    /// let mut sel = Selector::new(&p);
+    /// scan(br#"{"meta":{"id":7,"secret":"s"}}"#, Limits::new(), &mut sel).unwrap();
+    /// assert_eq!(sel.to_object().to_json(), r#"{"id":7}"#);
+    /// ```
     pub fn to_object(&self) -> Value {
         Value::Object(
             self.slots

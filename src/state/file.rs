@@ -27,6 +27,17 @@ use crate::json::{write_string, Value};
 use crate::Limits;
 
 /// The state file format this build reads and writes.
+///
+/// # Example
+/// ```
+/// use jsongate::state::{FileStore, Store, FILE_FORMAT};
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("state");
+/// FileStore::new(&path).put_new("k", "v", 60_000, 0)?;
+/// let text = std::fs::read_to_string(&path).unwrap();
+/// assert!(text.starts_with(&format!("{{\"jsongate_state\":{FILE_FORMAT},")));
+/// # Ok::<(), jsongate::state::StateError>(())
+/// ```
 pub const FILE_FORMAT: u64 = 1;
 
 /// State in one file, shared by the processes of one host.
@@ -47,6 +58,18 @@ fn io_err(path: &Path, what: &str, e: impl std::fmt::Display) -> StateError {
 
 impl FileStore {
     /// State kept in `path` (created on the first write).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{FileStore, Store};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("state");
+    /// // Two handles (two processes, in practice) on one file share its state.
+    /// let (a, b) = (FileStore::new(&path), FileStore::new(&path));
+    /// assert!(a.window_take("k", 1, 60_000, 0)?.admitted);
+    /// assert!(!b.window_take("k", 1, 60_000, 1)?.admitted);
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     pub fn new(path: &Path) -> FileStore {
         let with = |ext: &str| {
             let mut p = path.as_os_str().to_owned();
@@ -62,6 +85,15 @@ impl FileStore {
     }
 
     /// How long an operation waits for the lock before it fails (default 5 s).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::state::{FileStore, Store};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let s = FileStore::new(&dir.path().join("state")).lock_timeout(Duration::from_millis(200));
+    /// assert!(s.describe().starts_with("file:"));
+    /// ```
     #[must_use]
     pub fn lock_timeout(mut self, t: Duration) -> FileStore {
         self.lock_timeout = t;

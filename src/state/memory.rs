@@ -6,6 +6,16 @@ use super::map::Map;
 use super::{StateError, Store, Take};
 
 /// State in this process only (the default).
+///
+/// # Example
+/// ```
+/// use jsongate::state::{MemoryStore, Store};
+/// let s = MemoryStore::new();
+/// assert_eq!(s.extend_deadline("read_only", 5_000, 0)?, 5_000);
+/// assert_eq!(s.deadline("read_only", 1_000)?, Some(5_000));
+/// assert_eq!(s.deadline("read_only", 6_000)?, None); // expired
+/// # Ok::<(), jsongate::state::StateError>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     map: Mutex<Map>,
@@ -13,6 +23,13 @@ pub struct MemoryStore {
 
 impl MemoryStore {
     /// Empty state.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{MemoryStore, Store};
+    /// assert_eq!(MemoryStore::new().get("anything", 0)?, None);
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     pub fn new() -> MemoryStore {
         MemoryStore::default()
     }

@@ -38,6 +38,17 @@ pub use file::{FileStore, FILE_FORMAT};
 pub use redis::{RedisConfig, RedisStore};
 
 /// What a window said about one event.
+///
+/// # Example
+/// ```
+/// use jsongate::state::{MemoryStore, Store};
+/// let s = MemoryStore::new();
+/// let first = s.window_take("calls:search", 1, 60_000, 1_000)?;
+/// let second = s.window_take("calls:search", 1, 60_000, 2_000)?;
+/// assert!(first.admitted && !second.admitted);
+/// assert_eq!(second.frees_at_ms, 61_000); // when the first call leaves the window
+/// # Ok::<(), jsongate::state::StateError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Take {
     /// The event was admitted (and recorded).
@@ -50,6 +61,13 @@ pub struct Take {
 }
 
 /// Why the store could not answer.
+///
+/// # Example
+/// ```
+/// use jsongate::state::{open, StateErrorKind};
+/// let err = open("redis://no-port").err().unwrap();
+/// assert_eq!(err.kind(), StateErrorKind::Unavailable);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum StateErrorKind {
@@ -62,6 +80,13 @@ pub enum StateErrorKind {
 }
 
 /// A store operation that failed; never a pass.
+///
+/// # Example
+/// ```
+/// use jsongate::state::{StateError, StateErrorKind};
+/// let e = StateError::new(StateErrorKind::Io, "state file 'x': permission denied");
+/// assert_eq!((e.kind(), e.message()), (StateErrorKind::Io, "state file 'x': permission denied"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StateError {
     kind: StateErrorKind,
@@ -70,6 +95,12 @@ pub struct StateError {
 
 impl StateError {
     /// An error of `kind` with `message`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{StateError, StateErrorKind};
+    /// assert_eq!(StateError::new(StateErrorKind::Corrupt, "bad slot").kind(), StateErrorKind::Corrupt);
+    /// ```
     pub fn new(kind: StateErrorKind, message: impl Into<String>) -> StateError {
         StateError {
             kind,
@@ -78,11 +109,23 @@ impl StateError {
     }
 
     /// What went wrong.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{StateError, StateErrorKind};
+    /// assert_eq!(StateError::new(StateErrorKind::Unavailable, "timeout").kind(), StateErrorKind::Unavailable);
+    /// ```
     pub fn kind(&self) -> StateErrorKind {
         self.kind
     }
 
     /// The message for the operator.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{StateError, StateErrorKind};
+    /// assert_eq!(StateError::new(StateErrorKind::Unavailable, "timeout").message(), "timeout");
+    /// ```
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -98,6 +141,16 @@ impl std::error::Error for StateError {}
 
 /// What a decision does when the store fails: `deny` (the default) or `allow`. Either way
 /// the failure is recorded in the decision and audited.
+///
+/// # Example
+/// ```
+/// use jsongate::action::RateState;
+/// use jsongate::state::OnStateError;
+/// // A deployment that prefers availability: a failed store skips the rate check.
+/// let rate = RateState::new().on_state_error(OnStateError::Allow);
+/// assert_eq!(rate.on_error(), OnStateError::Allow);
+/// assert_eq!(OnStateError::default(), OnStateError::Deny);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OnStateError {
     /// The call is denied (`state_unavailable`).
@@ -109,6 +162,13 @@ pub enum OnStateError {
 
 impl OnStateError {
     /// `deny` or `allow`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::OnStateError;
+    /// assert_eq!(OnStateError::parse("allow"), Some(OnStateError::Allow));
+    /// assert_eq!(OnStateError::parse("maybe"), None);
+    /// ```
     pub fn parse(s: &str) -> Option<OnStateError> {
         match s {
             "deny" => Some(OnStateError::Deny),
@@ -118,6 +178,12 @@ impl OnStateError {
     }
 
     /// `"deny"` or `"allow"`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::OnStateError;
+    /// assert_eq!(OnStateError::Deny.as_str(), "deny");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             OnStateError::Deny => "deny",
@@ -129,6 +195,18 @@ impl OnStateError {
 /// The shared-state interface. Every method is one atomic operation on the backend; keys
 /// are the caller's (a backend may add a prefix). Implementations are shared between
 /// threads.
+///
+/// # Example
+/// ```
+/// use std::sync::Arc;
+/// use jsongate::state::{open, Store};
+/// let store: Arc<dyn Store> = open("memory")?;
+/// assert!(store.put_new("approval:1", "pending", 60_000, 0)?);
+/// assert!(!store.put_new("approval:1", "other", 60_000, 0)?); // one writer wins
+/// assert_eq!(store.take("approval:1", 1)?.as_deref(), Some("pending"));
+/// assert_eq!(store.get("approval:1", 2)?, None); // single use
+/// # Ok::<(), jsongate::state::StateError>(())
+/// ```
 pub trait Store: Send + Sync {
     /// A sliding-window log: admits and records one event for `key` when fewer than
     /// `limit` events lie within the last `window_ms`; otherwise refuses it and records
@@ -211,6 +289,16 @@ pub trait Store: Send + Sync {
 ///
 /// # Errors
 /// A Redis address that does not parse, or a backend this build lacks.
+///
+/// # Example
+/// ```
+/// use jsongate::state::open;
+/// let dir = tempfile::tempdir().unwrap();
+/// let file = open(&format!("file:{}", dir.path().join("state").display()))?;
+/// assert!(file.describe().starts_with("file:"));
+/// assert_eq!(open("memory")?.describe(), "memory");
+/// # Ok::<(), jsongate::state::StateError>(())
+/// ```
 pub fn open(spec: &str) -> Result<std::sync::Arc<dyn Store>, StateError> {
     if spec == "memory" {
         return Ok(std::sync::Arc::new(MemoryStore::new()));

@@ -22,6 +22,17 @@ use std::time::{Duration, Instant};
 use super::{StateError, StateErrorKind, Store, Take};
 
 /// Where the Redis server is and how the client may use it.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::state::RedisConfig;
+/// let c = RedisConfig::parse("redis://10.0.0.5:6379?prefix=gw1:&timeout_ms=200")?;
+/// assert_eq!((c.address.as_str(), c.prefix.as_str()), ("10.0.0.5:6379", "gw1:"));
+/// assert_eq!(c.timeout, Duration::from_millis(200));
+/// assert_eq!(c.max_connections, 8);
+/// # Ok::<(), jsongate::state::StateError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedisConfig {
     /// `HOST:PORT`.
@@ -42,6 +53,14 @@ impl RedisConfig {
     ///
     /// # Errors
     /// Not of that form.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::RedisConfig;
+    /// assert_eq!(RedisConfig::parse("redis://127.0.0.1:6379")?.prefix, "jsongate:");
+    /// assert!(RedisConfig::parse("http://127.0.0.1:6379").is_err());
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     pub fn parse(spec: &str) -> Result<RedisConfig, StateError> {
         let bad = |why: &str| {
             StateError::new(
@@ -311,6 +330,15 @@ fn as_u64(r: &Reply) -> Option<u64> {
 impl RedisStore {
     /// A store on the server `config` names; nothing is connected until the first
     /// operation.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{RedisConfig, RedisStore, Store};
+    /// // Nothing is connected yet: building a store never fails.
+    /// let s = RedisStore::new(RedisConfig::parse("redis://127.0.0.1:1")?);
+    /// assert_eq!(s.describe(), "redis:127.0.0.1:1");
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     pub fn new(config: RedisConfig) -> RedisStore {
         RedisStore {
             config,

@@ -18,6 +18,16 @@ impl Schema {
     ///
     /// # Errors
     /// The schema is not valid JSON, not a valid schema, or references something unknown.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileErrorKind, Limits, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"type":"object","required":["id"]}"#)?;
+    /// assert!(Validator::new(&schema).validate_slice(br#"{"id":7}"#, Limits::new()).is_ok());
+    /// let err = Schema::compile(br#"{"type":"objekt"}"#).unwrap_err();
+    /// assert_eq!(err.kind(), CompileErrorKind::Invalid);
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn compile(schema: &[u8]) -> Result<Schema, CompileError> {
         SchemaOptions::new().compile(schema)
     }
@@ -29,6 +39,17 @@ impl SchemaOptions {
     /// # Errors
     /// The schema is not valid JSON, fails its meta-schema, references something that was
     /// not registered, or exceeds the compile bounds.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{CompileErrorKind, Schema};
+    /// let err = Schema::options().compile(br#"{"$ref":"other.json"}"#).unwrap_err();
+    /// assert_eq!(err.kind(), CompileErrorKind::UnknownResource);
+    /// let ok = Schema::options()
+    ///     .resource("other.json", br#"{"type":"integer"}"#)
+    ///     .compile(br#"{"$ref":"other.json"}"#);
+    /// assert!(ok.is_ok());
+    /// ```
     pub fn compile(&self, schema: &[u8]) -> Result<Schema, CompileError> {
         let (value, size) = self.parse(schema)?;
         self.compile_value(value, size)

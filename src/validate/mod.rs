@@ -19,6 +19,19 @@ use crate::schema::Schema;
 use crate::{Error, ErrorKind, Limits};
 
 /// A schema violation: the document is well-formed but does not satisfy the schema.
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, Rejection, Schema, Validator};
+/// let schema = Schema::compile(br#"{"properties":{"tags":{"items":{"type":"string"}}}}"#)?;
+/// let r = Validator::new(&schema).validate_slice(br#"{"tags":["a",7]}"#, Limits::new());
+/// let Err(Rejection::Violation(v)) = r else { panic!("{r:?}") };
+/// assert_eq!(v.keyword(), "type");
+/// assert_eq!(v.instance_pointer(), "/tags/1");
+/// assert_eq!(v.keyword_location(), "/properties/tags/items/type");
+/// assert_eq!((v.offset(), v.line(), v.column()), (13, 1, 14));
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
     keyword: &'static str,
@@ -38,19 +51,63 @@ pub struct Violation {
 impl Violation {
     /// The keyword that failed (`"type"`, `"additionalProperties"`, `"false"` for a `false`
     /// schema, …).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"required":["id"]}"#)?;
+    /// let Err(Rejection::Violation(v)) = Validator::new(&schema).validate_slice(b"{}", Limits::new()) else {
+    ///     panic!()
+    /// };
+    /// assert_eq!(v.keyword(), "required");
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn keyword(&self) -> &str {
         self.keyword
     }
     /// The path through the schema, following `$ref`s (`/properties/a/$ref/type`).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br##"{"properties":{"n":{"$ref":"#/$defs/small"}},
+    ///     "$defs":{"small":{"maximum":3}}}"##)?;
+    /// let r = Validator::new(&schema).validate_slice(br#"{"n":9}"#, Limits::new());
+    /// let Err(Rejection::Violation(v)) = r else { panic!() };
+    /// assert_eq!(v.keyword_location(), "/properties/n/$ref/maximum");
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn keyword_location(&self) -> &str {
         &self.keyword_location
     }
     /// The absolute location of the failing subschema (`base URI#pointer`).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"$id":"https://example.com/s.json","properties":{"n":{"maximum":3}}}"#)?;
+    /// let r = Validator::new(&schema).validate_slice(br#"{"n":9}"#, Limits::new());
+    /// let Err(Rejection::Violation(v)) = r else { panic!() };
+    /// assert_eq!(v.absolute_location(), "https://example.com/s.json#/properties/n");
+    /// assert_eq!(v.absolute_keyword_location(), "https://example.com/s.json#/properties/n/maximum");
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn absolute_location(&self) -> &str {
         &self.absolute_location
     }
     /// The absolute location of the failing keyword (`base URI#pointer/keyword`), as the
     /// specification's output formats name it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"$id":"https://example.com/s.json","type":"array"}"#)?;
+    /// let Err(Rejection::Violation(v)) = Validator::new(&schema).validate_slice(b"{}", Limits::new()) else {
+    ///     panic!()
+    /// };
+    /// assert_eq!(v.absolute_keyword_location(), "https://example.com/s.json#/type");
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn absolute_keyword_location(&self) -> String {
         let mut at = self.absolute_location.clone();
         if self.own_keyword && !at.is_empty() {
@@ -63,18 +120,58 @@ impl Violation {
         at
     }
     /// JSON Pointer of the instance value that failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"items":{"additionalProperties":false}}"#)?;
+    /// let r = Validator::new(&schema).validate_slice(br#"[{},{"a/b":1}]"#, Limits::new());
+    /// let Err(Rejection::Violation(v)) = r else { panic!() };
+    /// assert_eq!(v.instance_pointer(), "/1/a~1b");
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn instance_pointer(&self) -> &str {
         &self.instance_pointer
     }
     /// Byte offset of the token at which the violation was decided.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"maxItems":2}"#)?;
+    /// let r = Validator::new(&schema).validate_slice(b"[1, 2, 3, 4]", Limits::new());
+    /// let Err(Rejection::Violation(v)) = r else { panic!() };
+    /// assert_eq!(v.offset(), 7); // decided at the third item, before the rest is read
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn offset(&self) -> u64 {
         self.offset
     }
     /// 1-based line of [`offset`](Self::offset).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"items":{"type":"integer"}}"#)?;
+    /// let r = Validator::new(&schema).validate_slice(b"[\n  1,\n  \"x\"\n]", Limits::new());
+    /// let Err(Rejection::Violation(v)) = r else { panic!() };
+    /// assert_eq!((v.line(), v.column()), (3, 3));
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn line(&self) -> u64 {
         self.line
     }
     /// 1-based column of [`offset`](Self::offset), in bytes.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"items":{"type":"integer"}}"#)?;
+    /// let r = Validator::new(&schema).validate_slice(br#"[1, 2, true]"#, Limits::new());
+    /// let Err(Rejection::Violation(v)) = r else { panic!() };
+    /// assert_eq!((v.line(), v.column()), (1, 8));
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn column(&self) -> u64 {
         self.column
     }
@@ -82,6 +179,17 @@ impl Violation {
     /// "name"`, `expected integer`, `expected at most 10 items`, `expected one of "a", "b"`;
     /// empty where the keyword says it all (`not`, `anyOf`, a `false` schema). Schema
     /// strings and constants are written as JSON and cut after 64 characters.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"type":"integer"}"#)?;
+    /// let Err(Rejection::Violation(v)) = Validator::new(&schema).validate_slice(b"1.5", Limits::new()) else {
+    ///     panic!()
+    /// };
+    /// assert_eq!(v.detail(), "expected integer");
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn detail(&self) -> &str {
         &self.detail
     }
@@ -191,6 +299,23 @@ impl fmt::Display for Violation {
 impl std::error::Error for Violation {}
 
 /// Why a document was not accepted.
+///
+/// # Example
+/// ```
+/// use jsongate::{ErrorKind, Limits, Rejection, Schema, Validator};
+/// let schema = Schema::compile(br#"{"type":"object"}"#)?;
+/// let mut v = Validator::new(&schema);
+/// match v.validate_slice(br#"{"a":1,"#, Limits::new()) {
+///     Err(Rejection::Error(e)) => assert_eq!(e.kind().code(), "syntax"),
+///     other => panic!("{other:?}"),
+/// }
+/// match v.validate_slice(b"[]", Limits::new()) {
+///     Err(Rejection::Violation(x)) => assert_eq!(x.keyword(), "type"),
+///     other => panic!("{other:?}"),
+/// }
+/// let _ = ErrorKind::DuplicateName;
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Rejection {
     /// The stream was stopped: malformed JSON, a limit, a duplicate name, I/O, or the
@@ -212,6 +337,18 @@ impl fmt::Display for Rejection {
 impl std::error::Error for Rejection {}
 
 /// Which evaluator a [`Validator`] runs (see [`Validator::tier`]).
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, Schema, Tier, Validator};
+/// let schema = Schema::compile(br#"{"type":"object","properties":{"n":{"type":"integer"}}}"#)?;
+/// let doc = br#"{"n":"x"}"#;
+/// let auto = Validator::new(&schema).validate_slice(doc, Limits::new());
+/// let general = Validator::new(&schema).tier(Tier::General).validate_slice(doc, Limits::new());
+/// assert_eq!(auto, general); // the same verdict, location and offset
+/// assert!(auto.is_err());
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Tier {
     /// The specialised tier where the schema allows it, the general one otherwise.
@@ -250,6 +387,21 @@ pub struct Validator {
 
 impl Validator {
     /// A validator for `schema` (cheap: the program is shared).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"type":"string"}"#)?;
+    /// // One compiled schema, one validator per thread or task.
+    /// let handles: Vec<_> = (0..2)
+    ///     .map(|_| {
+    ///         let schema = schema.clone();
+    ///         std::thread::spawn(move || Validator::new(&schema).validate_slice(br#""x""#, Limits::new()).is_ok())
+    ///     })
+    ///     .collect();
+    /// assert!(handles.into_iter().all(|h| h.join().unwrap()));
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn new(schema: &Schema) -> Self {
         let mut rt = runtime::Runtime::new();
         (rt.budget, rt.budget_per_byte) = schema.eval_budget();
@@ -271,12 +423,39 @@ impl Validator {
     }
 
     /// Prepares for the next document, keeping the buffers.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Scanner, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"maxItems":1}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// let mut scanner = Scanner::new(Limits::new());
+    /// for (doc, ok) in [(&b"[1]"[..], true), (b"[1,2]", false), (b"[]", true)] {
+    ///     v.reset();
+    ///     scanner.reset();
+    ///     let out = scanner.scan_slice(doc, &mut v);
+    ///     assert_eq!(v.verdict(&scanner, out).is_ok(), ok);
+    /// }
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn reset(&mut self) {
         self.rt.reset(self.schema.program());
         self.started = false;
     }
 
     /// The first violation found so far, if any.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"minLength":2}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// assert!(v.validate_slice(br#""a""#, Limits::new()).is_err());
+    /// assert_eq!(v.violation().map(|x| x.keyword()), Some("minLength"));
+    /// assert!(v.validate_slice(br#""ab""#, Limits::new()).is_ok());
+    /// assert!(v.violation().is_none());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn violation(&self) -> Option<&Violation> {
         self.rt.violations.first()
     }
@@ -287,12 +466,37 @@ impl Validator {
     }
 
     /// Every violation found so far (at most [`max_errors`](Self::max_errors)).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"items":{"type":"integer"}}"#)?;
+    /// let mut v = Validator::new(&schema).max_errors(10);
+    /// assert!(v.validate_slice(br#"[1,"a",2,"b"]"#, Limits::new()).is_err());
+    /// let at: Vec<&str> = v.violations().iter().map(|x| x.instance_pointer()).collect();
+    /// assert_eq!(at, ["/1", "/3"]);
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn violations(&self) -> &[Violation] {
         &self.rt.violations
     }
 
     /// How many violations to collect before stopping the scan: 1 (the default) stops at
     /// the first; more gives the spec's "basic" output, a flat list of failing keywords.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"required":["a","b"],"properties":{"n":{"type":"integer"}}}"#)?;
+    /// let doc = br#"{"n":"x"}"#;
+    /// let mut first = Validator::new(&schema);
+    /// assert!(first.validate_slice(doc, Limits::new()).is_err());
+    /// assert_eq!(first.violations().len(), 1);
+    /// let mut all = Validator::new(&schema).max_errors(10);
+    /// assert!(all.validate_slice(doc, Limits::new()).is_err());
+    /// assert!(all.violations().len() >= 2);
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn max_errors(mut self, n: usize) -> Self {
         self.rt.max_errors = n.max(1);
@@ -305,6 +509,16 @@ impl Validator {
     /// [`Tier::General`] always runs the general one. Both give the same verdicts,
     /// locations and offsets: the general tier is the oracle the specialised one is tested
     /// against, and this switch is how.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Tier, Validator};
+    /// let schema = Schema::compile(br#"{"properties":{"n":{"maximum":3}}}"#)?;
+    /// let mut v = Validator::new(&schema).tier(Tier::General);
+    /// assert!(v.validate_slice(br#"{"n":4}"#, Limits::new()).is_err());
+    /// assert!(!v.specialised());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     #[must_use]
     pub fn tier(mut self, tier: Tier) -> Self {
         self.rt.force_general = tier == Tier::General;
@@ -313,11 +527,34 @@ impl Validator {
     }
 
     /// Whether the current (or last) document runs in the specialised tier.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Tier, Validator};
+    /// let schema = Schema::compile(br#"{"type":"object","properties":{"n":{"type":"integer"}}}"#)?;
+    /// let mut general = Validator::new(&schema).tier(Tier::General);
+    /// general.validate_slice(br#"{"n":1}"#, Limits::new()).unwrap();
+    /// assert!(!general.specialised());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn specialised(&self) -> bool {
         self.rt.fast_mode()
     }
 
     /// Whether the evaluation budget ran out (the document is then rejected).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let schema = Schema::options().eval_budget(50).compile(br#"{"items":{"minimum":0}}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// assert!(v.validate_slice(b"[1,2]", Limits::new()).is_ok());
+    /// assert!(!v.budget_exceeded());
+    /// let many = format!("[{}0]", "0,".repeat(100));
+    /// assert!(v.validate_slice(many.as_bytes(), Limits::new()).is_err());
+    /// assert!(v.budget_exceeded());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn budget_exceeded(&self) -> bool {
         self.rt.budget_exceeded && self.rt.schema_cycle.is_none()
     }
@@ -325,11 +562,36 @@ impl Validator {
     /// Where the document reached an in-place reference cycle of the schema (its keyword
     /// location), if it did: the document is then rejected with
     /// [`ErrorKind::SchemaCycle`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{ErrorKind, Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br##"{"$defs":{"a":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}"##)?;
+    /// let mut v = Validator::new(&schema);
+    /// assert!(v.validate_slice(br#"{"y":1}"#, Limits::new()).is_ok());
+    /// let r = v.validate_slice(br#"{"x":1}"#, Limits::new());
+    /// assert!(matches!(r, Err(Rejection::Error(e)) if matches!(e.kind(), ErrorKind::SchemaCycle { .. })));
+    /// assert!(v.schema_cycle().is_some());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn schema_cycle(&self) -> Option<&str> {
         self.rt.schema_cycle.as_ref().map(|(at, _)| &**at)
     }
 
     /// After the scanner finished the document: whether it satisfied the schema.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{scan, Limits, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"type":"array","minItems":1}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// scan(b"[]", Limits::new(), &mut v).unwrap();
+    /// assert!(!v.is_valid()); // well-formed, but too short
+    /// v.reset();
+    /// scan(b"[0]", Limits::new(), &mut v).unwrap();
+    /// assert!(v.is_valid());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn is_valid(&self) -> bool {
         self.rt.violations.is_empty() && !self.rt.budget_exceeded && self.rt.passed()
     }
@@ -339,6 +601,18 @@ impl Validator {
     /// # Errors
     /// [`Rejection::Error`] for a malformed document, a crossed limit or an exhausted
     /// evaluation budget; [`Rejection::Violation`] when the schema is not satisfied.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"type":"object","required":["id"]}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// assert!(v.validate_slice(br#"{"id":1}"#, Limits::new()).is_ok());
+    /// assert!(matches!(v.validate_slice(b"{}", Limits::new()), Err(Rejection::Violation(_))));
+    /// let deep = br#"{"a":{"b":{}}}"#;
+    /// assert!(matches!(v.validate_slice(deep, Limits::new().max_depth(2)), Err(Rejection::Error(_))));
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn validate_slice(&mut self, input: &[u8], limits: Limits) -> Result<(), Rejection> {
         let mut scanner = match self.scanner.take() {
             Some(s) if *s.limits() == limits => s,
@@ -355,6 +629,19 @@ impl Validator {
     ///
     /// # Errors
     /// As [`validate_slice`](Self::validate_slice), plus I/O errors.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Rejection, Scanner, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"items":{"type":"integer"}}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// let mut scanner = Scanner::new(Limits::new());
+    /// assert!(v.validate_read(&mut scanner, &b"[1, 2, 3]"[..]).is_ok());
+    /// scanner.reset();
+    /// let r = v.validate_read(&mut scanner, &br#"[1, "two", 3]"#[..]);
+    /// assert!(matches!(r, Err(Rejection::Violation(x)) if x.instance_pointer() == "/1"));
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn validate_read<R: std::io::Read>(
         &mut self,
         scanner: &mut Scanner,
@@ -369,6 +656,25 @@ impl Validator {
     ///
     /// # Errors
     /// As [`validate_slice`](Self::validate_slice).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Scanner, Schema, Validator};
+    /// let schema = Schema::compile(br#"{"properties":{"ok":{"const":true}}}"#)?;
+    /// let mut v = Validator::new(&schema);
+    /// let mut scanner = Scanner::new(Limits::new());
+    /// // Chunks as they arrive from a socket; a stop ends the feeding early.
+    /// let mut fed = Ok(jsongate::Flow::Continue);
+    /// for chunk in [&br#"{"o"#[..], br#"k":tr"#, b"ue}"] {
+    ///     fed = scanner.feed(chunk, &mut v);
+    ///     if !matches!(fed, Ok(jsongate::Flow::Continue)) {
+    ///         break;
+    ///     }
+    /// }
+    /// let out = fed.and_then(|_| scanner.finish(&mut v));
+    /// assert!(v.verdict(&scanner, out).is_ok());
+    /// # Ok::<(), jsongate::CompileError>(())
+    /// ```
     pub fn verdict(&self, scanner: &Scanner, out: Result<Outcome, Error>) -> Result<(), Rejection> {
         match out {
             Err(e) => Err(Rejection::Error(e)),

@@ -12,6 +12,18 @@ use super::{Rejection, Validator, Violation};
 use crate::json::write_string;
 
 /// One of the output formats of JSON Schema 2020-12 (section 12.4).
+///
+/// # Example
+/// ```
+/// use jsongate::{Limits, OutputFormat, Schema, Validator};
+/// let schema = Schema::compile(br#"{"type":"string"}"#)?;
+/// let mut v = Validator::new(&schema);
+/// let r = v.validate_slice(b"1", Limits::new());
+/// assert_eq!(v.output(&r, OutputFormat::Flag, None), r#"{"valid":false}"#);
+/// let r = v.validate_slice(br#""s""#, Limits::new());
+/// assert_eq!(v.output(&r, OutputFormat::Detailed, None), r#"{"valid":true}"#);
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OutputFormat {
@@ -25,6 +37,13 @@ pub enum OutputFormat {
 
 impl OutputFormat {
     /// `flag`, `basic` or `detailed`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::OutputFormat;
+    /// assert_eq!(OutputFormat::from_name("basic"), Some(OutputFormat::Basic));
+    /// assert_eq!(OutputFormat::from_name("verbose"), None);
+    /// ```
     pub fn from_name(name: &str) -> Option<OutputFormat> {
         Some(match name {
             "flag" => OutputFormat::Flag,

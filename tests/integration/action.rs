@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use jsongate::action::{
-    path_contained, render_untrusted, screen, screen_str, url_allowed, Call, Claim, Decision,
-    Grants, Plan, Policy, RateState, Reason, Rule, Verdict,
+    path_contained, url_allowed, Call, Claim, Decision, Grants, Plan, Policy, RateState, Reason,
+    Rule, Verdict,
 };
 use jsongate::json::Value;
+use jsongate::screen::{render_untrusted, screen, screen_str};
 use jsongate::Limits;
 use proptest::prelude::*;
 

@@ -220,10 +220,7 @@ fn mcp_replay(server: Vec<u8>) -> Vec<u8> {
     }
     let (tx, rx) = channel();
     let client = Out::default();
-    let config = Config {
-        limits: Limits::new().max_bytes(2048).max_depth(32),
-        ..Config::default()
-    };
+    let config = Config::default().limits(Limits::new().max_bytes(2048).max_depth(32));
     Proxy::new(config)
         .run(
             std::io::Cursor::new(MCP_SCRIPT.as_bytes().to_vec()),

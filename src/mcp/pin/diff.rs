@@ -23,7 +23,7 @@ use crate::json::{write_string, Value};
 use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
 
-/// What kind of change one [`Change`] is.
+/// What kind of change one [`ToolChange`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ChangeKind {
     /// A tool that is not pinned.
@@ -77,7 +77,7 @@ impl ChangeKind {
 
 /// One change between two definitions of a tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Change {
+pub struct ToolChange {
     /// Its kind.
     pub kind: ChangeKind,
     /// JSON Pointer in the definition (`/inputSchema/properties/n/maximum`).
@@ -90,7 +90,7 @@ pub struct Change {
     pub to: Option<Value>,
 }
 
-impl Change {
+impl ToolChange {
     /// A change.
     pub fn new(
         kind: ChangeKind,
@@ -98,8 +98,8 @@ impl Change {
         keyword: Option<&str>,
         from: Option<Value>,
         to: Option<Value>,
-    ) -> Change {
-        Change {
+    ) -> ToolChange {
+        ToolChange {
             kind,
             pointer: pointer.to_owned(),
             keyword: keyword.map(str::to_owned),
@@ -227,7 +227,7 @@ const ANNOTATIONS: &[&str] = &[
 /// assert_eq!((c[1].kind, c[1].pointer.as_str()), (ChangeKind::InputWidened, "/inputSchema/properties/n/maximum"));
 /// assert!(c.iter().all(|c| c.kind.dangerous()));
 /// ```
-pub fn diff_tools(old: &Value, new: &Value) -> Vec<Change> {
+pub fn diff_tools(old: &Value, new: &Value) -> Vec<ToolChange> {
     let mut out = Vec::new();
     let empty: &[(String, Value)] = &[];
     let (a, b) = (
@@ -264,7 +264,7 @@ pub fn diff_tools(old: &Value, new: &Value) -> Vec<Change> {
                         if u != v {
                             let mut q = p.clone();
                             push_name(&mut q, k);
-                            out.push(Change::new(
+                            out.push(ToolChange::new(
                                 ChangeKind::Annotation,
                                 &q,
                                 None,
@@ -274,7 +274,7 @@ pub fn diff_tools(old: &Value, new: &Value) -> Vec<Change> {
                         }
                     }
                 }
-                _ => out.push(Change::new(
+                _ => out.push(ToolChange::new(
                     ChangeKind::Annotation,
                     &p,
                     None,
@@ -282,14 +282,14 @@ pub fn diff_tools(old: &Value, new: &Value) -> Vec<Change> {
                     y.cloned(),
                 )),
             },
-            "title" | "description" => out.push(Change::new(
+            "title" | "description" => out.push(ToolChange::new(
                 ChangeKind::Text,
                 &p,
                 None,
                 x.cloned(),
                 y.cloned(),
             )),
-            _ => out.push(Change::new(
+            _ => out.push(ToolChange::new(
                 ChangeKind::Unclassified,
                 &p,
                 None,
@@ -304,7 +304,13 @@ pub fn diff_tools(old: &Value, new: &Value) -> Vec<Change> {
         schema(&p, &x, &y, side, &mut out, &mut work);
     }
     if out.is_empty() && old != new {
-        out.push(Change::new(ChangeKind::Unclassified, "", None, None, None));
+        out.push(ToolChange::new(
+            ChangeKind::Unclassified,
+            "",
+            None,
+            None,
+            None,
+        ));
     }
     out
 }
@@ -325,7 +331,7 @@ pub fn diff_tools(old: &Value, new: &Value) -> Vec<Change> {
 /// assert_eq!((c[0].0.as_str(), c[0].1.kind), ("a", ChangeKind::Text));
 /// assert_eq!((c[1].0.as_str(), c[1].1.kind), ("delete_all", ChangeKind::ToolAdded));
 /// ```
-pub fn diff_locks(old: &super::Lock, new: &super::Lock) -> Vec<(String, Change)> {
+pub fn diff_locks(old: &super::Lock, new: &super::Lock) -> Vec<(String, ToolChange)> {
     let mut names: BTreeSet<&str> = old.tools().map(super::Definition::name).collect();
     names.extend(new.tools().map(super::Definition::name));
     let mut out = Vec::new();
@@ -340,7 +346,7 @@ pub fn diff_locks(old: &super::Lock, new: &super::Lock) -> Vec<(String, Change)>
             }
             (None, Some(b)) => out.push((
                 n.to_owned(),
-                Change::new(
+                ToolChange::new(
                     ChangeKind::ToolAdded,
                     "",
                     None,
@@ -350,7 +356,7 @@ pub fn diff_locks(old: &super::Lock, new: &super::Lock) -> Vec<(String, Change)>
             )),
             (Some(a), None) => out.push((
                 n.to_owned(),
-                Change::new(
+                ToolChange::new(
                     ChangeKind::ToolRemoved,
                     "",
                     None,
@@ -383,13 +389,13 @@ fn schema(
     x: &Value,
     y: &Value,
     side: Side,
-    out: &mut Vec<Change>,
+    out: &mut Vec<ToolChange>,
     work: &mut Vec<(String, Value, Value, Side)>,
 ) {
     if x == y {
         return;
     }
-    let change = |kind| Change::new(kind, p, None, Some(x.clone()), Some(y.clone()));
+    let change = |kind| ToolChange::new(kind, p, None, Some(x.clone()), Some(y.clone()));
     match (x, y) {
         _ if is_true(x) => out.push(change(side.narrowed())),
         _ if is_true(y) => out.push(change(side.widened())),
@@ -407,7 +413,7 @@ fn keywords(
     a: &[(String, Value)],
     b: &[(String, Value)],
     side: Side,
-    out: &mut Vec<Change>,
+    out: &mut Vec<ToolChange>,
     work: &mut Vec<(String, Value, Value, Side)>,
 ) {
     let mut nested = Vec::new();
@@ -418,8 +424,8 @@ fn keywords(
         }
         let mut q = p.to_owned();
         push_name(&mut q, k);
-        let push = |out: &mut Vec<Change>, kind| {
-            out.push(Change::new(kind, &q, Some(k), x.cloned(), y.cloned()));
+        let push = |out: &mut Vec<ToolChange>, kind| {
+            out.push(ToolChange::new(kind, &q, Some(k), x.cloned(), y.cloned()));
         };
         if UPPER.contains(&k) || LOWER.contains(&k) {
             let upper = UPPER.contains(&k);
@@ -489,7 +495,7 @@ fn keywords(
                                 } else {
                                     side.narrowed()
                                 };
-                                out.push(Change::new(kind, &r, Some(k), None, Some(v.clone())));
+                                out.push(ToolChange::new(kind, &r, Some(k), None, Some(v.clone())));
                             }
                             (Some(u), None) => {
                                 let kind = if closed(a) {
@@ -497,7 +503,7 @@ fn keywords(
                                 } else {
                                     side.widened()
                                 };
-                                out.push(Change::new(kind, &r, Some(k), Some(u.clone()), None));
+                                out.push(ToolChange::new(kind, &r, Some(k), Some(u.clone()), None));
                             }
                             (None, None) => {}
                         }
@@ -516,7 +522,7 @@ fn keywords(
                         push_name(&mut r, n);
                         match (get(xm, n), get(ym, n)) {
                             (Some(u), Some(v)) => nested.push((r, u.clone(), v.clone(), side)),
-                            (u, v) => out.push(Change::new(
+                            (u, v) => out.push(ToolChange::new(
                                 ChangeKind::Unclassified,
                                 &r,
                                 Some(k),
@@ -556,7 +562,7 @@ fn set_keyword(
     y: Option<&Value>,
     side: Side,
     q: &str,
-    out: &mut Vec<Change>,
+    out: &mut Vec<ToolChange>,
 ) {
     let items = |v: Option<&Value>| -> Option<Vec<Value>> {
         match v {
@@ -567,7 +573,7 @@ fn set_keyword(
         }
     };
     let (Some(u), Some(v)) = (items(x), items(y)) else {
-        out.push(Change::new(
+        out.push(ToolChange::new(
             ChangeKind::Unclassified,
             q,
             Some(k),
@@ -605,7 +611,7 @@ fn set_keyword(
         } else {
             (None, list(widening))
         };
-        out.push(Change::new(side.widened(), q, Some(k), from, to));
+        out.push(ToolChange::new(side.widened(), q, Some(k), from, to));
     }
     if !narrowing.is_empty() {
         let (from, to) = if k == "required" {
@@ -615,11 +621,11 @@ fn set_keyword(
         } else {
             (list(narrowing), None)
         };
-        out.push(Change::new(side.narrowed(), q, Some(k), from, to));
+        out.push(ToolChange::new(side.narrowed(), q, Some(k), from, to));
     }
     if su == sv {
         // The same members in another order (or repeated): nothing this module reads.
-        out.push(Change::new(
+        out.push(ToolChange::new(
             ChangeKind::Unclassified,
             q,
             Some(k),

@@ -38,13 +38,13 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
-use crate::action::{hidden_text, screen_str};
 use crate::config::{self, Shipped};
 use crate::json::{write_string, ConfigError, Value};
 use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
+use crate::screen::{hidden_text, screen_str};
 use crate::Limits;
-use diff::{Change, ChangeKind};
+use diff::{ChangeKind, ToolChange};
 
 /// The JSON Schema of lockfiles (format 1): `jsongate pin schema`.
 pub const LOCK_SCHEMA: &str = include_str!("lock.schema.json");
@@ -134,6 +134,16 @@ impl Definition {
     /// # Errors
     /// Larger than [`MAX_DEFINITION_BYTES`], not strict JSON within `limits`, or not an
     /// object with a string `name`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::Definition;
+    /// use jsongate::Limits;
+    /// let a = Definition::from_slice(br#"{"name":"search","inputSchema":{"type":"object"}}"#, Limits::new()).unwrap();
+    /// let b = Definition::from_slice(br#"{ "inputSchema": {"type":"object"}, "name": "search" }"#, Limits::new()).unwrap();
+    /// assert_eq!(a.sha256(), b.sha256()); // member order and spacing do not matter
+    /// assert!(Definition::from_slice(br#"{"inputSchema":{}}"#, Limits::new()).is_err()); // no name
+    /// ```
     pub fn from_slice(bytes: &[u8], limits: Limits) -> Result<Definition, PinError> {
         if bytes.len() > MAX_DEFINITION_BYTES {
             return Err(PinError::TooLarge {
@@ -149,6 +159,16 @@ impl Definition {
     /// # Errors
     /// Not an object with a string `name`, or a canonical text larger than
     /// [`MAX_DEFINITION_BYTES`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::json::Value;
+    /// use jsongate::mcp::pin::Definition;
+    /// use jsongate::Limits;
+    /// let v = Value::parse(br#"{"name":"a","inputSchema":{"maximum":1.0}}"#, Limits::new()).unwrap();
+    /// let d = Definition::from_value(v).unwrap();
+    /// assert_eq!(d.name(), "a");
+    /// ```
     pub fn from_value(mut value: Value) -> Result<Definition, PinError> {
         canonicalise(&mut value);
         let name = value
@@ -172,21 +192,50 @@ impl Definition {
     }
 
     /// The tool's name.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::Definition;
+    /// let d = Definition::from_slice(br#"{"name":"read_file"}"#, jsongate::Limits::new()).unwrap();
+    /// assert_eq!(d.name(), "read_file");
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The canonical definition (members sorted, numbers normalised).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::Definition;
+    /// let d = Definition::from_slice(br#"{"name":"a","description":"x"}"#, jsongate::Limits::new()).unwrap();
+    /// assert_eq!(d.value().get("description").and_then(|v| v.as_str()), Some("x"));
+    /// ```
     pub fn value(&self) -> &Value {
         &self.value
     }
 
     /// The canonical text that is hashed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::Definition;
+    /// let d = Definition::from_slice(br#"{"z":1,"name":"a"}"#, jsongate::Limits::new()).unwrap();
+    /// assert_eq!(d.canonical(), r#"{"name":"a","z":1}"#); // members sorted
+    /// ```
     pub fn canonical(&self) -> &str {
         &self.canonical
     }
 
     /// The SHA-256 of [`canonical`](Self::canonical), 64 lowercase hex digits.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::Definition;
+    /// let d = Definition::from_slice(br#"{"name":"a"}"#, jsongate::Limits::new()).unwrap();
+    /// assert_eq!(d.sha256().len(), 64);
+    /// assert!(d.sha256().bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    /// ```
     pub fn sha256(&self) -> &str {
         &self.sha256
     }
@@ -320,6 +369,13 @@ pub(crate) fn canonical_number(text: &str) -> String {
 }
 
 /// The server a lockfile was recorded from (its `initialize` answer's `serverInfo`).
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::pin::{Lock, ServerId};
+/// let lock = Lock::new(Some(ServerId { name: "files".into(), version: Some("1.2".into()) }));
+/// assert_eq!(lock.server().map(|s| s.name.as_str()), Some("files"));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServerId {
     /// `serverInfo.name`.
@@ -356,6 +412,13 @@ fn lock_err(m: impl Into<String>) -> PinError {
 
 impl Lock {
     /// An empty lock for `server`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::Lock;
+    /// let lock = Lock::new(None);
+    /// assert!(lock.is_empty() && lock.server().is_none());
+    /// ```
     pub fn new(server: Option<ServerId>) -> Lock {
         Lock {
             server,
@@ -364,6 +427,13 @@ impl Lock {
     }
 
     /// The server the lock was recorded from, if it says.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::{Lock, ServerId};
+    /// let lock = Lock::new(Some(ServerId { name: "mail".into(), version: None }));
+    /// assert_eq!(lock.server().unwrap().name, "mail");
+    /// ```
     pub fn server(&self) -> Option<&ServerId> {
         self.server.as_ref()
     }
@@ -372,6 +442,15 @@ impl Lock {
     ///
     /// # Errors
     /// A tool of that name is pinned already, or the lock holds [`MAX_LOCK_TOOLS`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::{Definition, Lock};
+    /// let def = || Definition::from_slice(br#"{"name":"a"}"#, jsongate::Limits::new()).unwrap();
+    /// let mut lock = Lock::new(None);
+    /// assert!(lock.insert(def()).is_ok());
+    /// assert!(lock.insert(def()).is_err()); // pinned already
+    /// ```
     pub fn insert(&mut self, def: Definition) -> Result<(), PinError> {
         if self.tools.contains_key(def.name()) {
             return Err(lock_err(format!(
@@ -389,21 +468,54 @@ impl Lock {
     }
 
     /// The pinned definition of `name`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::{Definition, Lock};
+    /// let mut lock = Lock::new(None);
+    /// lock.insert(Definition::from_slice(br#"{"name":"a"}"#, jsongate::Limits::new()).unwrap()).unwrap();
+    /// assert!(lock.get("a").is_some() && lock.get("b").is_none());
+    /// ```
     pub fn get(&self, name: &str) -> Option<&Definition> {
         self.tools.get(name)
     }
 
     /// The pinned tools, by name.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::{Definition, Lock};
+    /// let mut lock = Lock::new(None);
+    /// for n in ["b", "a"] {
+    ///     let text = format!("{{\"name\":\"{n}\"}}");
+    ///     lock.insert(Definition::from_slice(text.as_bytes(), jsongate::Limits::new()).unwrap()).unwrap();
+    /// }
+    /// assert_eq!(lock.tools().map(|d| d.name()).collect::<Vec<_>>(), ["a", "b"]); // by name
+    /// ```
     pub fn tools(&self) -> impl Iterator<Item = &Definition> {
         self.tools.values()
     }
 
     /// How many tools are pinned.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::{Definition, Lock};
+    /// let mut lock = Lock::new(None);
+    /// lock.insert(Definition::from_slice(br#"{"name":"a"}"#, jsongate::Limits::new()).unwrap()).unwrap();
+    /// assert_eq!(lock.len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
     /// Whether no tool is pinned.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::Lock;
+    /// assert!(Lock::new(None).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
@@ -452,6 +564,18 @@ impl Lock {
     ///
     /// # Errors
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::{Definition, Lock};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("tools.lock.json");
+    /// let mut lock = Lock::new(None);
+    /// lock.insert(Definition::from_slice(br#"{"name":"a"}"#, jsongate::Limits::new()).unwrap()).unwrap();
+    /// std::fs::write(&path, lock.to_json()).unwrap();
+    /// assert_eq!(Lock::from_file(&path).unwrap().len(), 1);
+    /// assert!(Lock::from_file(&dir.path().join("missing.json")).is_err());
+    /// ```
     pub fn from_file(path: &std::path::Path) -> Result<Lock, PinError> {
         let bytes = std::fs::read(path).map_err(|e| {
             PinError::Lock(ConfigError::read(
@@ -463,6 +587,15 @@ impl Lock {
     }
 
     /// The lockfile text: one tool per line, by name, for review and version control.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::{Definition, Lock};
+    /// let mut lock = Lock::new(None);
+    /// lock.insert(Definition::from_slice(br#"{"name":"a"}"#, jsongate::Limits::new()).unwrap()).unwrap();
+    /// let text = lock.to_json();
+    /// assert_eq!(Lock::from_slice(text.as_bytes()).unwrap(), lock); // it reads back
+    /// ```
     pub fn to_json(&self) -> String {
         let mut s = format!("{{\n  \"jsongate_lock\": {LOCK_FORMAT},\n");
         if let Some(id) = &self.server {
@@ -513,9 +646,9 @@ pub(crate) enum Judged {
     /// It matches its pin (or was pinned now, on first use).
     Pinned,
     /// It changed, and the change is adopted (`OnChange::Warn`): flagged.
-    Adopted(Vec<Change>),
+    Adopted(Vec<ToolChange>),
     /// It is refused with `class`, for these changes.
-    Refused(&'static str, Vec<Change>),
+    Refused(&'static str, Vec<ToolChange>),
 }
 
 /// Pins taken on first use kept in a state store ([`crate::state::Store`]) under one key,
@@ -662,7 +795,7 @@ impl Pins {
                 self.first_use.insert(def.name().to_owned(), def.clone());
                 return Judged::Pinned;
             }
-            let added = Change::new(ChangeKind::ToolAdded, "", None, None, None);
+            let added = ToolChange::new(ChangeKind::ToolAdded, "", None, None, None);
             return Judged::Refused("tool_not_pinned", vec![added]);
         };
         if pinned.sha256() == def.sha256() {
