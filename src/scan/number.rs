@@ -174,9 +174,11 @@ impl NumState {
 }
 
 impl super::Scanner {
-    /// Scans the number starting at `buf[i]`. Returns the index after it and `Some(flow)`
-    /// once it was delivered, or `None` (with the grammar state) when the chunk ended inside
-    /// it; its text so far is then in the scratch buffer.
+    /// Scans the number starting at `buf[i]` byte by byte: the numbers [`whole_number`] left
+    /// to the grammar (split by the chunk, too long, or malformed, reported at their byte).
+    /// Returns the index after it and `Some(flow)` once it was delivered, or `None` (with the
+    /// grammar state) when the chunk ended inside it; its text so far is then in the scratch
+    /// buffer.
     #[inline]
     pub(super) fn number_start<S: super::Sink + ?Sized>(
         &mut self,
@@ -192,14 +194,6 @@ impl super::Scanner {
         } else {
             len
         };
-        if let Some(end) = whole_number(buf, i, limit) {
-            let at = self.pos(base + i as u64);
-            let flow = sink.event_at(
-                super::Event::Number(Number(super::simd::ascii_str(&buf[i..end]))),
-                at,
-            );
-            return Ok((end, Some(flow), NumState::Int));
-        }
         let mut st = NumState::Start;
         let mut j = i;
         while j < wend {

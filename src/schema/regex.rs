@@ -889,6 +889,7 @@ impl Parser {
         }
     }
 
+    /// An atom that opens no group: [`Self::pattern`] reads `(`, `|` and `)` itself.
     fn atom(&mut self) -> Result<Node, RegexError> {
         let Some(c) = self.bump() else {
             return syntax("unexpected end of pattern");
