@@ -226,6 +226,10 @@ pub(crate) struct Keywords {
     pub(crate) watch_map: Option<NameMap<u32>>,
     /// `required` as indices into `watch`.
     pub(crate) required_watch: Vec<u32>,
+    /// `required_watch` below 64 as a mask, and whether any index is 64 or more (then the
+    /// list is walked).
+    pub(crate) required_mask: u64,
+    pub(crate) required_far: bool,
     /// `dependentRequired` as indices into `watch`: key, then the names it requires.
     pub(crate) dependent_required_watch: Vec<(u32, Vec<u32>)>,
     /// Whether the node has results to fold when its value closes (`anyOf`, `oneOf`,
@@ -412,6 +416,8 @@ impl Keywords {
             watch: _,
             watch_map: _,
             required_watch: _,
+            required_mask: _,
+            required_far: _,
             dependent_required_watch: _,
             folds: _,
             plain: _,
@@ -524,12 +530,17 @@ impl Keywords {
         self.watch = watch;
         // Every name below is in `watch`, so the indices are always found.
         let index = |n: &str| self.watch_index(n).unwrap_or(u32::MAX);
-        let required_watch = self.required.iter().map(|r| index(r)).collect();
+        let required_watch: Vec<u32> = self.required.iter().map(|r| index(r)).collect();
         let dependent_required_watch = self
             .dependent_required
             .iter()
             .map(|(key, names)| (index(key), names.iter().map(|n| index(n)).collect()))
             .collect();
+        self.required_mask = required_watch
+            .iter()
+            .filter(|&&w| w < 64)
+            .fold(0, |m, &w| m | 1 << w);
+        self.required_far = required_watch.iter().any(|&w| w >= 64);
         self.required_watch = required_watch;
         self.dependent_required_watch = dependent_required_watch;
         self.names_wanted = self.wants_names();

@@ -63,33 +63,67 @@ enum Slot {
     UnevalItem(u32),
 }
 
-/// A growable bit set.
+/// A growable bit set whose first 64 bits live inline, so that the usual small object
+/// (fewer than 64 watched names) never touches the heap, even after `clear`.
 #[derive(Default, Debug)]
-struct Bits(Vec<u64>);
+struct Bits {
+    first: u64,
+    rest: Vec<u64>,
+    /// Words in use: one past the highest word set or merged in (0 when empty).
+    words: u32,
+}
 
 impl Bits {
+    #[inline]
     fn clear(&mut self) {
-        self.0.clear();
+        self.first = 0;
+        self.rest.clear();
+        self.words = 0;
     }
+    #[inline]
     fn set(&mut self, i: u32) {
-        let w = (i / 64) as usize;
-        if self.0.len() <= w {
-            self.0.resize(w + 1, 0);
+        let w = i / 64;
+        if w == 0 {
+            self.first |= 1 << i;
+            self.words = self.words.max(1);
+        } else {
+            self.set_far(w, i);
         }
-        self.0[w] |= 1 << (i % 64);
     }
+    #[cold]
+    fn set_far(&mut self, w: u32, i: u32) {
+        let r = (w - 1) as usize;
+        if self.rest.len() <= r {
+            self.rest.resize(r + 1, 0);
+        }
+        self.rest[r] |= 1 << (i % 64);
+        self.words = self.words.max(w + 1);
+    }
+    #[inline]
     fn get(&self, i: u32) -> bool {
-        self.0
-            .get((i / 64) as usize)
-            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+        let w = i / 64;
+        if w == 0 {
+            self.first & (1 << i) != 0
+        } else {
+            self.rest
+                .get((w - 1) as usize)
+                .is_some_and(|x| x & (1 << (i % 64)) != 0)
+        }
+    }
+    /// Whether every bit of `mask` (bits 0 to 63) is set.
+    #[inline]
+    fn has_all_first(&self, mask: u64) -> bool {
+        self.first & mask == mask
     }
     fn union(&mut self, other: &Bits) {
-        if self.0.len() < other.0.len() {
-            self.0.resize(other.0.len(), 0);
+        self.first |= other.first;
+        if self.rest.len() < other.rest.len() {
+            self.rest.resize(other.rest.len(), 0);
         }
-        for (a, b) in self.0.iter_mut().zip(&other.0) {
+        for (a, b) in self.rest.iter_mut().zip(&other.rest) {
             *a |= b;
         }
+        self.words = self.words.max(other.words);
     }
     fn set_all(&mut self, n: u64) {
         for i in 0..n {
@@ -706,7 +740,7 @@ impl Runtime {
             if p.uses_unevaluated && id != parent {
                 let (a, b) = two(&mut rt.evals, parent as usize, id as usize);
                 a.evaluated.union(&b.evaluated);
-                let words = b.evaluated.0.len() as u64;
+                let words = u64::from(b.evaluated.words);
                 rt.charge(words / 8);
             }
         };
@@ -1662,7 +1696,9 @@ impl Runtime {
                             continue;
                         }
                         let ev = &self.evals[e as usize];
-                        if k.required_watch.iter().any(|&w| !ev.seen.get(w)) {
+                        if !ev.seen.has_all_first(k.required_mask)
+                            || k.required_far && k.required_watch.iter().any(|&w| !ev.seen.get(w))
+                        {
                             fail(self, "required");
                             continue;
                         }
