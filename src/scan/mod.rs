@@ -29,6 +29,21 @@ use string::StrState;
 ///
 /// Text borrows either from the chunk being fed or from the scanner's scratch buffer, so an
 /// event lives only for the duration of the [`Sink::event`] call.
+///
+/// # Example
+/// ```
+/// use jsongate::{Event, Flow, Limits, Scanner};
+/// let mut seen = Vec::new();
+/// let mut sink = |ev: Event<'_>, _at: u64| {
+///     seen.push(format!("{ev:?}"));
+///     Flow::Continue
+/// };
+/// Scanner::new(Limits::new()).scan_slice(br#"{"a":[1,"x\n"]}"#, &mut sink).unwrap();
+/// assert_eq!(seen, [
+///     "BeginObject", r#"Name("a")"#, "BeginArray", "Number(Number(1))",
+///     r#"String("x\n")"#, "EndArray", "EndObject",
+/// ]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Event<'a> {
     /// `{`
@@ -52,6 +67,19 @@ pub enum Event<'a> {
 }
 
 /// What a [`Sink`] wants after an event.
+///
+/// # Example
+/// ```
+/// use jsongate::{Event, Flow, Limits, Outcome, Scanner};
+/// // Stop at the first string: the broken tail is never read.
+/// let mut stop = |ev: Event<'_>, _: u64| match ev {
+///     Event::String(_) => Flow::Stop,
+///     _ => Flow::Continue,
+/// };
+/// let mut s = Scanner::new(Limits::new());
+/// assert_eq!(s.scan_slice(br#"["first", }}}"#, &mut stop).unwrap(), Outcome::Stopped);
+/// assert_eq!(s.bytes_read(), 8);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
     /// Keep scanning.
@@ -64,13 +92,76 @@ pub enum Flow {
 ///
 /// Closures `FnMut(Event<'_>, u64) -> Flow` are sinks; the `u64` is the byte offset where the
 /// token starts.
+///
+/// # Example
+/// ```
+/// use jsongate::{Event, Flow, Limits, Scanner, Sink};
+///
+/// /// Sums the integers of a document, stopping at the first that is not one.
+/// #[derive(Default)]
+/// struct Sum(i64, Option<u64>);
+/// impl Sink for Sum {
+///     fn event(&mut self, ev: Event<'_>, offset: u64) -> Flow {
+///         if let Event::Number(n) = ev {
+///             match n.as_i64() {
+///                 Ok(v) => self.0 += v,
+///                 Err(_) => {
+///                     self.1 = Some(offset);
+///                     return Flow::Stop;
+///                 }
+///             }
+///         }
+///         Flow::Continue
+///     }
+/// }
+/// let mut sum = Sum::default();
+/// Scanner::new(Limits::new()).scan_slice(b"[1, 2, 3.5, 4]", &mut sum).unwrap();
+/// assert_eq!((sum.0, sum.1), (3, Some(7)));
+/// ```
 pub trait Sink {
     /// Handles one event that starts at byte `offset`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Event, Flow, Sink};
+    /// // Any `FnMut(Event, u64) -> Flow` is a sink; offsets are where tokens start.
+    /// let mut names = Vec::new();
+    /// let mut sink = |ev: Event<'_>, at: u64| {
+    ///     if let Event::Name(n) = ev {
+    ///         names.push((n.to_owned(), at));
+    ///     }
+    ///     Flow::Continue
+    /// };
+    /// assert_eq!(sink.event(Event::Name("id"), 1), Flow::Continue);
+    /// assert_eq!(names, [("id".to_owned(), 1)]);
+    /// ```
     fn event(&mut self, event: Event<'_>, offset: u64) -> Flow;
 
     /// Handles one event with its full position. The scanner calls this; the default
     /// forwards to [`event`](Self::event). Sinks that report positions later (such as the
     /// validator, which may collect several violations) override it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Event, Flow, Limits, Position, Scanner, Sink};
+    ///
+    /// /// Remembers where each string value starts.
+    /// struct Where(Vec<(u64, u64)>);
+    /// impl Sink for Where {
+    ///     fn event(&mut self, _: Event<'_>, _: u64) -> Flow {
+    ///         Flow::Continue
+    ///     }
+    ///     fn event_at(&mut self, ev: Event<'_>, at: Position) -> Flow {
+    ///         if let Event::String(_) = ev {
+    ///             self.0.push((at.line, at.column));
+    ///         }
+    ///         Flow::Continue
+    ///     }
+    /// }
+    /// let mut w = Where(Vec::new());
+    /// Scanner::new(Limits::new()).scan_slice(b"[\"a\",\n  \"b\"]", &mut w).unwrap();
+    /// assert_eq!(w.0, [(1, 2), (2, 3)]);
+    /// ```
     #[inline]
     fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
         self.event(event, at.offset)
@@ -117,6 +208,24 @@ pub trait Sink {
 }
 
 /// Where a token starts: 0-based byte offset, 1-based line and column (column in bytes).
+///
+/// # Example
+/// ```
+/// use jsongate::{Event, Flow, Limits, Position, Scanner, Sink};
+/// struct Last(Position);
+/// impl Sink for Last {
+///     fn event(&mut self, _: Event<'_>, _: u64) -> Flow {
+///         Flow::Continue
+///     }
+///     fn event_at(&mut self, _: Event<'_>, at: Position) -> Flow {
+///         self.0 = at;
+///         Flow::Continue
+///     }
+/// }
+/// let mut last = Last(Position::default());
+/// Scanner::new(Limits::new()).scan_slice(b"{\n  \"k\": true\n}", &mut last).unwrap();
+/// assert_eq!(last.0, Position { offset: 14, line: 3, column: 1 });
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Position {
     /// 0-based byte offset.
@@ -130,6 +239,13 @@ pub struct Position {
 impl Position {
     /// The position of byte `offset` in input without line breaks (line 1, column
     /// `offset + 1`): what a sink that is only given an offset assumes.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Position;
+    /// let p = Position::on_one_line(9);
+    /// assert_eq!((p.offset, p.line, p.column), (9, 1, 10));
+    /// ```
     #[must_use]
     pub const fn on_one_line(offset: u64) -> Position {
         Position {
@@ -148,6 +264,15 @@ impl<F: FnMut(Event<'_>, u64) -> Flow> Sink for F {
 }
 
 /// A sink that ignores every event (for checking well-formedness and limits only).
+///
+/// # Example
+/// ```
+/// use jsongate::{ErrorKind, Ignore, Limits, Outcome, Scanner};
+/// let mut s = Scanner::new(Limits::new().max_depth(2));
+/// assert_eq!(s.scan_slice(b"[[1]]", &mut Ignore).unwrap(), Outcome::Complete);
+/// let err = s.scan_slice(b"[[[1]]]", &mut Ignore).unwrap_err();
+/// assert!(matches!(err.kind(), ErrorKind::TooDeep { .. }));
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Ignore;
 
@@ -164,6 +289,15 @@ impl Sink for Ignore {
 }
 
 /// How a scan ended without an error.
+///
+/// # Example
+/// ```
+/// use jsongate::{Event, Flow, Ignore, Limits, Outcome, Scanner};
+/// let mut s = Scanner::new(Limits::new());
+/// assert_eq!(s.scan_slice(b"[true]", &mut Ignore).unwrap(), Outcome::Complete);
+/// let mut first = |_: Event<'_>, _: u64| Flow::Stop;
+/// assert_eq!(s.scan_slice(b"[true]", &mut first).unwrap(), Outcome::Stopped);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// The document is one complete, valid JSON value within the limits.
@@ -305,6 +439,14 @@ pub struct Scanner {
 
 impl Scanner {
     /// A scanner enforcing `limits`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Ignore, Limits, Scanner};
+    /// let mut s = Scanner::new(Limits::new().max_bytes(8));
+    /// assert!(s.scan_slice(b"[1,2,3]", &mut Ignore).is_ok());
+    /// assert!(s.scan_slice(b"[1,2,3,4]", &mut Ignore).is_err());
+    /// ```
     pub fn new(limits: Limits) -> Self {
         Scanner {
             limits,
@@ -328,11 +470,31 @@ impl Scanner {
     }
 
     /// The limits this scanner enforces.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Limits, Scanner};
+    /// let s = Scanner::new(Limits::new().max_depth(16));
+    /// assert_eq!(s.limits().get_max_depth(), 16);
+    /// ```
     pub fn limits(&self) -> &Limits {
         &self.limits
     }
 
     /// Prepares the scanner for a new document, keeping its buffers (no allocation).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Ignore, Limits, Outcome, Scanner};
+    /// let mut s = Scanner::new(Limits::new());
+    /// // A broken document leaves the scanner failed until it is reset.
+    /// assert!(s.feed(b"[1,", &mut Ignore).is_ok());
+    /// assert!(s.feed(b"]", &mut Ignore).is_err());
+    /// assert!(s.feed(b"2]", &mut Ignore).is_err());
+    /// s.reset();
+    /// s.feed(b"[2]", &mut Ignore).unwrap();
+    /// assert_eq!(s.finish(&mut Ignore).unwrap(), Outcome::Complete);
+    /// ```
     pub fn reset(&mut self) {
         self.state = State::Value(Slot::Top);
         self.stack.clear();
@@ -351,11 +513,28 @@ impl Scanner {
     /// the byte that decided it, except [`ErrorKind::TooLarge`], after which it is exactly the
     /// limit (the byte past it is never consumed); after a stop, up to the end of the token
     /// that caused it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Ignore, Limits, Scanner};
+    /// let mut s = Scanner::new(Limits::new());
+    /// // The error is decided at the `x`: nothing after it counts as read.
+    /// assert!(s.scan_slice(b"[1, x, 2, 3]", &mut Ignore).is_err());
+    /// assert_eq!(s.bytes_read(), 5);
+    /// ```
     pub fn bytes_read(&self) -> u64 {
         self.offset
     }
 
     /// Current nesting depth (0 at top level).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Ignore, Limits, Scanner};
+    /// let mut s = Scanner::new(Limits::new());
+    /// s.feed(br#"{"a":[[1"#, &mut Ignore).unwrap();
+    /// assert_eq!(s.depth(), 3);
+    /// ```
     pub fn depth(&self) -> usize {
         self.stack.len()
     }
@@ -366,6 +545,25 @@ impl Scanner {
     /// # Errors
     /// The first syntax, encoding, duplicate-name or limit violation; the same error is
     /// returned again by every later call.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Event, Flow, Limits, Outcome, Scanner};
+    /// // A string cut across chunks arrives whole, as one event.
+    /// let mut strings = Vec::new();
+    /// let mut sink = |ev: Event<'_>, _: u64| {
+    ///     if let Event::String(s) = ev {
+    ///         strings.push(s.to_owned());
+    ///     }
+    ///     Flow::Continue
+    /// };
+    /// let mut s = Scanner::new(Limits::new());
+    /// for chunk in [&b"[\"spl"[..], b"it\", 1", b"0]"] {
+    ///     assert_eq!(s.feed(chunk, &mut sink).unwrap(), Flow::Continue);
+    /// }
+    /// assert_eq!(s.finish(&mut sink).unwrap(), Outcome::Complete);
+    /// assert_eq!(strings, ["split"]);
+    /// ```
     pub fn feed<S: Sink + ?Sized>(&mut self, chunk: &[u8], sink: &mut S) -> Result<Flow, Error> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -402,6 +600,30 @@ impl Scanner {
     /// # Errors
     /// [`Syntax::UnexpectedEnd`] (or the number's error) if the document is incomplete; any
     /// earlier error again.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Event, Flow, Ignore, Limits, Scanner, Syntax, ErrorKind};
+    /// let mut s = Scanner::new(Limits::new());
+    /// // A top-level number ends only at the end of input: `finish` delivers it.
+    /// let mut last = String::new();
+    /// let mut sink = |ev: Event<'_>, _: u64| {
+    ///     if let Event::Number(n) = ev {
+    ///         last = n.as_str().to_owned();
+    ///     }
+    ///     Flow::Continue
+    /// };
+    /// s.feed(b"12", &mut sink).unwrap();
+    /// s.feed(b"34", &mut sink).unwrap();
+    /// s.finish(&mut sink).unwrap();
+    /// assert_eq!(last, "1234");
+    /// // An unclosed document is an error at its end.
+    /// s.reset();
+    /// s.feed(b"[1", &mut Ignore).unwrap();
+    /// let err = s.finish(&mut Ignore).unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::Syntax(Syntax::UnexpectedEnd));
+    /// assert_eq!(err.offset(), 2);
+    /// ```
     pub fn finish<S: Sink + ?Sized>(&mut self, sink: &mut S) -> Result<Outcome, Error> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -451,6 +673,15 @@ impl Scanner {
 
     /// 1-based line and column of `offset`, for an offset at or after the start of the
     /// current line (any token the scanner has just delivered qualifies).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Ignore, Limits, Scanner};
+    /// let mut s = Scanner::new(Limits::new());
+    /// s.feed(b"[\n  1,\n  2", &mut Ignore).unwrap();
+    /// // The `2` is byte 9: line 3, column 3.
+    /// assert_eq!(s.line_column(9), (3, 3));
+    /// ```
     pub fn line_column(&self, offset: u64) -> (u64, u64) {
         (self.line, offset.saturating_sub(self.line_start) + 1)
     }

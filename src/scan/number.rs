@@ -23,6 +23,14 @@ use crate::error::Syntax;
 pub struct Number<'a>(pub(super) &'a str);
 
 /// Why a [`Number`] could not be converted.
+///
+/// # Example
+/// ```
+/// use jsongate::{Number, NumberError};
+/// let n = Number::parse("3.25").unwrap();
+/// assert_eq!(n.as_u64(), Err(NumberError::NotAnInteger));
+/// assert_eq!(NumberError::NotAnInteger.to_string(), "number is not an integer");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum NumberError {
@@ -45,6 +53,15 @@ impl std::error::Error for NumberError {}
 
 impl<'a> Number<'a> {
     /// Checks `text` against the JSON number grammar; `None` if it is not a JSON number.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Number;
+    /// assert_eq!(Number::parse("-0.5e+3").map(|n| n.as_str()), Some("-0.5e+3"));
+    /// assert!(Number::parse("+1").is_none());
+    /// assert!(Number::parse(".5").is_none());
+    /// assert!(Number::parse("1.").is_none());
+    /// ```
     pub fn parse(text: &'a str) -> Option<Self> {
         let mut st = NumState::Start;
         for &b in text.as_bytes() {
@@ -57,16 +74,41 @@ impl<'a> Number<'a> {
     }
 
     /// The number's text, exactly as in the input.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Number;
+    /// // The text is kept exactly: no rounding, no normalisation.
+    /// let n = Number::parse("1.000000000000000000001").unwrap();
+    /// assert_eq!(n.as_str(), "1.000000000000000000001");
+    /// ```
     pub fn as_str(&self) -> &'a str {
         self.0
     }
 
     /// Whether the text has neither a fraction nor an exponent.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::Number;
+    /// assert!(Number::parse("-12").unwrap().is_integer());
+    /// // Textual: `1.0` and `1e2` have integer values but are not integer literals.
+    /// assert!(!Number::parse("1.0").unwrap().is_integer());
+    /// assert!(!Number::parse("1e2").unwrap().is_integer());
+    /// ```
     pub fn is_integer(&self) -> bool {
         !self.0.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
     }
 
     /// The value as `i64`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Number, NumberError};
+    /// assert_eq!(Number::parse("-9223372036854775808").unwrap().as_i64(), Ok(i64::MIN));
+    /// let over = Number::parse("9223372036854775808").unwrap();
+    /// assert_eq!(over.as_i64(), Err(NumberError::OutOfRange));
+    /// ```
     pub fn as_i64(&self) -> Result<i64, NumberError> {
         if !self.is_integer() {
             return Err(NumberError::NotAnInteger);
@@ -75,6 +117,14 @@ impl<'a> Number<'a> {
     }
 
     /// The value as `u64` (negative values are out of range; `-0` is 0).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Number, NumberError};
+    /// assert_eq!(Number::parse("18446744073709551615").unwrap().as_u64(), Ok(u64::MAX));
+    /// assert_eq!(Number::parse("-0").unwrap().as_u64(), Ok(0));
+    /// assert_eq!(Number::parse("-1").unwrap().as_u64(), Err(NumberError::OutOfRange));
+    /// ```
     pub fn as_u64(&self) -> Result<u64, NumberError> {
         if !self.is_integer() {
             return Err(NumberError::NotAnInteger);
@@ -86,6 +136,13 @@ impl<'a> Number<'a> {
     }
 
     /// The nearest `f64`; `OutOfRange` when the magnitude overflows to infinity.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Number, NumberError};
+    /// assert_eq!(Number::parse("2.5e-1").unwrap().as_f64(), Ok(0.25));
+    /// assert_eq!(Number::parse("1e400").unwrap().as_f64(), Err(NumberError::OutOfRange));
+    /// ```
     pub fn as_f64(&self) -> Result<f64, NumberError> {
         match self.as_str().parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(v),

@@ -11,6 +11,16 @@ use super::{Flow, Outcome, Scanner, Sink};
 use crate::error::{Error, ErrorKind};
 
 /// Size of the chunks the reader adapter reads.
+///
+/// # Example
+/// ```
+/// use jsongate::{Ignore, Limits, Scanner, READ_CHUNK};
+/// // A reader that yields at most READ_CHUNK bytes per call is read to the end.
+/// let doc = format!("[{}0]", "0,".repeat(READ_CHUNK));
+/// let mut s = Scanner::new(Limits::new().max_bytes(1 << 20));
+/// s.scan_read(doc.as_bytes(), &mut Ignore).unwrap();
+/// assert_eq!(s.bytes_read(), doc.len() as u64);
+/// ```
 pub const READ_CHUNK: usize = 64 * 1024;
 
 impl Scanner {
@@ -44,6 +54,19 @@ impl Scanner {
     /// # Errors
     /// The first violation in the document, or [`ErrorKind::Io`] if reading fails (its
     /// offset is the number of bytes read before the failure).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{ErrorKind, Ignore, Limits, Outcome, Scanner};
+    /// let mut s = Scanner::new(Limits::new());
+    /// let file: &[u8] = b"{\"ok\": true}";
+    /// assert_eq!(s.scan_read(file, &mut Ignore).unwrap(), Outcome::Complete);
+    /// // Reading stops at the limit: the rest of an oversized stream is never read.
+    /// let mut s = Scanner::new(Limits::new().max_bytes(4));
+    /// let endless = std::io::repeat(b' ');
+    /// let err = s.scan_read(endless, &mut Ignore).unwrap_err();
+    /// assert!(matches!(err.kind(), ErrorKind::TooLarge { limit: 4 }));
+    /// ```
     pub fn scan_read<R: Read, S: Sink + ?Sized>(
         &mut self,
         mut reader: R,
