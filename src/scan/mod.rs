@@ -324,11 +324,18 @@ fn skip_spaces(buf: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// What the grammar expects next.
+/// What the grammar expects next: one flat list (the four places a value can go are states
+/// of their own), so that the grammar loop dispatches with one table lookup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
-    /// A value (where it goes is in the slot).
-    Value(Slot),
+    /// The top-level value.
+    Top,
+    /// A member's value (after the colon).
+    Member,
+    /// After `[`: an item or `]`.
+    ItemFirst,
+    /// After `,` in an array: an item.
+    ItemNext,
     /// After `{`: a name or `}`.
     ObjectFirst,
     /// After `,` in an object: a name.
@@ -345,14 +352,6 @@ enum State {
     /// Inside a literal split across chunks (which one and how many bytes matched in
     /// `Scanner::lit`).
     Lit,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Slot {
-    Top,
-    Member,
-    ArrayFirst,
-    ArrayNext,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -450,7 +449,7 @@ impl Scanner {
     pub fn new(limits: Limits) -> Self {
         Scanner {
             limits,
-            state: State::Value(Slot::Top),
+            state: State::Top,
             stack: Vec::new(),
             names: names::Names::new(),
             scratch: simd::Utf8Buf::default(),
@@ -496,7 +495,7 @@ impl Scanner {
     /// assert_eq!(s.finish(&mut Ignore).unwrap(), Outcome::Complete);
     /// ```
     pub fn reset(&mut self) {
-        self.state = State::Value(Slot::Top);
+        self.state = State::Top;
         self.stack.clear();
         self.scratch.clear();
         self.str_state = StrState::default();
@@ -647,7 +646,7 @@ impl Scanner {
                     Err(self.error(ErrorKind::Syntax(Syntax::InvalidNumber), at, None))
                 }
             }
-            State::Value(Slot::Top) => {
+            State::Top => {
                 Err(self.error(ErrorKind::Syntax(Syntax::ExpectedValue), at, None))
             }
             _ => Err(self.error(ErrorKind::Syntax(Syntax::UnexpectedEnd), at, None)),
@@ -721,6 +720,10 @@ impl Scanner {
 
     #[inline]
     fn skip_ws(&mut self, buf: &[u8], mut i: usize, base: u64) -> usize {
+        // Compact text: a token right here, nothing to skip.
+        if buf.get(i).is_some_and(|&b| b > b' ') {
+            return i;
+        }
         while let Some(&b) = buf.get(i) {
             match b {
                 b' ' => i = skip_spaces(buf, i + 1),
@@ -811,16 +814,16 @@ impl Scanner {
         }
         loop {
             match state {
-                State::Value(slot) => {
+                State::Top | State::Member | State::ItemFirst | State::ItemNext => {
                     i = self.skip_ws(buf, i, base);
                     let Some(&b) = buf.get(i) else { break };
                     let at = base + i as u64;
-                    if b == b']' && slot == Slot::ArrayFirst {
+                    if b == b']' && state == State::ItemFirst {
                         state = self.close();
                         emit!(Event::EndArray, at, i + 1);
                         continue;
                     }
-                    if matches!(slot, Slot::ArrayFirst | Slot::ArrayNext) {
+                    if matches!(state, State::ItemFirst | State::ItemNext) {
                         if b == b']' {
                             bail!(ErrorKind::Syntax(Syntax::TrailingComma), i);
                         }
@@ -834,7 +837,7 @@ impl Scanner {
                         }
                         b'[' => {
                             self.open(false, at)?;
-                            state = State::Value(Slot::ArrayFirst);
+                            state = State::ItemFirst;
                             emit!(Event::BeginArray, at, i + 1);
                         }
                         b'"' => {
@@ -921,7 +924,7 @@ impl Scanner {
                         }
                         (b',', false) => {
                             top.open = false;
-                            state = State::Value(Slot::ArrayNext);
+                            state = State::ItemNext;
                             i += 1;
                         }
                         (b'}', true) => {
@@ -964,7 +967,7 @@ impl Scanner {
                                     // Compact text: the colon right after the name.
                                     if buf.get(i) == Some(&b':') {
                                         i += 1;
-                                        state = State::Value(Slot::Member);
+                                        state = State::Member;
                                     }
                                 }
                             }
@@ -988,7 +991,7 @@ impl Scanner {
                         bail!(ErrorKind::Syntax(Syntax::ExpectedColon), i);
                     }
                     i += 1;
-                    state = State::Value(Slot::Member);
+                    state = State::Member;
                 }
                 State::Str => {
                     let name = self.str_state.name;
