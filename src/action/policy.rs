@@ -204,7 +204,11 @@ pub struct RateState {
 
 impl Default for RateState {
     fn default() -> RateState {
-        RateState::with_store(Arc::new(MemoryStore::new()))
+        RateState {
+            store: Arc::new(MemoryStore::new()),
+            scope: String::new(),
+            on_error: OnStateError::Deny,
+        }
     }
 }
 
@@ -232,13 +236,14 @@ impl RateState {
     /// ```
     /// use jsongate::action::RateState;
     /// use jsongate::state::OnStateError;
-    /// assert_eq!(RateState::new().on_error(), OnStateError::Deny);
+    /// assert_eq!(RateState::new().get_on_state_error(), OnStateError::Deny);
     /// ```
     pub fn new() -> RateState {
         RateState::default()
     }
 
-    /// Counts in `store`.
+    /// Counts in `store`, which a file or Redis store shares with other processes. Default:
+    /// this process's memory ([`MemoryStore`]).
     ///
     /// # Example
     /// ```
@@ -247,15 +252,14 @@ impl RateState {
     /// use jsongate::state::FileStore;
     /// let dir = tempfile::tempdir().unwrap();
     /// // Counted in a state file: every process on the host shares the limits.
-    /// let rate = RateState::with_store(Arc::new(FileStore::new(&dir.path().join("state"))));
+    /// let rate = RateState::new().store(Arc::new(FileStore::new(&dir.path().join("state"))));
+    /// assert!(rate.get_store().describe().starts_with("file"));
     /// assert!(!rate.read_only(0));
     /// ```
-    pub fn with_store(store: Arc<dyn Store>) -> RateState {
-        RateState {
-            store,
-            scope: String::new(),
-            on_error: OnStateError::Deny,
-        }
+    #[must_use]
+    pub fn store(mut self, store: Arc<dyn Store>) -> RateState {
+        self.store = store;
+        self
     }
 
     /// Counts under `scope` (a tenant or session), apart from other scopes in the same
@@ -270,8 +274,8 @@ impl RateState {
     ///     "rate_limit":{"calls":1,"window_seconds":60}}}}"#)?;
     /// let call = Call::parse(br#"{"tool":"t"}"#, p.limits())?;
     /// let store = Arc::new(MemoryStore::new());
-    /// let a = RateState::with_store(store.clone()).scope("tenant-a");
-    /// let b = RateState::with_store(store).scope("tenant-b");
+    /// let a = RateState::new().store(store.clone()).scope("tenant-a");
+    /// let b = RateState::new().store(store).scope("tenant-b");
     /// let g = Grants::new(Vec::<String>::new());
     /// assert_eq!(p.decide(&call, &g, &a, 0).reason(), Reason::Ok);
     /// assert_eq!(p.decide(&call, &g, &b, 0).reason(), Reason::Ok); // a count of its own
@@ -284,14 +288,14 @@ impl RateState {
         self
     }
 
-    /// What a decision does when the store fails (default [`OnStateError::Deny`]).
+    /// What a decision does when the store fails. Default: [`OnStateError::Deny`].
     ///
     /// # Example
     /// ```
     /// use jsongate::action::RateState;
     /// use jsongate::state::OnStateError;
     /// let rate = RateState::new().on_state_error(OnStateError::Allow);
-    /// assert_eq!(rate.on_error(), OnStateError::Allow);
+    /// assert_eq!(rate.get_on_state_error(), OnStateError::Allow);
     /// ```
     #[must_use]
     pub fn on_state_error(mut self, on: OnStateError) -> RateState {
@@ -299,27 +303,26 @@ impl RateState {
         self
     }
 
-    /// The store.
+    /// The value set by [`store`](Self::store).
     ///
     /// # Example
     /// ```
     /// use jsongate::action::RateState;
-    /// assert!(!RateState::new().store().describe().is_empty());
+    /// assert_eq!(RateState::new().get_store().describe(), "memory");
     /// ```
-    pub fn store(&self) -> &Arc<dyn Store> {
+    pub fn get_store(&self) -> &Arc<dyn Store> {
         &self.store
     }
 
-    /// What a decision does when the store fails.
+    /// The value set by [`on_state_error`](Self::on_state_error).
     ///
     /// # Example
     /// ```
     /// use jsongate::action::RateState;
     /// use jsongate::state::OnStateError;
-    /// assert_eq!(RateState::new().on_error().as_str(), "deny");
-    /// let _ = OnStateError::Allow;
+    /// assert_eq!(RateState::new().get_on_state_error(), OnStateError::Deny);
     /// ```
-    pub fn on_error(&self) -> OnStateError {
+    pub fn get_on_state_error(&self) -> OnStateError {
         self.on_error
     }
 
@@ -747,7 +750,7 @@ impl Policy {
             }
             let so_far = Decision::from_facts(facts.clone());
             if let (Some(plan), Verdict::Allow | Verdict::Ask) = (&session.plan, so_far.verdict()) {
-                match plan.admit(rate.store().as_ref(), &call.tool, now_ms) {
+                match plan.admit(rate.get_store().as_ref(), &call.tool, now_ms) {
                     Ok(true) => {}
                     Ok(false) => facts.outside_plan = true,
                     Err(e) => failed(&mut facts, &e),

@@ -269,7 +269,7 @@ impl Alerts {
 
     /// Replaces the breaker's state backend (the policy stays).
     #[must_use]
-    pub fn with_state(mut self, state: Box<dyn BreakerState>) -> Alerts {
+    pub fn breaker_state(mut self, state: Box<dyn BreakerState>) -> Alerts {
         if let Some((_, s)) = &mut self.breaker {
             *s = state;
         }

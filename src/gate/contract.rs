@@ -414,7 +414,7 @@ impl Contract {
         crate::pointer::push_name(&mut own, name);
         match sc.fields().find(|(p, _)| *p == own) {
             Some((_, a)) => a == Action::Drop,
-            None => sc.fallback() == Action::Drop,
+            None => sc.get_default_action() == Action::Drop,
         }
     }
 }

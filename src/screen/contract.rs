@@ -166,19 +166,19 @@ impl ScreenContract {
     /// ```
     /// use jsongate::screen::{Action, ScreenContract};
     /// let c = ScreenContract::new();
-    /// assert_eq!(c.fallback(), Action::Flag);
+    /// assert_eq!(c.get_default_action(), Action::Flag);
     /// assert_eq!(c.fields().count(), 0);
     /// ```
     pub fn new() -> ScreenContract {
         ScreenContract::default()
     }
 
-    /// The action for findings under no listed field.
+    /// The action for findings under no listed field. Default: [`Action::Flag`].
     ///
     /// # Example
     /// ```
     /// use jsongate::screen::{Action, ScreenContract};
-    /// assert_eq!(ScreenContract::new().default_action(Action::Drop).fallback(), Action::Drop);
+    /// assert_eq!(ScreenContract::new().default_action(Action::Drop).get_default_action(), Action::Drop);
     /// ```
     #[must_use]
     pub fn default_action(mut self, action: Action) -> ScreenContract {
@@ -228,14 +228,15 @@ impl ScreenContract {
         self.fields.iter().map(|(p, a)| (p.as_str(), *a))
     }
 
-    /// The action for findings under no listed field.
+    /// The value set by [`default_action`](Self::default_action): the action for findings
+    /// under no listed field.
     ///
     /// # Example
     /// ```
     /// use jsongate::screen::{Action, ScreenContract};
-    /// assert_eq!(ScreenContract::new().fallback(), Action::Flag);
+    /// assert_eq!(ScreenContract::new().get_default_action(), Action::Flag);
     /// ```
-    pub fn fallback(&self) -> Action {
+    pub fn get_default_action(&self) -> Action {
         self.default
     }
 
@@ -259,7 +260,7 @@ impl ScreenContract {
     /// ```
     /// use jsongate::screen::{Action, ScreenContract};
     /// let c = ScreenContract::from_slice(br#"{"screen":1,"default":"reject","fields":{"/notes":"drop"}}"#)?;
-    /// assert_eq!((c.fallback(), c.action_for("/notes/0").1), (Action::Reject, Action::Drop));
+    /// assert_eq!((c.get_default_action(), c.action_for("/notes/0").1), (Action::Reject, Action::Drop));
     /// assert!(ScreenContract::from_slice(br#"{"screen":1,"default":"explode"}"#).is_err());
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```

@@ -148,7 +148,7 @@ impl std::error::Error for StateError {}
 /// use jsongate::state::OnStateError;
 /// // A deployment that prefers availability: a failed store skips the rate check.
 /// let rate = RateState::new().on_state_error(OnStateError::Allow);
-/// assert_eq!(rate.on_error(), OnStateError::Allow);
+/// assert_eq!(rate.get_on_state_error(), OnStateError::Allow);
 /// assert_eq!(OnStateError::default(), OnStateError::Deny);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
