@@ -35,6 +35,20 @@ use crate::state::{MemoryStore, OnStateError, StateError, StateErrorKind, Store}
 use crate::{Limits, Schema, Validator};
 
 /// The JSON Schema of policy files (format 1).
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Policy, POLICY_SCHEMA};
+/// use jsongate::{Limits, Schema, Validator};
+/// let schema = Schema::compile(POLICY_SCHEMA.as_bytes())?;
+/// let policy = br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":[]}}}"#;
+/// assert!(Validator::new(&schema).validate_slice(policy, Limits::new()).is_ok());
+/// assert!(Policy::from_slice(policy).is_ok());
+/// let unknown = br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":[],"sudo":true}}}"#;
+/// assert!(Validator::new(&schema).validate_slice(unknown, Limits::new()).is_err());
+/// assert!(Policy::from_slice(unknown).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const POLICY_SCHEMA: &str = include_str!("policy.schema.json");
 
 static POLICY: Shipped = Shipped::new("policy", "the policy schema", POLICY_SCHEMA);
@@ -44,6 +58,22 @@ fn err(msg: impl Into<String>) -> ConfigError {
 }
 
 /// What happens to calls past a tool's rate limit.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Call, Grants, PastLimit, Policy, RateState, Reason};
+/// let p = Policy::from_slice(br#"{"policy":1,"tools":{
+///     "write":{"arguments":true,"requires":[],"rate_limit":{"calls":1,"window_seconds":60,"past_limit":"read_only"}},
+///     "read":{"arguments":true,"requires":[],"read_only":true}}}"#)?;
+/// assert_eq!(p.tool("write").unwrap().rate_limit.unwrap().past_limit, PastLimit::ReadOnly);
+/// let (g, rate) = (Grants::new(Vec::<String>::new()), RateState::new());
+/// let write = Call::parse(br#"{"tool":"write"}"#, p.limits())?;
+/// let read = Call::parse(br#"{"tool":"read"}"#, p.limits())?;
+/// assert_eq!(p.decide(&write, &g, &rate, 0).reason(), Reason::Ok);
+/// assert_eq!(p.decide(&write, &g, &rate, 1).reason(), Reason::RateLimited); // past the limit...
+/// assert_eq!(p.decide(&read, &g, &rate, 2).reason(), Reason::Ok); // ...read-only tools still run
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PastLimit {
     /// The call is denied (`rate_limited`).
@@ -54,6 +84,16 @@ pub enum PastLimit {
 }
 
 /// Calls per window for one tool.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{PastLimit, Policy, RateLimit};
+/// let p = Policy::from_slice(br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":[],
+///     "rate_limit":{"calls":10,"window_seconds":60}}}}"#)?;
+/// let limit = p.tool("search").unwrap().rate_limit;
+/// assert_eq!(limit, Some(RateLimit { calls: 10, window_ms: 60_000, past_limit: PastLimit::Deny }));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateLimit {
     /// Calls admitted per window.
@@ -65,6 +105,16 @@ pub struct RateLimit {
 }
 
 /// One allowlisted tool, compiled.
+///
+/// # Example
+/// ```
+/// use jsongate::action::Policy;
+/// let p = Policy::from_slice(br#"{"policy":1,"tools":{"delete":{"arguments":true,"requires":["admin"],"ask":true}}}"#)?;
+/// let t = p.tool("delete").unwrap();
+/// assert_eq!(t.requires, ["admin"]);
+/// assert!(t.ask && !t.read_only && t.rate_limit.is_none() && t.rules.is_empty());
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct ToolPolicy {
     schema: Schema,
@@ -713,6 +763,22 @@ impl Policy {
     /// Decides one call at time `now_ms` (milliseconds, the caller's clock). The rate state
     /// records the call only when every earlier check passed; a store that fails decides as
     /// the rate state's [`OnStateError`] says, and the decision records the failure.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Call, Grants, Policy, RateState, Reason, Verdict};
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"send":{"requires":["mail"],
+    ///     "arguments":{"type":"object","properties":{"to":{"type":"string"}},"required":["to"]}}}}"#)?;
+    /// let rate = RateState::new();
+    /// let call = Call::parse(br#"{"tool":"send","arguments":{"to":"ops@example.com"}}"#, p.limits())?;
+    /// assert_eq!(p.decide(&call, &Grants::new(["mail"]), &rate, 0).verdict(), Verdict::Allow);
+    /// assert_eq!(p.decide(&call, &Grants::new(Vec::<String>::new()), &rate, 0).reason(), Reason::GrantMissing);
+    /// let bad = Call::parse(br#"{"tool":"send","arguments":{}}"#, p.limits())?;
+    /// assert_eq!(p.decide(&bad, &Grants::new(["mail"]), &rate, 0).reason(), Reason::ArgumentsInvalid);
+    /// let unknown = Call::parse(br#"{"tool":"rm"}"#, p.limits())?;
+    /// assert_eq!(p.decide(&unknown, &Grants::new(["mail"]), &rate, 0).reason(), Reason::ToolNotAllowlisted);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn decide(&self, call: &Call, session: &Grants, rate: &RateState, now_ms: u64) -> Decision {
         let mut facts = Facts {
             tool: call.tool.clone(),
