@@ -48,9 +48,7 @@ use std::fmt;
 use std::io::Read;
 use std::time::Instant;
 
-pub use alerts::{
-    Alerts, Block, BreakerPolicy, BreakerState, Hook, Raised, StoreBreaker, ALERTS_SCHEMA,
-};
+pub use alerts::{Alerts, Block, BreakerPolicy, BreakerState, Raised, StoreBreaker, ALERTS_SCHEMA};
 pub use audit::{AuditError, AuditRecord};
 pub use command::{LineError, LineFormat, LinePattern, LineType, PatternError};
 pub use contract::{Contract, CONTRACT_SCHEMA};
@@ -847,6 +845,21 @@ impl<'g> Session<'g> {
     ///
     /// # Errors
     /// As [`Gate::run_slice`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"ok":{"pointer":"/ok"}}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// let mut s = gate.session(); // reused: its validators are reset, not rebuilt
+    /// for (i, body) in [&br#"{"ok":true}"#[..], b"[1]"].into_iter().enumerate() {
+    ///     let d = s.run_read(std::io::Cursor::new(body), &Request::new(&format!("r-{i}"), Context::new())).unwrap();
+    ///     assert_eq!(d.audit.accepted, i == 0);
+    /// }
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn run_read<R: Read>(
         &mut self,
         reader: R,
