@@ -54,7 +54,8 @@ use crate::Limits;
 /// use jsongate::mcp::http::SESSION_HEADER;
 /// // The client echoes the id the front end issued at `initialize` on every later request.
 /// let name = http::HeaderName::from_static(SESSION_HEADER);
-/// assert_eq!(name, "Mcp-Session-Id".to_ascii_lowercase());
+/// assert_eq!(name, "mcp-session-id"); // what clients send as `Mcp-Session-Id`
+/// assert_eq!(http::HeaderName::try_from("Mcp-Session-Id").unwrap(), name);
 /// ```
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The protocol version header.

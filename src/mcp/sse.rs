@@ -13,15 +13,9 @@
 /// # Example
 /// ```
 /// use jsongate::mcp::sse::{parse_all, SseEvent};
-/// let events = parse_all(b"id: 7
-/// event: message
-/// data: {"a":
-/// data: 1}
-///
-/// ", 1024);
+/// let events = parse_all(b"id: 7\nevent: message\ndata: {\"a\":\ndata: 1}\n\n", 1024);
 /// assert_eq!(events, [SseEvent { id: Some("7".into()), event: Some("message".into()),
-///     data: b"{"a":
-/// 1}".to_vec(), over_limit: false }]);
+///     data: b"{\"a\":\n1}".to_vec(), over_limit: false }]);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SseEvent {
@@ -43,12 +37,7 @@ pub struct SseEvent {
 /// let mut p = SseParser::new(1 << 20);
 /// let mut data = Vec::new();
 /// // Any split, even inside a `\r\n`.
-/// for piece in [&b"data: one
-/// "[..], b"
-///
-/// data: t", b"wo
-///
-/// "] {
+/// for piece in [&b"data: one\r"[..], b"\n\r\ndata: t", b"wo\n\n"] {
 ///     p.feed(piece, &mut |e| data.push(String::from_utf8(e.data).unwrap()));
 /// }
 /// assert_eq!(data, ["one", "two"]);
@@ -73,9 +62,7 @@ impl SseParser {
     /// use jsongate::mcp::sse::SseParser;
     /// let mut p = SseParser::new(4);
     /// let mut got = Vec::new();
-    /// p.feed(b"data: 12345678
-    ///
-    /// ", &mut |e| got.push(e));
+    /// p.feed(b"data: 12345678\n\n", &mut |e| got.push(e));
     /// assert!(got[0].over_limit); // past the bound: marked, and only 4 + 1 bytes kept
     /// assert_eq!(got[0].data, b"12345");
     /// ```
@@ -97,13 +84,9 @@ impl SseParser {
     /// use jsongate::mcp::sse::SseParser;
     /// let mut p = SseParser::new(1024);
     /// let mut n = 0;
-    /// p.feed(b": a comment
-    /// retry: 10
-    /// data: x
-    /// ", &mut |_| n += 1);
+    /// p.feed(b": a comment\nretry: 10\ndata: x\n", &mut |_| n += 1);
     /// assert_eq!(n, 0); // not ended by a blank line yet
-    /// p.feed(b"
-    /// ", &mut |_| n += 1);
+    /// p.feed(b"\n", &mut |_| n += 1);
     /// assert_eq!(n, 1);
     /// ```
     pub fn feed(&mut self, mut bytes: &[u8], on_event: &mut dyn FnMut(SseEvent)) {
@@ -146,9 +129,7 @@ impl SseParser {
     /// let mut n = 0;
     /// p.feed(b"data: cut off", &mut |_| n += 1);
     /// p.finish(); // the stream ended mid-event: the event is dropped
-    /// p.feed(b"
-    ///
-    /// ", &mut |_| n += 1);
+    /// p.feed(b"\n\n", &mut |_| n += 1);
     /// assert_eq!(n, 0);
     /// ```
     pub fn finish(&mut self) {
@@ -232,11 +213,7 @@ impl SseParser {
 /// # Example
 /// ```
 /// use jsongate::mcp::sse::parse_all;
-/// let events = parse_all(b"data: a
-///
-/// data: b
-///
-/// data: unfinished", 64);
+/// let events = parse_all(b"data: a\n\ndata: b\r\n\r\ndata: unfinished", 64);
 /// assert_eq!(events.iter().map(|e| e.data.as_slice()).collect::<Vec<_>>(), [b"a", b"b"]);
 /// ```
 pub fn parse_all(input: &[u8], max_event_bytes: usize) -> Vec<SseEvent> {

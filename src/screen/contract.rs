@@ -63,6 +63,20 @@ impl Action {
 }
 
 /// The JSON Schema of screening contracts.
+///
+/// # Example
+/// ```
+/// use jsongate::screen::{ScreenContract, SCREEN_CONTRACT_SCHEMA};
+/// use jsongate::{Limits, Schema, Validator};
+/// let schema = Schema::compile(SCREEN_CONTRACT_SCHEMA.as_bytes())?;
+/// let contract = br#"{"screen":1,"default":"drop","classes":["override","exfiltration"]}"#;
+/// assert!(Validator::new(&schema).validate_slice(contract, Limits::new()).is_ok());
+/// assert!(ScreenContract::from_slice(contract).is_ok());
+/// let bad_class = br#"{"screen":1,"classes":["profanity"]}"#;
+/// assert!(Validator::new(&schema).validate_slice(bad_class, Limits::new()).is_err());
+/// assert!(ScreenContract::from_slice(bad_class).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const SCREEN_CONTRACT_SCHEMA: &str = r#"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "urn:jsongate:screen:1",

@@ -371,6 +371,15 @@ struct Pool {
 }
 
 /// State in a Redis server, shared by every replica that names it.
+///
+/// # Example
+/// ```
+/// use jsongate::state::{RedisConfig, RedisStore, StateErrorKind, Store};
+/// let store = RedisStore::new(RedisConfig::new("127.0.0.1:1").prefix("gw1:")); // nothing listens there
+/// assert_eq!(store.describe(), "redis:127.0.0.1:1");
+/// // An unreachable server is an error of the operation, never a silent empty answer.
+/// assert_eq!(store.get("k", 0).unwrap_err().kind(), StateErrorKind::Unavailable);
+/// ```
 pub struct RedisStore {
     config: RedisConfig,
     pool: Mutex<Pool>,
@@ -582,6 +591,26 @@ impl RedisStore {
     ///
     /// # Errors
     /// The server cannot be reached or answers wrongly.
+    ///
+    /// # Example
+    /// ```
+    /// use std::io::{Read, Write};
+    /// use jsongate::state::{RedisConfig, RedisStore};
+    /// // A stand-in server that answers one `TIME` (seconds, microseconds).
+    /// let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let server = std::thread::spawn(move || {
+    ///     let (mut c, _) = listener.accept().unwrap();
+    ///     let mut buf = [0; 64];
+    ///     let n = c.read(&mut buf).unwrap();
+    ///     assert!(buf[..n].ends_with(b"TIME\r\n"));
+    ///     c.write_all(b"*2\r\n$10\r\n1714564800\r\n$6\r\n250000\r\n").unwrap();
+    /// });
+    /// let store = RedisStore::new(RedisConfig::new(addr.to_string()));
+    /// assert_eq!(store.server_time_ms()?, 1_714_564_800_250);
+    /// server.join().unwrap();
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     pub fn server_time_ms(&self) -> Result<u64, StateError> {
         match self.call(&[b"TIME"])? {
             Reply::Array(a) if a.len() == 2 => {
