@@ -82,6 +82,8 @@ use economy::Fit;
 /// assert_eq!(req.get_attempt().map(|(n, _)| n), Some(2));
 /// ```
 #[derive(Clone, Debug)]
+// `request_id` is the name the envelope, the audit record and `Debug` use.
+#[allow(clippy::struct_field_names)]
 pub struct Request {
     request_id: String,
     context: Context,
