@@ -53,7 +53,7 @@ fn state(c: &mut Criterion) {
     let mut group = c.benchmark_group("state/decide");
     group.throughput(Throughput::Elements(1));
     for (name, store) in &stores {
-        let rate = RateState::with_store(Arc::clone(store));
+        let rate = RateState::new().store(Arc::clone(store));
         assert_eq!(
             policy.decide(&call, &session, &rate, now_ms()).reason(),
             Reason::Ok
@@ -67,7 +67,7 @@ fn state(c: &mut Criterion) {
     let mut group = c.benchmark_group("state/decide_4_threads");
     group.throughput(Throughput::Elements(400));
     for (name, store) in &stores {
-        let rate = RateState::with_store(Arc::clone(store));
+        let rate = RateState::new().store(Arc::clone(store));
         group.bench_function(*name, |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;

@@ -21,9 +21,36 @@ use crate::state::{StateError, StateErrorKind, Store};
 use crate::Limits;
 
 /// How often [`Approval::wait`] looks for an answer.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::action::{Approval, ApprovalOutcome, Call, APPROVAL_POLL};
+/// use jsongate::state::MemoryStore;
+/// assert_eq!(APPROVAL_POLL, Duration::from_millis(50));
+/// // `wait` looks for an answer every APPROVAL_POLL; with no time to wait it looks once.
+/// let store = MemoryStore::new();
+/// let call = Call::parse(br#"{"tool":"send_mail","arguments":{"to":"a@example.com"}}"#, jsongate::Limits::new())?;
+/// let a = Approval::request(&store, &call, 60_000, 0)?;
+/// assert_eq!(a.wait(&store, Duration::ZERO, || 0)?, ApprovalOutcome::TimedOut);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const APPROVAL_POLL: Duration = Duration::from_millis(50);
 
 /// The SHA-256 (hex) of a call's tool and compact arguments: what an approval is bound to.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{arguments_digest, Call};
+/// use jsongate::Limits;
+/// let a = Call::parse(br#"{"tool":"send","arguments":{"to":"a"}}"#, Limits::new())?;
+/// let same = Call::parse(br#"{"tool":"send","arguments":{ "to" : "a" }}"#, Limits::new())?;
+/// let other = Call::parse(br#"{"tool":"send","arguments":{"to":"b"}}"#, Limits::new())?;
+/// assert_eq!(arguments_digest(&a).len(), 64);
+/// assert_eq!(arguments_digest(&a), arguments_digest(&same)); // compact arguments: spacing does not count
+/// assert_ne!(arguments_digest(&a), arguments_digest(&other));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub fn arguments_digest(call: &Call) -> String {
     let mut h = Sha256::new();
     h.update(call.tool.as_bytes());
@@ -36,6 +63,18 @@ pub fn arguments_digest(call: &Call) -> String {
 }
 
 /// One approval asked for.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{arguments_digest, Approval, Call};
+/// use jsongate::state::MemoryStore;
+/// let store = MemoryStore::new();
+/// let call = Call::parse(br#"{"tool":"delete_repo","arguments":{"name":"demo"}}"#, jsongate::Limits::new())?;
+/// let a = Approval::request(&store, &call, 60_000, 0)?;
+/// assert_eq!(a.id.len(), 32);
+/// assert_eq!((a.tool.as_str(), a.arguments_sha256.clone()), ("delete_repo", arguments_digest(&call)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Approval {
     /// The id the operator answers (32 hex digits).
@@ -47,6 +86,18 @@ pub struct Approval {
 }
 
 /// How an approval ended.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Approval, ApprovalOutcome, Call};
+/// use jsongate::state::MemoryStore;
+/// let store = MemoryStore::new();
+/// let call = Call::parse(br#"{"tool":"send","arguments":{}}"#, jsongate::Limits::new())?;
+/// let a = Approval::request(&store, &call, 60_000, 0)?;
+/// Approval::answer(&store, &a.id, false, 60_000, 0)?; // the operator refuses
+/// assert_eq!(a.poll(&store, 0)?, Some(ApprovalOutcome::Refused));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ApprovalOutcome {
     /// Approved, for these exact arguments.
@@ -61,6 +112,13 @@ pub enum ApprovalOutcome {
 
 impl ApprovalOutcome {
     /// `granted`, `refused`, `mismatch` or `timed_out`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::ApprovalOutcome;
+    /// assert_eq!(ApprovalOutcome::Granted.as_str(), "granted");
+    /// assert_eq!(ApprovalOutcome::TimedOut.as_str(), "timed_out");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             ApprovalOutcome::Granted => "granted",
@@ -129,6 +187,18 @@ impl Approval {
     }
 
     /// The record as one JSON line (`{"id","tool","arguments_sha256"}`), for the operator.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Approval, Call};
+    /// use jsongate::state::MemoryStore;
+    /// let call = Call::parse(br#"{"tool":"send","arguments":{}}"#, jsongate::Limits::new())?;
+    /// let a = Approval::request(&MemoryStore::new(), &call, 60_000, 0)?;
+    /// let line = a.to_json();
+    /// assert!(line.starts_with(&format!(r#"{{"id":"{}","tool":"send","arguments_sha256":""#, a.id)));
+    /// assert!(!line.contains("granted"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn to_json(&self) -> String {
         self.record(None)
     }
@@ -137,6 +207,19 @@ impl Approval {
     ///
     /// # Errors
     /// The store failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Approval, Call};
+    /// use jsongate::state::{MemoryStore, Store};
+    /// let store = MemoryStore::new();
+    /// let call = Call::parse(br#"{"tool":"send","arguments":{"to":"ops"}}"#, jsongate::Limits::new())?;
+    /// let a = Approval::request(&store, &call, 60_000, 1_000)?;
+    /// // Pending under `approval:ID` until answered or expired.
+    /// assert!(store.get(&format!("approval:{}", a.id), 1_000)?.is_some());
+    /// assert!(store.get(&format!("approval:{}", a.id), 61_000)?.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn request(
         store: &dyn Store,
         call: &Call,
@@ -168,6 +251,19 @@ impl Approval {
     ///
     /// # Errors
     /// The store failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Approval, Call};
+    /// use jsongate::state::MemoryStore;
+    /// let store = MemoryStore::new();
+    /// let call = Call::parse(br#"{"tool":"send","arguments":{}}"#, jsongate::Limits::new())?;
+    /// let a = Approval::request(&store, &call, 60_000, 0)?;
+    /// assert_eq!(Approval::answer(&store, &a.id, true, 60_000, 0)?, Some(a.clone()));
+    /// assert_eq!(Approval::answer(&store, &a.id, true, 60_000, 0)?, None); // answered once only
+    /// assert_eq!(Approval::answer(&store, "no-such-id", true, 60_000, 0)?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn answer(
         store: &dyn Store,
         id: &str,
@@ -198,6 +294,20 @@ impl Approval {
     ///
     /// # Errors
     /// The store failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Approval, ApprovalOutcome, Call};
+    /// use jsongate::state::MemoryStore;
+    /// let store = MemoryStore::new();
+    /// let call = Call::parse(br#"{"tool":"send","arguments":{}}"#, jsongate::Limits::new())?;
+    /// let a = Approval::request(&store, &call, 60_000, 0)?;
+    /// assert_eq!(a.poll(&store, 0)?, None); // nobody answered yet
+    /// Approval::answer(&store, &a.id, true, 60_000, 0)?;
+    /// assert_eq!(a.poll(&store, 0)?, Some(ApprovalOutcome::Granted));
+    /// assert_eq!(a.poll(&store, 0)?, None); // the answer is single use
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn poll(
         &self,
         store: &dyn Store,
@@ -219,6 +329,18 @@ impl Approval {
     ///
     /// # Errors
     /// The store failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Approval, ApprovalOutcome, Call};
+    /// use jsongate::state::MemoryStore;
+    /// let store = MemoryStore::new();
+    /// let call = Call::parse(br#"{"tool":"send","arguments":{}}"#, jsongate::Limits::new())?;
+    /// let a = Approval::request(&store, &call, 60_000, 0)?;
+    /// assert_eq!(a.withdraw(&store, 0)?, ApprovalOutcome::TimedOut);
+    /// assert_eq!(Approval::answer(&store, &a.id, true, 60_000, 0)?, None); // too late to answer
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn withdraw(&self, store: &dyn Store, now_ms: u64) -> Result<ApprovalOutcome, StateError> {
         if store
             .take(&format!("approval:{}", self.id), now_ms)?
@@ -236,6 +358,19 @@ impl Approval {
     ///
     /// # Errors
     /// The store failed.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::action::{Approval, ApprovalOutcome, Call};
+    /// use jsongate::state::MemoryStore;
+    /// let store = MemoryStore::new();
+    /// let call = Call::parse(br#"{"tool":"send","arguments":{}}"#, jsongate::Limits::new())?;
+    /// let a = Approval::request(&store, &call, 60_000, 0)?;
+    /// Approval::answer(&store, &a.id, true, 60_000, 0)?; // answered before the wait: no sleeping
+    /// assert_eq!(a.wait(&store, Duration::from_secs(30), || 0)?, ApprovalOutcome::Granted);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn wait(
         &self,
         store: &dyn Store,

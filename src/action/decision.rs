@@ -17,6 +17,19 @@ use crate::json::{write_string, Value};
 use super::rules::RuleFailure;
 
 /// The JSON Schema every decision record satisfies (also used to read received records).
+///
+/// # Example
+/// ```
+/// use jsongate::action::{validate_record, DECISION_SCHEMA};
+/// use jsongate::{Limits, Schema, Validator};
+/// assert!(DECISION_SCHEMA.contains(r#""$id": "urn:jsongate:decision:1""#));
+/// // Any JSON Schema validator can check records against it; validate_record does just that.
+/// let schema = Schema::compile(DECISION_SCHEMA.as_bytes())?;
+/// let record = br#"{"tool":"t","argumentsValid":true,"toolAllowed":true,"grant":[],"required":[],"decision":"allow","reason":"ok"}"#;
+/// assert!(Validator::new(&schema).validate_slice(record, Limits::new()).is_ok());
+/// assert!(validate_record(record).is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const DECISION_SCHEMA: &str = include_str!("decision.schema.json");
 
 /// `allow`, `deny` or `ask` (a person decides).
@@ -422,6 +435,16 @@ impl Decision {
 }
 
 /// A decision record received from elsewhere: what it claims, not a [`Decision`].
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Claim, Reason, Verdict};
+/// let claim = Claim::parse(br#"{"tool":"send","argumentsValid":true,"toolAllowed":true,
+///     "grant":["mail"],"required":["mail"],"decision":"allow","reason":"ok"}"#)?;
+/// assert_eq!((claim.tool.as_str(), claim.verdict, claim.reason), ("send", Verdict::Allow, Reason::Ok));
+/// assert_eq!(claim.grant, ["mail"]);
+/// # Ok::<(), jsongate::action::ClaimError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Claim {
     /// The tool.
@@ -441,6 +464,14 @@ pub struct Claim {
 }
 
 /// A received record that is not a decision record at all.
+///
+/// # Example
+/// ```
+/// use jsongate::action::Claim;
+/// let err = Claim::parse(br#"{"tool":"send"}"#).unwrap_err();
+/// assert!(err.0.starts_with("decision record does not satisfy the decision schema"), "{err}");
+/// assert_eq!(err.to_string(), err.0);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClaimError(pub String);
 
@@ -458,6 +489,15 @@ static DECISION: Shipped = Shipped::new("decision record", "the decision schema"
 ///
 /// # Errors
 /// A message saying why it is not a decision record.
+///
+/// # Example
+/// ```
+/// use jsongate::action::validate_record;
+/// let ok = br#"{"tool":"t","argumentsValid":false,"toolAllowed":true,"grant":[],"required":[],"decision":"deny","reason":"arguments_invalid"}"#;
+/// assert!(validate_record(ok).is_ok());
+/// assert!(validate_record(br#"{"tool":"t","decision":"allow"}"#).is_err());
+/// assert!(validate_record(b"not json").is_err());
+/// ```
 pub fn validate_record(record: &[u8]) -> Result<(), ClaimError> {
     config::check(record, &DECISION).map_err(|e| ClaimError(e.to_string()))
 }
@@ -468,6 +508,16 @@ impl Claim {
     ///
     /// # Errors
     /// The bytes are not a decision record.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Claim, Verdict};
+    /// let claim = Claim::parse(br#"{"tool":"t","argumentsValid":true,"toolAllowed":true,"grant":[],"required":[],"decision":"ask","reason":"needs_approval"}"#)?;
+    /// assert_eq!(claim.verdict, Verdict::Ask);
+    /// // A record that allows for a reason other than `ok` is not a decision record.
+    /// assert!(Claim::parse(br#"{"tool":"t","argumentsValid":true,"toolAllowed":true,"grant":[],"required":[],"decision":"allow","reason":"rate_limited"}"#).is_err());
+    /// # Ok::<(), jsongate::action::ClaimError>(())
+    /// ```
     pub fn parse(record: &[u8]) -> Result<Claim, ClaimError> {
         let v = config::load(record, &DECISION).map_err(|e| ClaimError(e.to_string()))?;
         let s = |k| v.get(k).and_then(Value::as_str).unwrap_or_default();

@@ -22,12 +22,51 @@ use crate::json::{ConfigError, Value};
 use crate::state::{StateError, Store};
 
 /// The JSON Schema of plan files (format 1).
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Plan, Policy, PLAN_SCHEMA};
+/// use jsongate::{Limits, Schema, Validator};
+/// assert!(PLAN_SCHEMA.contains(r#""$id": "urn:jsongate:plan:1""#));
+/// let schema = Schema::compile(PLAN_SCHEMA.as_bytes())?;
+/// let plan = br#"{"plan":1,"task":"triage-7","steps":[{"tool":"read"}]}"#;
+/// assert!(Validator::new(&schema).validate_slice(plan, Limits::new()).is_ok());
+/// let policy = Policy::from_slice(br#"{"policy":1,"tools":{"read":{"arguments":true,"requires":[]}}}"#)?;
+/// assert!(Plan::from_slice(plan, &policy).is_ok());
+/// assert!(Plan::from_slice(br#"{"plan":1,"task":"t","steps":[]}"#, &policy).is_err()); // minItems 1
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const PLAN_SCHEMA: &str = include_str!("plan.schema.json");
 
 /// Default time a task's counts and order are kept: one day.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Call, Grants, Plan, Policy, RateState, Reason, DEFAULT_PLAN_TTL_MS};
+/// assert_eq!(DEFAULT_PLAN_TTL_MS, 24 * 60 * 60 * 1000);
+/// let policy = Policy::from_slice(br#"{"policy":1,"tools":{"read":{"arguments":true,"requires":[]}}}"#)?;
+/// // No `ttl_seconds`: the task's count is kept for a day, then forgotten.
+/// let plan = Plan::from_slice(br#"{"plan":1,"task":"t1","steps":[{"tool":"read","max_calls":1}]}"#, &policy)?;
+/// let (g, rate) = (Grants::new(Vec::<String>::new()).plan(plan), RateState::new());
+/// let call = Call::parse(br#"{"tool":"read"}"#, policy.limits())?;
+/// assert_eq!(policy.decide(&call, &g, &rate, 0).reason(), Reason::Ok);
+/// assert_eq!(policy.decide(&call, &g, &rate, 1).reason(), Reason::OutsidePlan);
+/// assert_eq!(policy.decide(&call, &g, &rate, DEFAULT_PLAN_TTL_MS + 1).reason(), Reason::Ok);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_PLAN_TTL_MS: u64 = 86_400_000;
 
 /// One step of a plan.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Plan, PlanStep, Policy};
+/// let policy = Policy::from_slice(br#"{"policy":1,"tools":{"read":{"arguments":true,"requires":[]},"send":{"arguments":true,"requires":[]}}}"#)?;
+/// let plan = Plan::from_slice(br#"{"plan":1,"task":"t","steps":[{"tool":"read"},{"tool":"send","max_calls":1}]}"#, &policy)?;
+/// assert_eq!(plan.steps()[0], PlanStep { tool: "read".into(), max_calls: None });
+/// assert_eq!(plan.steps()[1].max_calls, Some(1));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlanStep {
     /// The tool.
@@ -37,6 +76,20 @@ pub struct PlanStep {
 }
 
 /// A compiled plan.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Call, Grants, Plan, Policy, RateState, Reason};
+/// let policy = Policy::from_slice(br#"{"policy":1,"tools":{"read":{"arguments":true,"requires":[]},"send":{"arguments":true,"requires":[]}}}"#)?;
+/// // Ordered: once `send` is called, `read` is outside the plan.
+/// let plan = Plan::from_slice(br#"{"plan":1,"task":"t","ordered":true,"steps":[{"tool":"read"},{"tool":"send"}]}"#, &policy)?;
+/// let (g, rate) = (Grants::new(Vec::<String>::new()).plan(plan), RateState::new());
+/// let call = |t: &str| Call::parse(format!(r#"{{"tool":"{t}"}}"#).as_bytes(), policy.limits());
+/// assert_eq!(policy.decide(&call("read")?, &g, &rate, 0).reason(), Reason::Ok);
+/// assert_eq!(policy.decide(&call("send")?, &g, &rate, 0).reason(), Reason::Ok);
+/// assert_eq!(policy.decide(&call("read")?, &g, &rate, 0).reason(), Reason::OutsidePlan);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
     task: String,
@@ -56,6 +109,18 @@ impl Plan {
     ///
     /// # Errors
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Plan, Policy};
+    /// let policy = Policy::from_slice(br#"{"policy":1,"tools":{"read":{"arguments":true,"requires":[]}}}"#)?;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("plan.json");
+    /// std::fs::write(&path, br#"{"plan":1,"task":"t1","steps":[{"tool":"read"}]}"#).unwrap();
+    /// assert_eq!(Plan::from_file(&path, &policy)?.task(), "t1");
+    /// assert!(Plan::from_file(&dir.path().join("missing.json"), &policy).is_err());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn from_file(path: &Path, policy: &Policy) -> Result<Plan, ConfigError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ConfigError::read(format_args!("plan '{}'", path.display()), &e))?;
@@ -129,16 +194,44 @@ impl Plan {
     }
 
     /// The task id.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Plan, Policy};
+    /// let policy = Policy::from_slice(br#"{"policy":1,"tools":{"read":{"arguments":true,"requires":[]}}}"#)?;
+    /// let plan = Plan::from_slice(br#"{"plan":1,"task":"triage-42","steps":[{"tool":"read"}]}"#, &policy)?;
+    /// assert_eq!(plan.task(), "triage-42");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn task(&self) -> &str {
         &self.task
     }
 
     /// The steps, in order.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Plan, Policy};
+    /// let policy = Policy::from_slice(br#"{"policy":1,"tools":{"a":{"arguments":true,"requires":[]},"b":{"arguments":true,"requires":[]}}}"#)?;
+    /// let plan = Plan::from_slice(br#"{"plan":1,"task":"t","steps":[{"tool":"b"},{"tool":"a"}]}"#, &policy)?;
+    /// assert_eq!(plan.steps().iter().map(|s| s.tool.as_str()).collect::<Vec<_>>(), ["b", "a"]);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn steps(&self) -> &[PlanStep] {
         &self.steps
     }
 
     /// Whether steps are taken in order.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Plan, Policy};
+    /// let policy = Policy::from_slice(br#"{"policy":1,"tools":{"a":{"arguments":true,"requires":[]}}}"#)?;
+    /// let plan = |o: &str| Plan::from_slice(format!(r#"{{"plan":1,"task":"t",{o}"steps":[{{"tool":"a"}}]}}"#).as_bytes(), &policy);
+    /// assert!(!plan("")?.ordered()); // unordered unless the plan says so
+    /// assert!(plan(r#""ordered":true,"#)?.ordered());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn ordered(&self) -> bool {
         self.ordered
     }

@@ -35,6 +35,20 @@ use crate::state::{MemoryStore, OnStateError, StateError, StateErrorKind, Store}
 use crate::{Limits, Schema, Validator};
 
 /// The JSON Schema of policy files (format 1).
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Policy, POLICY_SCHEMA};
+/// use jsongate::{Limits, Schema, Validator};
+/// let schema = Schema::compile(POLICY_SCHEMA.as_bytes())?;
+/// let policy = br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":[]}}}"#;
+/// assert!(Validator::new(&schema).validate_slice(policy, Limits::new()).is_ok());
+/// assert!(Policy::from_slice(policy).is_ok());
+/// let unknown = br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":[],"sudo":true}}}"#;
+/// assert!(Validator::new(&schema).validate_slice(unknown, Limits::new()).is_err());
+/// assert!(Policy::from_slice(unknown).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const POLICY_SCHEMA: &str = include_str!("policy.schema.json");
 
 static POLICY: Shipped = Shipped::new("policy", "the policy schema", POLICY_SCHEMA);
@@ -44,6 +58,22 @@ fn err(msg: impl Into<String>) -> ConfigError {
 }
 
 /// What happens to calls past a tool's rate limit.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Call, Grants, PastLimit, Policy, RateState, Reason};
+/// let p = Policy::from_slice(br#"{"policy":1,"tools":{
+///     "write":{"arguments":true,"requires":[],"rate_limit":{"calls":1,"window_seconds":60,"past_limit":"read_only"}},
+///     "read":{"arguments":true,"requires":[],"read_only":true}}}"#)?;
+/// assert_eq!(p.tool("write").unwrap().rate_limit.unwrap().past_limit, PastLimit::ReadOnly);
+/// let (g, rate) = (Grants::new(Vec::<String>::new()), RateState::new());
+/// let write = Call::parse(br#"{"tool":"write"}"#, p.limits())?;
+/// let read = Call::parse(br#"{"tool":"read"}"#, p.limits())?;
+/// assert_eq!(p.decide(&write, &g, &rate, 0).reason(), Reason::Ok);
+/// assert_eq!(p.decide(&write, &g, &rate, 1).reason(), Reason::RateLimited); // past the limit...
+/// assert_eq!(p.decide(&read, &g, &rate, 2).reason(), Reason::Ok); // ...read-only tools still run
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PastLimit {
     /// The call is denied (`rate_limited`).
@@ -54,6 +84,16 @@ pub enum PastLimit {
 }
 
 /// Calls per window for one tool.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{PastLimit, Policy, RateLimit};
+/// let p = Policy::from_slice(br#"{"policy":1,"tools":{"search":{"arguments":true,"requires":[],
+///     "rate_limit":{"calls":10,"window_seconds":60}}}}"#)?;
+/// let limit = p.tool("search").unwrap().rate_limit;
+/// assert_eq!(limit, Some(RateLimit { calls: 10, window_ms: 60_000, past_limit: PastLimit::Deny }));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateLimit {
     /// Calls admitted per window.
@@ -65,6 +105,16 @@ pub struct RateLimit {
 }
 
 /// One allowlisted tool, compiled.
+///
+/// # Example
+/// ```
+/// use jsongate::action::Policy;
+/// let p = Policy::from_slice(br#"{"policy":1,"tools":{"delete":{"arguments":true,"requires":["admin"],"ask":true}}}"#)?;
+/// let t = p.tool("delete").unwrap();
+/// assert_eq!(t.requires, ["admin"]);
+/// assert!(t.ask && !t.read_only && t.rate_limit.is_none() && t.rules.is_empty());
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct ToolPolicy {
     schema: Schema,
@@ -204,7 +254,11 @@ pub struct RateState {
 
 impl Default for RateState {
     fn default() -> RateState {
-        RateState::with_store(Arc::new(MemoryStore::new()))
+        RateState {
+            store: Arc::new(MemoryStore::new()),
+            scope: String::new(),
+            on_error: OnStateError::Deny,
+        }
     }
 }
 
@@ -232,13 +286,14 @@ impl RateState {
     /// ```
     /// use jsongate::action::RateState;
     /// use jsongate::state::OnStateError;
-    /// assert_eq!(RateState::new().on_error(), OnStateError::Deny);
+    /// assert_eq!(RateState::new().get_on_state_error(), OnStateError::Deny);
     /// ```
     pub fn new() -> RateState {
         RateState::default()
     }
 
-    /// Counts in `store`.
+    /// Counts in `store`, which a file or Redis store shares with other processes. Default:
+    /// this process's memory ([`MemoryStore`]).
     ///
     /// # Example
     /// ```
@@ -247,15 +302,14 @@ impl RateState {
     /// use jsongate::state::FileStore;
     /// let dir = tempfile::tempdir().unwrap();
     /// // Counted in a state file: every process on the host shares the limits.
-    /// let rate = RateState::with_store(Arc::new(FileStore::new(&dir.path().join("state"))));
+    /// let rate = RateState::new().store(Arc::new(FileStore::new(&dir.path().join("state"))));
+    /// assert!(rate.get_store().describe().starts_with("file"));
     /// assert!(!rate.read_only(0));
     /// ```
-    pub fn with_store(store: Arc<dyn Store>) -> RateState {
-        RateState {
-            store,
-            scope: String::new(),
-            on_error: OnStateError::Deny,
-        }
+    #[must_use]
+    pub fn store(mut self, store: Arc<dyn Store>) -> RateState {
+        self.store = store;
+        self
     }
 
     /// Counts under `scope` (a tenant or session), apart from other scopes in the same
@@ -270,8 +324,8 @@ impl RateState {
     ///     "rate_limit":{"calls":1,"window_seconds":60}}}}"#)?;
     /// let call = Call::parse(br#"{"tool":"t"}"#, p.limits())?;
     /// let store = Arc::new(MemoryStore::new());
-    /// let a = RateState::with_store(store.clone()).scope("tenant-a");
-    /// let b = RateState::with_store(store).scope("tenant-b");
+    /// let a = RateState::new().store(store.clone()).scope("tenant-a");
+    /// let b = RateState::new().store(store).scope("tenant-b");
     /// let g = Grants::new(Vec::<String>::new());
     /// assert_eq!(p.decide(&call, &g, &a, 0).reason(), Reason::Ok);
     /// assert_eq!(p.decide(&call, &g, &b, 0).reason(), Reason::Ok); // a count of its own
@@ -284,14 +338,14 @@ impl RateState {
         self
     }
 
-    /// What a decision does when the store fails (default [`OnStateError::Deny`]).
+    /// What a decision does when the store fails. Default: [`OnStateError::Deny`].
     ///
     /// # Example
     /// ```
     /// use jsongate::action::RateState;
     /// use jsongate::state::OnStateError;
     /// let rate = RateState::new().on_state_error(OnStateError::Allow);
-    /// assert_eq!(rate.on_error(), OnStateError::Allow);
+    /// assert_eq!(rate.get_on_state_error(), OnStateError::Allow);
     /// ```
     #[must_use]
     pub fn on_state_error(mut self, on: OnStateError) -> RateState {
@@ -299,27 +353,26 @@ impl RateState {
         self
     }
 
-    /// The store.
+    /// The value set by [`store`](Self::store).
     ///
     /// # Example
     /// ```
     /// use jsongate::action::RateState;
-    /// assert!(!RateState::new().store().describe().is_empty());
+    /// assert_eq!(RateState::new().get_store().describe(), "memory");
     /// ```
-    pub fn store(&self) -> &Arc<dyn Store> {
+    pub fn get_store(&self) -> &Arc<dyn Store> {
         &self.store
     }
 
-    /// What a decision does when the store fails.
+    /// The value set by [`on_state_error`](Self::on_state_error).
     ///
     /// # Example
     /// ```
     /// use jsongate::action::RateState;
     /// use jsongate::state::OnStateError;
-    /// assert_eq!(RateState::new().on_error().as_str(), "deny");
-    /// let _ = OnStateError::Allow;
+    /// assert_eq!(RateState::new().get_on_state_error(), OnStateError::Deny);
     /// ```
-    pub fn on_error(&self) -> OnStateError {
+    pub fn get_on_state_error(&self) -> OnStateError {
         self.on_error
     }
 
@@ -710,6 +763,22 @@ impl Policy {
     /// Decides one call at time `now_ms` (milliseconds, the caller's clock). The rate state
     /// records the call only when every earlier check passed; a store that fails decides as
     /// the rate state's [`OnStateError`] says, and the decision records the failure.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Call, Grants, Policy, RateState, Reason, Verdict};
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"send":{"requires":["mail"],
+    ///     "arguments":{"type":"object","properties":{"to":{"type":"string"}},"required":["to"]}}}}"#)?;
+    /// let rate = RateState::new();
+    /// let call = Call::parse(br#"{"tool":"send","arguments":{"to":"ops@example.com"}}"#, p.limits())?;
+    /// assert_eq!(p.decide(&call, &Grants::new(["mail"]), &rate, 0).verdict(), Verdict::Allow);
+    /// assert_eq!(p.decide(&call, &Grants::new(Vec::<String>::new()), &rate, 0).reason(), Reason::GrantMissing);
+    /// let bad = Call::parse(br#"{"tool":"send","arguments":{}}"#, p.limits())?;
+    /// assert_eq!(p.decide(&bad, &Grants::new(["mail"]), &rate, 0).reason(), Reason::ArgumentsInvalid);
+    /// let unknown = Call::parse(br#"{"tool":"rm"}"#, p.limits())?;
+    /// assert_eq!(p.decide(&unknown, &Grants::new(["mail"]), &rate, 0).reason(), Reason::ToolNotAllowlisted);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn decide(&self, call: &Call, session: &Grants, rate: &RateState, now_ms: u64) -> Decision {
         let mut facts = Facts {
             tool: call.tool.clone(),
@@ -747,7 +816,7 @@ impl Policy {
             }
             let so_far = Decision::from_facts(facts.clone());
             if let (Some(plan), Verdict::Allow | Verdict::Ask) = (&session.plan, so_far.verdict()) {
-                match plan.admit(rate.store().as_ref(), &call.tool, now_ms) {
+                match plan.admit(rate.get_store().as_ref(), &call.tool, now_ms) {
                     Ok(true) => {}
                     Ok(false) => facts.outside_plan = true,
                     Err(e) => failed(&mut facts, &e),

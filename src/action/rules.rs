@@ -14,6 +14,18 @@ use super::Reason;
 use crate::json::Value;
 
 /// One semantic rule on the value at `pointer` in the arguments.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Reason, Rule};
+/// use jsongate::json::Value;
+/// use jsongate::Limits;
+/// let rule = Rule::Url { pointer: "/url".into(), hosts: vec!["*.example.com".into()] };
+/// let args = |s: &str| Value::parse(s.as_bytes(), Limits::new()).unwrap();
+/// assert!(rule.check(&args(r#"{"url":"https://docs.example.com/a"}"#), None).is_ok());
+/// let err = rule.check(&args(r#"{"url":"http://docs.example.com/a"}"#), None).unwrap_err();
+/// assert_eq!((err.reason, err.rule), (Reason::HostNotAllowed, "url"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Rule {
     /// The string is a path that stays inside the workspace root.
@@ -63,6 +75,17 @@ pub enum Rule {
 
 /// What the session says about its caller, for [`Rule::EqualsContext`] and
 /// [`Rule::InContextList`]: each key holds a list of values.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{CallerContext, Rule};
+/// use jsongate::json::Value;
+/// let ctx = CallerContext::new().with("project", "p-1").with("project", "p-2");
+/// let rule = Rule::InContextList { pointer: "/project".into(), key: "project".into() };
+/// let args = Value::parse(br#"{"project":"p-2"}"#, jsongate::Limits::new()).unwrap();
+/// assert!(rule.check_in(&args, None, &ctx).is_ok());
+/// assert!(rule.check_in(&args, None, &CallerContext::new()).is_err());
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CallerContext {
     entries: Vec<(String, Vec<String>)>,
@@ -70,11 +93,26 @@ pub struct CallerContext {
 
 impl CallerContext {
     /// No values.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::CallerContext;
+    /// assert!(CallerContext::new().get("account_id").is_empty());
+    /// assert_eq!(CallerContext::new(), CallerContext::default());
+    /// ```
     pub fn new() -> CallerContext {
         CallerContext::default()
     }
 
     /// Adds `value` to `key`'s list.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::CallerContext;
+    /// let ctx = CallerContext::new().with("project", "a").with("project", "b").with("account_id", "u-9");
+    /// assert_eq!(ctx.get("project"), ["a", "b"]); // a second value is added, not replaced
+    /// assert_eq!(ctx.get("account_id"), ["u-9"]);
+    /// ```
     #[must_use]
     pub fn with(mut self, key: &str, value: &str) -> CallerContext {
         match self.entries.iter_mut().find(|(k, _)| k == key) {
@@ -85,6 +123,14 @@ impl CallerContext {
     }
 
     /// The values under `key` (empty when it has none).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::CallerContext;
+    /// let ctx = CallerContext::new().with("account_id", "u-9");
+    /// assert_eq!(ctx.get("account_id"), ["u-9"]);
+    /// assert!(ctx.get("project").is_empty());
+    /// ```
     pub fn get(&self, key: &str) -> &[String] {
         self.entries
             .iter()
@@ -94,6 +140,16 @@ impl CallerContext {
 }
 
 /// A rule that did not hold.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Reason, Rule, RuleFailure};
+/// use jsongate::json::Value;
+/// let rule = Rule::MaxLength { pointer: "/title".into(), max_chars: 5 };
+/// let args = Value::parse(br#"{"title":"far too long"}"#, jsongate::Limits::new()).unwrap();
+/// assert_eq!(rule.check(&args, None), Err(RuleFailure {
+///     reason: Reason::FieldTooLong, rule: "max_length", pointer: "/title".into() }));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuleFailure {
     /// The decision reason it maps to.
@@ -106,6 +162,12 @@ pub struct RuleFailure {
 
 impl Rule {
     /// The pointer the rule reads.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Rule;
+    /// assert_eq!(Rule::Path { pointer: "/file".into() }.pointer(), "/file");
+    /// ```
     pub fn pointer(&self) -> &str {
         match self {
             Rule::Path { pointer }
@@ -118,6 +180,13 @@ impl Rule {
     }
 
     /// The rule's name as the policy spells it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Rule;
+    /// assert_eq!(Rule::Forbid { pointer: "/q".into(), substrings: vec![] }.name(), "forbid");
+    /// assert_eq!(Rule::EqualsContext { pointer: "/a".into(), key: "a".into() }.name(), "equals_context");
+    /// ```
     pub fn name(&self) -> &'static str {
         match self {
             Rule::Path { .. } => "path",
@@ -146,12 +215,38 @@ impl Rule {
     /// `workspace` is the canonical workspace root, when paths are checked against the
     /// file system. Context rules see an empty context here, so they fail; see
     /// [`check_in`](Self::check_in).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Reason, Rule};
+    /// use jsongate::json::Value;
+    /// let rule = Rule::Path { pointer: "/file".into() };
+    /// let args = |s: &str| Value::parse(s.as_bytes(), jsongate::Limits::new()).unwrap();
+    /// assert!(rule.check(&args(r#"{"file":"src/lib.rs"}"#), None).is_ok());
+    /// assert_eq!(rule.check(&args(r#"{"file":"../etc/passwd"}"#), None).unwrap_err().reason, Reason::PathEscape);
+    /// assert!(rule.check(&args(r#"{"other":1}"#), None).is_ok()); // absent: the schema decides
+    /// assert!(rule.check(&args(r#"{"file":7}"#), None).is_err()); // not a string
+    /// assert!(rule.check(&args(r#"["src/lib.rs"]"#), None).is_err()); // not an object
+    /// ```
     pub fn check(&self, args: &Value, workspace: Option<&Path>) -> Result<(), RuleFailure> {
         self.check_in(args, workspace, &CallerContext::new())
     }
 
     /// As [`check`](Self::check), with the session's context for the context rules. For
     /// those, an absent value fails too: a value bound to the caller must be there.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{CallerContext, Rule};
+    /// use jsongate::json::Value;
+    /// let rule = Rule::EqualsContext { pointer: "/account".into(), key: "account_id".into() };
+    /// let ctx = CallerContext::new().with("account_id", "1042");
+    /// let args = |s: &str| Value::parse(s.as_bytes(), jsongate::Limits::new()).unwrap();
+    /// assert!(rule.check_in(&args(r#"{"account":"1042"}"#), None, &ctx).is_ok());
+    /// assert!(rule.check_in(&args(r#"{"account":1042}"#), None, &ctx).is_ok()); // an integer by its text
+    /// assert!(rule.check_in(&args(r#"{"account":"7"}"#), None, &ctx).is_err());
+    /// assert!(rule.check_in(&args("{}"), None, &ctx).is_err()); // a context value must be there
+    /// ```
     pub fn check_in(
         &self,
         args: &Value,
@@ -235,6 +330,17 @@ impl Rule {
 /// Percent-encoding is not decoded: `%2e%2e` is a name. With `workspace` (canonical), each
 /// existing prefix of each reading is resolved on the file system, so a symlink pointing
 /// outside is an escape even when the text looks inside.
+///
+/// # Example
+/// ```
+/// use jsongate::action::path_contained;
+/// assert!(path_contained("docs/readme.md", None));
+/// assert!(path_contained("a/../b", None));
+/// assert!(!path_contained("a/../../b", None));
+/// assert!(!path_contained("C:\\Windows", None));
+/// assert!(!path_contained("reports/NUL.txt", None));
+/// assert!(!path_contained("/etc/passwd", None)); // absolute: only under a workspace
+/// ```
 pub fn path_contained(path: &str, workspace: Option<&Path>) -> bool {
     if path.is_empty() || path.contains('\0') || path.starts_with('~') {
         return false;
@@ -367,6 +473,17 @@ fn resolves_inside(root: &Path, rel: &[&str]) -> bool {
 ///
 /// Refused: other schemes, user info (`user@host`), backslashes, whitespace and control
 /// characters anywhere, percent-encoding or a trailing dot in the host, an empty host.
+///
+/// # Example
+/// ```
+/// use jsongate::action::url_allowed;
+/// let hosts = ["api.example.com".to_owned(), "*.cdn.example.com".to_owned()];
+/// assert!(url_allowed("https://api.example.com/v1?q=1", &hosts));
+/// assert!(url_allowed("https://img.cdn.example.com/a.png", &hosts));
+/// assert!(!url_allowed("https://cdn.example.com/", &hosts)); // `*.` admits subdomains only
+/// assert!(!url_allowed("http://api.example.com/", &hosts));
+/// assert!(!url_allowed("https://user@api.example.com/", &hosts));
+/// ```
 pub fn url_allowed(url: &str, hosts: &[String]) -> bool {
     if url
         .chars()

@@ -280,7 +280,8 @@ impl StateArgs {
             Some("allow") => OnStateError::Allow,
             _ => OnStateError::Deny,
         };
-        Ok(jsongate::action::RateState::with_store(self.store()?)
+        Ok(jsongate::action::RateState::new()
+            .store(self.store()?)
             .on_state_error(on)
             .scope(self.scope.as_deref().unwrap_or("")))
     }

@@ -194,7 +194,7 @@ fn await_approval(
     secs: u64,
 ) -> (jsongate::action::Decision, String) {
     use jsongate::action::{Approval, ApprovalOutcome};
-    let store = rate.store();
+    let store = rate.get_store();
     let wait = std::time::Duration::from_secs(secs);
     let ttl = wait.as_millis().saturating_add(60_000) as u64;
     let outcome = match Approval::request(store.as_ref(), call, ttl, args::unix_ms()) {

@@ -263,7 +263,7 @@ fn config(a: &ProxyArgs) -> Result<Config, String> {
         config = config.pin(lock);
     }
     let rate = a.state.rate()?;
-    let store = Arc::clone(rate.store());
+    let store = Arc::clone(rate.get_store());
     config = config.rate(rate);
     let shared = a.state.spec.is_some();
     if let Some(secs) = a.approval_wait {
@@ -289,7 +289,7 @@ fn config(a: &ProxyArgs) -> Result<Config, String> {
         // Breakers live in the shared store too, so replicas see each other's.
         alerts = alerts.map(|al| {
             let breaker = jsongate::gate::StoreBreaker::new(Arc::clone(&store));
-            al.with_state(Box::new(breaker))
+            al.breaker_state(Box::new(breaker))
         });
     }
     if let Some(al) = alerts {

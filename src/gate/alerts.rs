@@ -29,9 +29,36 @@ use crate::json::{write_string, ConfigError, Value};
 use crate::state::{MemoryStore, Store};
 
 /// The JSON Schema of alert files (`jsongate alerts schema`).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Alerts, ALERTS_SCHEMA};
+/// use jsongate::{Limits, Schema, Validator};
+/// let schema = Schema::compile(ALERTS_SCHEMA.as_bytes())?;
+/// let file = br#"{"alerts":1,"on":["duplicate_name"],"breaker":{"max_blocks":5,"window_seconds":60,"cooldown_seconds":300}}"#;
+/// assert!(Validator::new(&schema).validate_slice(file, Limits::new()).is_ok());
+/// assert!(Alerts::from_slice(file, std::path::Path::new(".")).is_ok());
+/// // `on` lists audit kinds; an unknown one is refused by the schema and so by the loader.
+/// let typo = br#"{"alerts":1,"on":["duplicate_names"]}"#;
+/// assert!(Validator::new(&schema).validate_slice(typo, Limits::new()).is_err());
+/// assert!(Alerts::from_slice(typo, std::path::Path::new(".")).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const ALERTS_SCHEMA: &str = include_str!("alerts.schema.json");
 
 /// When the breaker opens and for how long.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{BreakerPolicy, BreakerState, StoreBreaker};
+/// let policy = BreakerPolicy { max_blocks: 2, window_ms: 60_000, cooldown_ms: 30_000 };
+/// let state = StoreBreaker::memory();
+/// assert!(!state.record_block("search", 0, &policy)?);
+/// assert!(state.record_block("search", 1_000, &policy)?); // the second block within the window opens it
+/// assert!(state.is_open("search", 30_999)?);
+/// assert!(!state.is_open("search", 31_000)?); // closed again after the cooldown
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BreakerPolicy {
     /// Blocks within the window that open the breaker.
@@ -43,23 +70,80 @@ pub struct BreakerPolicy {
 }
 
 /// Where breaker state lives. Implementations must be safe to share between threads.
+///
+/// # Example
+/// ```
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use jsongate::gate::{BreakerPolicy, BreakerState};
+/// /// One breaker for every key that never closes once open (a test double).
+/// struct Latch(AtomicU32);
+/// impl BreakerState for Latch {
+///     fn record_block(&self, _key: &str, _now_ms: u64, p: &BreakerPolicy) -> Result<bool, String> {
+///         Ok(self.0.fetch_add(1, Ordering::SeqCst) + 1 == p.max_blocks)
+///     }
+///     fn is_open(&self, _key: &str, now_ms: u64) -> Result<bool, String> {
+///         self.any_open(now_ms)
+///     }
+///     fn any_open(&self, _now_ms: u64) -> Result<bool, String> {
+///         Ok(self.0.load(Ordering::SeqCst) > 0)
+///     }
+/// }
+/// let p = BreakerPolicy { max_blocks: 1, window_ms: 1, cooldown_ms: 1 };
+/// let latch = Latch(AtomicU32::new(0));
+/// assert!(!latch.is_open("t", 0)?);
+/// assert!(latch.record_block("t", 0, &p)?);
+/// assert!(latch.is_open("other", 1_000_000)?);
+/// # Ok::<(), String>(())
+/// ```
 pub trait BreakerState: Send + Sync {
     /// Records one block for `key` at `now_ms`; returns whether this block opened the
     /// breaker.
     ///
     /// # Errors
     /// The state could not be read or written (the caller reports it; the block stands).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{BreakerPolicy, BreakerState, StoreBreaker};
+    /// let p = BreakerPolicy { max_blocks: 3, window_ms: 10_000, cooldown_ms: 5_000 };
+    /// let b = StoreBreaker::memory();
+    /// let opened: Vec<bool> = (0..3).map(|t| b.record_block("fetch", t, &p)).collect::<Result<_, _>>()?;
+    /// assert_eq!(opened, [false, false, true]); // only the block that opens it says so
+    /// # Ok::<(), String>(())
+    /// ```
     fn record_block(&self, key: &str, now_ms: u64, policy: &BreakerPolicy) -> Result<bool, String>;
     /// Whether the breaker for `key` is open at `now_ms`.
     ///
     /// # Errors
     /// The state could not be read. Callers treat an unreadable state as open (fail
     /// closed).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{BreakerPolicy, BreakerState, StoreBreaker};
+    /// let p = BreakerPolicy { max_blocks: 1, window_ms: 10_000, cooldown_ms: 5_000 };
+    /// let b = StoreBreaker::memory();
+    /// b.record_block("fetch", 0, &p)?;
+    /// assert!(b.is_open("fetch", 4_999)?);
+    /// assert!(!b.is_open("search", 0)?); // each key has its own breaker
+    /// # Ok::<(), String>(())
+    /// ```
     fn is_open(&self, key: &str, now_ms: u64) -> Result<bool, String>;
     /// Whether any breaker is open at `now_ms` (the action boundary's read-only fallback).
     ///
     /// # Errors
     /// As [`is_open`](Self::is_open).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{BreakerPolicy, BreakerState, StoreBreaker};
+    /// let p = BreakerPolicy { max_blocks: 1, window_ms: 10_000, cooldown_ms: 5_000 };
+    /// let b = StoreBreaker::memory();
+    /// assert!(!b.any_open(0)?);
+    /// b.record_block("fetch", 0, &p)?;
+    /// assert!(b.any_open(1)? && !b.any_open(5_000)?);
+    /// # Ok::<(), String>(())
+    /// ```
     fn any_open(&self, now_ms: u64) -> Result<bool, String>;
 }
 
@@ -67,6 +151,20 @@ pub trait BreakerState: Send + Sync {
 /// (one host, any number of processes) or in Redis (several hosts). Each block is one
 /// atomic [`Store::trip`] on `breaker:KEY`; a breaker that opens also raises the
 /// `breaker_any` deadline, which [`BreakerState::any_open`] reads.
+///
+/// # Example
+/// ```
+/// use std::sync::Arc;
+/// use jsongate::gate::{BreakerPolicy, BreakerState, StoreBreaker};
+/// use jsongate::state::MemoryStore;
+/// // Two gates sharing one store share their breakers (as replicas sharing Redis would).
+/// let store = Arc::new(MemoryStore::new());
+/// let (a, b) = (StoreBreaker::new(store.clone()), StoreBreaker::new(store));
+/// let p = BreakerPolicy { max_blocks: 1, window_ms: 60_000, cooldown_ms: 60_000 };
+/// assert!(a.record_block("search", 0, &p)?);
+/// assert!(b.is_open("search", 1)?);
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Clone)]
 pub struct StoreBreaker {
     store: Arc<dyn Store>,
@@ -82,17 +180,47 @@ impl std::fmt::Debug for StoreBreaker {
 
 impl StoreBreaker {
     /// Breakers kept in `store`.
+    ///
+    /// # Example
+    /// ```
+    /// use std::sync::Arc;
+    /// use jsongate::gate::{BreakerState, StoreBreaker};
+    /// use jsongate::state::MemoryStore;
+    /// let b = StoreBreaker::new(Arc::new(MemoryStore::new()));
+    /// assert!(!b.any_open(0)?);
+    /// # Ok::<(), String>(())
+    /// ```
     pub fn new(store: Arc<dyn Store>) -> StoreBreaker {
         StoreBreaker { store }
     }
 
     /// Breakers in this process's memory: every breaker closed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{BreakerState, StoreBreaker};
+    /// let b = StoreBreaker::memory();
+    /// assert!(!b.is_open("anything", 0)? && !b.any_open(0)?);
+    /// # Ok::<(), String>(())
+    /// ```
     pub fn memory() -> StoreBreaker {
         StoreBreaker::new(Arc::new(MemoryStore::new()))
     }
 
     /// Breakers in a state file ([`crate::state::FileStore`]); a missing file is an empty
     /// state.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{BreakerPolicy, BreakerState, StoreBreaker};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("breakers");
+    /// let p = BreakerPolicy { max_blocks: 1, window_ms: 60_000, cooldown_ms: 60_000 };
+    /// StoreBreaker::file(&path).record_block("search", 0, &p)?;
+    /// // Another process (here: another handle) reading the same file sees the open breaker.
+    /// assert!(StoreBreaker::file(&path).is_open("search", 1)?);
+    /// # Ok::<(), String>(())
+    /// ```
     #[cfg(unix)]
     pub fn file(path: &Path) -> StoreBreaker {
         StoreBreaker::new(Arc::new(crate::state::FileStore::new(path)))
@@ -142,14 +270,28 @@ impl BreakerState for StoreBreaker {
 
 /// A hook command: argv (no shell), bounded time.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hook {
+pub(crate) struct Hook {
     /// The program and its arguments.
-    pub argv: Vec<String>,
+    argv: Vec<String>,
     /// How long it may run before it is killed.
-    pub timeout: Duration,
+    timeout: Duration,
 }
 
 /// Alerting and breaking for one gate (or proxy).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Alerts, Block};
+/// let dir = tempfile::tempdir().unwrap();
+/// let alerts = Alerts::from_slice(br#"{"alerts":1,"on":["duplicate_name"],"file":"alerts.jsonl"}"#, dir.path())?;
+/// let block = Block { key: "t", kind: "duplicate_name", tool: "t", request_id: "r-9",
+///     code: Some("INVALID_RESPONSE"), sha256: "ab", time: "2026-01-01T00:00:00Z".into() };
+/// let lines = alerts.on_block(&block, 0, true).alerts;
+/// assert!(alerts.deliver_all(&lines).is_empty());
+/// let written = std::fs::read_to_string(dir.path().join("alerts.jsonl")).unwrap();
+/// assert!(written.starts_with(r#"{"time":"2026-01-01T00:00:00Z","alert":"block","key":"t""#), "{written}");
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub struct Alerts {
     on: Vec<String>,
     file: Option<Mutex<std::fs::File>>,
@@ -171,6 +313,20 @@ impl std::fmt::Debug for Alerts {
 static ALERTS: Shipped = Shipped::new("alert file", "the alerts schema", ALERTS_SCHEMA);
 
 /// What a decision made the alerting do.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Alerts, Block};
+/// let alerts = Alerts::from_slice(br#"{"alerts":1,"on":["schema"],
+///     "breaker":{"max_blocks":1,"window_seconds":60,"cooldown_seconds":60}}"#, std::path::Path::new("."))?;
+/// let block = Block { key: "search", kind: "schema", tool: "search", request_id: "r-1",
+///     code: Some("INVALID_RESPONSE"), sha256: "00", time: "2026-01-01T00:00:00Z".into() };
+/// let r = alerts.on_block(&block, 0, true);
+/// assert!(r.opened && r.failures.is_empty());
+/// assert_eq!(r.alerts.len(), 2); // the block's alert, then `breaker_opened`
+/// assert!(r.alerts[1].contains(r#""alert":"breaker_opened""#));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Raised {
     /// Alert lines delivered (or attempted).
@@ -189,6 +345,17 @@ impl Alerts {
     /// # Errors
     /// Invalid JSON, a schema violation (an unknown alert class), an alert file that cannot
     /// be opened, or a hook program that does not exist.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Alerts;
+    /// use std::path::Path;
+    /// let a = Alerts::from_slice(br#"{"alerts":1,"breaker":{"max_blocks":3,"window_seconds":60,"cooldown_seconds":60}}"#, Path::new("."))?;
+    /// assert_eq!(a.any_open(0), Ok(false));
+    /// let err = Alerts::from_slice(br#"{"alerts":1,"hook":{"argv":["/no/such/notifier"]}}"#, Path::new(".")).unwrap_err();
+    /// assert_eq!(err.pointer(), "/hook/argv/0"); // a hook that cannot run fails at start
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<Alerts, ConfigError> {
         let doc = config::load(bytes, &ALERTS)?;
         let strs = |v: Option<&Value>| -> Vec<String> {
@@ -261,6 +428,17 @@ impl Alerts {
     ///
     /// # Errors
     /// As [`from_slice`](Self::from_slice), or the file cannot be read.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Alerts;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("alerts.json"), br#"{"alerts":1,"file":"out.jsonl"}"#).unwrap();
+    /// Alerts::from_file(&dir.path().join("alerts.json"))?;
+    /// assert!(dir.path().join("out.jsonl").exists()); // `file` is relative to the alert file's directory
+    /// assert!(Alerts::from_file(&dir.path().join("missing.json")).is_err());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn from_file(path: &Path) -> Result<Alerts, ConfigError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ConfigError::read(format_args!("alerts '{}'", path.display()), &e))?;
@@ -268,8 +446,24 @@ impl Alerts {
     }
 
     /// Replaces the breaker's state backend (the policy stays).
+    ///
+    /// # Example
+    /// ```
+    /// use std::sync::Arc;
+    /// use jsongate::gate::{Alerts, Block, StoreBreaker};
+    /// use jsongate::state::MemoryStore;
+    /// let shared = Arc::new(MemoryStore::new());
+    /// let file = br#"{"alerts":1,"breaker":{"max_blocks":1,"window_seconds":60,"cooldown_seconds":60}}"#;
+    /// let load = || Alerts::from_slice(file, std::path::Path::new("."));
+    /// let a = load()?.breaker_state(Box::new(StoreBreaker::new(shared.clone())));
+    /// let b = load()?.breaker_state(Box::new(StoreBreaker::new(shared)));
+    /// let block = Block { key: "t", kind: "schema", tool: "t", request_id: "r", code: None, sha256: "", time: String::new() };
+    /// assert!(a.on_block(&block, 0, true).opened);
+    /// assert_eq!(b.is_open("t", 1), Ok(true)); // the breakers live in the shared store
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     #[must_use]
-    pub fn with_state(mut self, state: Box<dyn BreakerState>) -> Alerts {
+    pub fn breaker_state(mut self, state: Box<dyn BreakerState>) -> Alerts {
         if let Some((_, s)) = &mut self.breaker {
             *s = state;
         }
@@ -278,6 +472,17 @@ impl Alerts {
 
     /// Whether the breaker for `key` is open at `now_ms`. An unreadable state counts as
     /// open: a broken state never lets a response through a breaker that may be open.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Alerts, Block};
+    /// let a = Alerts::from_slice(br#"{"alerts":1,"breaker":{"max_blocks":1,"window_seconds":60,"cooldown_seconds":10}}"#, std::path::Path::new("."))?;
+    /// let block = Block { key: "fetch", kind: "schema", tool: "fetch", request_id: "r", code: None, sha256: "", time: String::new() };
+    /// a.on_block(&block, 0, true);
+    /// assert_eq!((a.is_open("fetch", 9_999), a.is_open("fetch", 10_000)), (Ok(true), Ok(false)));
+    /// assert_eq!(Alerts::from_slice(br#"{"alerts":1}"#, std::path::Path::new("."))?.is_open("fetch", 0), Ok(false)); // no breaker
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn is_open(&self, key: &str, now_ms: u64) -> Result<bool, String> {
         match &self.breaker {
             None => Ok(false),
@@ -286,6 +491,17 @@ impl Alerts {
     }
 
     /// Whether any breaker is open at `now_ms`; an unreadable state counts as open.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Alerts, Block};
+    /// let a = Alerts::from_slice(br#"{"alerts":1,"breaker":{"max_blocks":1,"window_seconds":60,"cooldown_seconds":10}}"#, std::path::Path::new("."))?;
+    /// assert_eq!(a.any_open(0), Ok(false));
+    /// let block = Block { key: "fetch", kind: "schema", tool: "fetch", request_id: "r", code: None, sha256: "", time: String::new() };
+    /// a.on_block(&block, 0, true);
+    /// assert_eq!(a.any_open(5_000), Ok(true)); // a relay with a policy is read-only now
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn any_open(&self, now_ms: u64) -> Result<bool, String> {
         match &self.breaker {
             None => Ok(false),
@@ -296,6 +512,20 @@ impl Alerts {
     /// Reacts to one decision: a block counts toward `key`'s breaker, a block of a listed
     /// kind raises an alert, a breaker that opens raises one too (`breaker_opened`). Alerts
     /// are delivered before it returns.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Alerts, Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"status","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object","required":["state"]}}],
+    ///   "fields":{"state":{"pointer":"/state"}}}"#, std::path::Path::new("."))?;
+    /// let d = Gate::new(&contract)?.run_slice(b"{}", &Request::new("r-1", Context::new())).unwrap();
+    /// let alerts = Alerts::from_slice(br#"{"alerts":1,"on":["schema"]}"#, std::path::Path::new("."))?;
+    /// let r = alerts.on_decision("status", &d.audit, 0);
+    /// assert_eq!(r.alerts.len(), 1);
+    /// assert!(r.alerts[0].contains(r#""kind":"schema","code":"INVALID_RESPONSE""#), "{}", r.alerts[0]);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn on_decision(&self, key: &str, audit: &AuditRecord, now_ms: u64) -> Raised {
         let Some(e) = audit.error.as_ref().filter(|_| !audit.accepted) else {
             return Raised::default();
@@ -318,6 +548,17 @@ impl Alerts {
     /// Counts one block (when `counts`) and returns the alert lines it raises, without
     /// delivering them ([`deliver_all`](Self::deliver_all) does; a relay delivers off its
     /// hot path).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Alerts, Block};
+    /// let a = Alerts::from_slice(br#"{"alerts":1,"on":["screen"],"breaker":{"max_blocks":1,"window_seconds":60,"cooldown_seconds":60}}"#, std::path::Path::new("."))?;
+    /// let block = Block { key: "t", kind: "screen", tool: "t", request_id: "r", code: None, sha256: "", time: String::new() };
+    /// let r = a.on_block(&block, 0, false); // not counted: alert only
+    /// assert_eq!((r.alerts.len(), r.opened), (1, false));
+    /// assert!(a.on_block(&block, 0, true).opened);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn on_block(&self, b: &Block<'_>, now_ms: u64, counts: bool) -> Raised {
         let mut r = Raised::default();
         if self.on.iter().any(|k| k == b.kind) {
@@ -339,6 +580,16 @@ impl Alerts {
     }
 
     /// Delivers alert lines to the file and the hook; returns what failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Alerts;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let a = Alerts::from_slice(br#"{"alerts":1,"file":"a.jsonl"}"#, dir.path())?;
+    /// assert!(a.deliver_all(&[r#"{"alert":"block"}"#.to_owned()]).is_empty()); // nothing failed
+    /// assert_eq!(std::fs::read_to_string(dir.path().join("a.jsonl")).unwrap(), "{\"alert\":\"block\"}\n");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn deliver_all(&self, lines: &[String]) -> Vec<String> {
         let mut failures = Vec::new();
         for line in lines {
@@ -363,6 +614,16 @@ impl Alerts {
 }
 
 /// One block, as alerting sees it.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Alerts, Block};
+/// let a = Alerts::from_slice(br#"{"alerts":1,"on":["too_deep"]}"#, std::path::Path::new("."))?;
+/// let block = Block { key: "search", kind: "too_deep", tool: "search", request_id: "r-7",
+///     code: Some("INVALID_RESPONSE"), sha256: "e3b0", time: "2026-05-01T12:00:00Z".into() };
+/// assert_eq!(a.on_block(&block, 0, true).alerts, [r#"{"time":"2026-05-01T12:00:00Z","alert":"block","key":"search","tool":"search","request_id":"r-7","kind":"too_deep","code":"INVALID_RESPONSE","sha256":"e3b0"}"#]);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Block<'a> {
     /// The breaker key (the tool).

@@ -19,6 +19,19 @@ use crate::screen::{Action, Finding};
 /// sets line and reason; `missing_field` sets field and pointer; `upstream_error` sets the
 /// upstream error shape's index as `keyword`; `screen` (a screening `reject`) sets the
 /// pattern id as `keyword`, the data pointer as `pointer` and the class as `reason`.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, Gate, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object","properties":{"n":{"type":"integer"}}}}],
+///   "fields":{"n":{"pointer":"/n"}}}"#, std::path::Path::new("."))?;
+/// let d = Gate::new(&contract)?.run_slice(br#"{"n":"seven"}"#, &Request::new("r-1", Context::new())).unwrap();
+/// let e = d.audit.error.unwrap();
+/// assert_eq!((e.kind.as_str(), e.keyword.as_deref(), e.pointer.as_deref()), ("schema", Some("type"), Some("/n")));
+/// assert!(e.check.is_none() && e.line.is_none());
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AuditError {
     /// `schema`, a scanner error code, `check`, `line_format`, `missing_field`,
@@ -43,6 +56,20 @@ pub struct AuditError {
 }
 
 /// One decision, as operators see it.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, Gate, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"status","version":"3",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"state":{"pointer":"/state"}}}"#,
+///   std::path::Path::new("."))?;
+/// let req = Request::new("r-1", Context::new().value("session_id", "s-9")).attempt(2, std::time::Duration::ZERO);
+/// let a = Gate::new(&contract)?.run_slice(br#"{"state":"up"}"#, &req).unwrap().audit;
+/// assert!(a.accepted && a.error.is_none());
+/// assert_eq!((a.tool.as_str(), a.contract_version.as_str(), a.bytes), ("status", "3", 14));
+/// assert_eq!((a.attempt, a.session_id.as_deref()), (Some(2), Some("s-9")));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuditRecord {
     /// When the decision was made (the caller's clock).
@@ -91,6 +118,19 @@ pub struct AuditRecord {
 
 impl AuditRecord {
     /// The record as one JSON line (no newline).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// let line = Gate::new(&contract)?.run_slice(b"[]", &Request::new("r-1", Context::new())).unwrap().audit.to_json();
+    /// assert!(line.starts_with(r#"{"time":"#) && !line.ends_with('\n'));
+    /// assert!(line.contains(&format!(r#""jsongate":"{}""#, jsongate::VERSION)));
+    /// assert!(line.contains(r#""verdict":"rejected""#), "{line}");
+    /// assert!(jsongate::json::Value::parse(line.as_bytes(), jsongate::Limits::new()).is_ok());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn to_json(&self) -> String {
         let s = |x: &str| Value::String(x.to_owned());
         let n = |x: u64| Value::Number(x.to_string());

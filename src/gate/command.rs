@@ -36,6 +36,14 @@ pub struct LinePattern {
 }
 
 /// Why a [`LinePattern`] was refused: the pattern parser's message.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::LinePattern;
+/// let err = LinePattern::new(r"(?<a>x)(?=y)").unwrap_err();
+/// assert_eq!(err.to_string(), "look-around and backreferences are not supported in line patterns");
+/// assert!(LinePattern::new("(unclosed").is_err());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PatternError(String);
 
@@ -53,6 +61,14 @@ impl LinePattern {
     /// # Errors
     /// The pattern is not valid ECMA-262 syntax, uses what has no matcher here, or needs
     /// look-around or backreferences (lines are matched in linear time).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::LinePattern;
+    /// assert!(LinePattern::new(r"(?<user>\w+)\s+(?<pid>\d+)").is_ok());
+    /// assert!(LinePattern::new(r"(?<a>\p{L}+)").is_ok()); // Unicode mode, as JSON Schema's `pattern`
+    /// assert!(LinePattern::new(r"(?<=x)y").is_err()); // look-behind: not linear
+    /// ```
     pub fn new(pattern: &str) -> Result<LinePattern, PatternError> {
         let regex =
             Regex::new(&format!("^(?:{pattern})$")).map_err(|e| PatternError(e.to_string()))?;
@@ -76,11 +92,25 @@ impl LinePattern {
     }
 
     /// The pattern as written.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::LinePattern;
+    /// // As written: without the anchors added for whole-line matching.
+    /// assert_eq!(LinePattern::new("(?<n>[0-9]+)").unwrap().as_str(), "(?<n>[0-9]+)");
+    /// ```
     pub fn as_str(&self) -> &str {
         &self.source
     }
 
     /// The group names, each once, in the order they appear.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::LinePattern;
+    /// let p = LinePattern::new(r"(?<k>[a-z]+)=(?<v>\d+)|(?<k>[a-z]+)").unwrap();
+    /// assert_eq!(p.names(), ["k", "v"]); // a name used in two alternatives is listed once
+    /// ```
     pub fn names(&self) -> Vec<&str> {
         self.names.iter().map(|(n, _)| n.as_str()).collect()
     }
@@ -104,6 +134,19 @@ impl LinePattern {
 }
 
 /// The JSON type a line value is converted to.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{LineFormat, LineType};
+/// use jsongate::json::{Value, ValueBuilder};
+/// use jsongate::Limits;
+/// let f = LineFormat::KeyValue { separator: "=".into(),
+///     keys: vec![("port".into(), LineType::Integer), ("tls".into(), LineType::Boolean), ("host".into(), LineType::String)] };
+/// let mut b = ValueBuilder::new();
+/// f.feed(b"host=db1\nport=5432\ntls=true\n", &Limits::new(), &mut b).unwrap();
+/// assert_eq!(b.take().unwrap().to_json(), r#"{"host":"db1","port":5432,"tls":true}"#);
+/// assert_eq!(f.feed(b"port=05432", &Limits::new(), &mut ValueBuilder::new()).unwrap_err().reason, "bad_value");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LineType {
     /// Kept as text.
@@ -118,6 +161,13 @@ pub enum LineType {
 
 impl LineType {
     /// The type named `s` (`string`, `integer`, `number`, `boolean`).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::LineType;
+    /// assert_eq!(LineType::parse("integer"), Some(LineType::Integer));
+    /// assert_eq!(LineType::parse("int"), None);
+    /// ```
     pub fn parse(s: &str) -> Option<LineType> {
         Some(match s {
             "string" => LineType::String,
@@ -130,6 +180,21 @@ impl LineType {
 }
 
 /// A declared line format.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{LineFormat, LinePattern, LineType};
+/// use jsongate::json::ValueBuilder;
+/// use jsongate::Limits;
+/// let ps = LineFormat::LineRegex { regex: LinePattern::new(r"(?<pid>\d+) (?<cmd>\S+)").unwrap(),
+///     types: vec![("pid".into(), LineType::Integer)] };
+/// let mut b = ValueBuilder::new();
+/// ps.feed(b"1 init\n42 sshd\n", &Limits::new(), &mut b).unwrap();
+/// assert_eq!(b.take().unwrap().to_json(), r#"[{"pid":1,"cmd":"init"},{"pid":42,"cmd":"sshd"}]"#);
+/// // Any line that does not fit rejects the whole output.
+/// let err = ps.feed(b"1 init\nWARNING: low disk\n", &Limits::new(), &mut ValueBuilder::new()).unwrap_err();
+/// assert_eq!((err.line, err.offset, err.reason), (2, 7, "no_match"));
+/// ```
 #[derive(Clone, Debug)]
 pub enum LineFormat {
     /// `key<separator>value` lines, keys from a declared list, each at most once; the output
@@ -154,6 +219,15 @@ pub enum LineFormat {
 /// and a fixed reason (`invalid_utf8`, `too_large`, `carriage_return`, `blank_line`,
 /// `no_separator`, `unknown_key`, `duplicate_key`, `no_match`, `bad_value`, `too_long`,
 /// `too_many_lines`).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{LineError, LineFormat, LineType};
+/// use jsongate::{Event, Flow, Limits};
+/// let f = LineFormat::KeyValue { separator: "=".into(), keys: vec![("a".into(), LineType::String)] };
+/// let err = f.feed(b"a=1\na=2\n", &Limits::new(), &mut |_: Event<'_>, _| Flow::Continue).unwrap_err();
+/// assert_eq!(err, LineError { line: 2, offset: 4, reason: "duplicate_key" });
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineError {
     /// 1-based line number.
@@ -193,6 +267,19 @@ impl LineFormat {
     ///
     /// # Errors
     /// The first line that does not fit the format, or a crossed limit.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{LineFormat, LineType};
+    /// use jsongate::{Event, Flow, Limits};
+    /// let f = LineFormat::KeyValue { separator: ": ".into(), keys: vec![("status".into(), LineType::String)] };
+    /// let mut names = Vec::new();
+    /// let mut sink = |ev: Event<'_>, _| { if let Event::Name(n) = ev { names.push(n.to_owned()) } Flow::Continue };
+    /// assert_eq!(f.feed(b"status: ok\n", &Limits::new(), &mut sink), Ok(true));
+    /// assert_eq!(names, ["status"]);
+    /// let err = f.feed(b"status: ok\r\n", &Limits::new(), &mut |_: Event<'_>, _| Flow::Continue).unwrap_err();
+    /// assert_eq!(err.reason, "carriage_return");
+    /// ```
     pub fn feed<S: Sink + ?Sized>(
         &self,
         input: &[u8],

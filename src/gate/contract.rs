@@ -18,6 +18,19 @@ use crate::screen::{Action, ScreenContract};
 use crate::Limits;
 
 /// The JSON Schema of contract files (format 1).
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Contract, CONTRACT_SCHEMA};
+/// use jsongate::{Limits, Schema, Validator};
+/// let schema = Schema::compile(CONTRACT_SCHEMA.as_bytes())?;
+/// let contract = br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#;
+/// assert!(Validator::new(&schema).validate_slice(contract, Limits::new()).is_ok());
+/// assert!(Contract::from_slice(contract, std::path::Path::new(".")).is_ok());
+/// let no_upstream = br#"{"contract":1,"tool":"t","version":"1","upstream":[],"fields":{}}"#;
+/// assert!(Validator::new(&schema).validate_slice(no_upstream, Limits::new()).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const CONTRACT_SCHEMA: &str = include_str!("contract.schema.json");
 
 pub(crate) fn err(msg: impl Into<String>) -> ConfigError {
@@ -414,7 +427,7 @@ impl Contract {
         crate::pointer::push_name(&mut own, name);
         match sc.fields().find(|(p, _)| *p == own) {
             Some((_, a)) => a == Action::Drop,
-            None => sc.fallback() == Action::Drop,
+            None => sc.get_default_action() == Action::Drop,
         }
     }
 }

@@ -9,6 +9,21 @@
 use crate::json::Value;
 
 /// Appended to a string the budget cut.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, Gate, Request, TRUNCATION_MARKER};
+/// assert_eq!(TRUNCATION_MARKER, " [truncated]");
+/// // `truncate_field` may be cut, with the marker, to keep the output within `max_output_bytes`.
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"logs","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"text":{"pointer":"/text"}},
+///   "max_output_bytes":120,"truncate_field":"text"}"#, std::path::Path::new("."))?;
+/// let body = format!(r#"{{"text":"{}"}}"#, "x".repeat(500));
+/// let d = Gate::new(&contract)?.run_slice(body.as_bytes(), &Request::new("r-1", Context::new())).unwrap();
+/// assert!(d.audit.accepted && d.output.len() <= 120);
+/// assert!(d.output.contains(&format!("x{TRUNCATION_MARKER}\"")), "{}", d.output);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const TRUNCATION_MARKER: &str = " [truncated]";
 
 /// The approximate token count of `s`: one token per started group of four ASCII letters or

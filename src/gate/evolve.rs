@@ -14,6 +14,20 @@ use crate::json::{write_string, Value};
 use crate::Limits;
 
 /// Which side of the gate a change concerns.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{diff_contracts, Contract, Side};
+/// let dir = std::path::Path::new(".");
+/// let old = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{}}],"fields":{"a":{"pointer":"/a"}}}"#, dir)?;
+/// let new = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"2",
+///   "upstream":[{"version":"v1","schema":{}},{"version":"v2","schema":{}}],"fields":{"a":{"pointer":"/a"}}}"#, dir)?;
+/// let changes = diff_contracts(&old, &new)?;
+/// assert!(changes.iter().any(|c| c.kind == "shape_added" && c.side == Side::Upstream));
+/// assert!(changes.iter().all(|c| c.side != Side::Agent)); // the agent reads the same envelope
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     /// What the agent reads (the envelope).

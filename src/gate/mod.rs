@@ -48,9 +48,7 @@ use std::fmt;
 use std::io::Read;
 use std::time::Instant;
 
-pub use alerts::{
-    Alerts, Block, BreakerPolicy, BreakerState, Hook, Raised, StoreBreaker, ALERTS_SCHEMA,
-};
+pub use alerts::{Alerts, Block, BreakerPolicy, BreakerState, Raised, StoreBreaker, ALERTS_SCHEMA};
 pub use audit::{AuditError, AuditRecord};
 pub use command::{LineError, LineFormat, LinePattern, LineType, PatternError};
 pub use contract::{Contract, CONTRACT_SCHEMA};
@@ -79,23 +77,18 @@ use economy::Fit;
 /// let req = Request::new("req-42", Context::new().value("project_id", "p-1").now(Timestamp::now()))
 ///     .attempt(2, std::time::Duration::from_millis(300))
 ///     .upstream("https://api.example.com/status", Some(200));
-/// assert_eq!(req.request_id, "req-42");
-/// assert_eq!(req.context.get("project_id"), Some("p-1"));
-/// assert_eq!(req.attempt.map(|(n, _)| n), Some(2));
+/// assert_eq!(req.get_request_id(), "req-42");
+/// assert_eq!(req.get_context().get("project_id"), Some("p-1"));
+/// assert_eq!(req.get_attempt().map(|(n, _)| n), Some(2));
 /// ```
 #[derive(Clone, Debug)]
+// `request_id` is the name the envelope, the audit record and `Debug` use.
+#[allow(clippy::struct_field_names)]
 pub struct Request {
-    /// The caller-issued request id; the upstream can never replace it.
-    pub request_id: String,
-    /// Request values and clock for semantic checks. `session_id` and `agent_id`, when
-    /// set, are copied into the audit record.
-    pub context: Context,
-    /// Which attempt this is (1-based) and the time since the first one started: the
-    /// failure envelope's `retryable` then follows the contract's retry policy with the
-    /// remaining attempts and budget ([`decide_retry`]), and the audit records both.
-    pub attempt: Option<(u32, std::time::Duration)>,
-    /// The upstream endpoint or command, and its status if one was seen, for the audit.
-    pub upstream: Option<Upstream>,
+    request_id: String,
+    context: Context,
+    attempt: Option<(u32, std::time::Duration)>,
+    upstream: Option<Upstream>,
 }
 
 /// Where a response came from, as the caller knows it (for the audit record only).
@@ -104,7 +97,7 @@ pub struct Request {
 /// ```
 /// use jsongate::gate::{Context, Request, Upstream};
 /// let req = Request::new("r-1", Context::new()).upstream("search --json", Some(0));
-/// assert_eq!(req.upstream, Some(Upstream { endpoint: "search --json".into(), status: Some(0) }));
+/// assert_eq!(req.get_upstream(), Some(&Upstream { endpoint: "search --json".into(), status: Some(0) }));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Upstream {
@@ -115,13 +108,15 @@ pub struct Upstream {
 }
 
 impl Request {
-    /// A request with id `request_id`.
+    /// A request with id `request_id` (the caller's; the upstream can never replace it) and
+    /// `context` (request values and clock for semantic checks; `session_id` and `agent_id`,
+    /// when set, are copied into the audit record). Defaults: no attempt number, no upstream.
     ///
     /// # Example
     /// ```
     /// use jsongate::gate::{Context, Request};
     /// let req = Request::new("r-1", Context::new());
-    /// assert_eq!((req.request_id.as_str(), req.attempt, req.upstream), ("r-1", None, None));
+    /// assert_eq!((req.get_request_id(), req.get_attempt(), req.get_upstream()), ("r-1", None, None));
     /// ```
     pub fn new(request_id: &str, context: Context) -> Request {
         Request {
@@ -132,13 +127,15 @@ impl Request {
         }
     }
 
-    /// This is attempt `n` (1-based), `elapsed` after the first attempt started.
+    /// This is attempt `n` (1-based), `elapsed` after the first attempt started: the failure
+    /// envelope's `retryable` then follows the contract's retry policy with the remaining
+    /// attempts and budget ([`decide_retry`]), and the audit records both. Default: none.
     ///
     /// # Example
     /// ```
     /// use jsongate::gate::{Context, Request};
     /// let req = Request::new("r-1", Context::new()).attempt(0, std::time::Duration::ZERO);
-    /// assert_eq!(req.attempt, Some((1, std::time::Duration::ZERO))); // attempts are 1-based
+    /// assert_eq!(req.get_attempt(), Some((1, std::time::Duration::ZERO))); // attempts are 1-based
     /// ```
     #[must_use]
     pub fn attempt(mut self, n: u32, elapsed: std::time::Duration) -> Request {
@@ -146,13 +143,14 @@ impl Request {
         self
     }
 
-    /// The upstream endpoint or command and its status, for the audit record.
+    /// The upstream endpoint or command and its status if one was seen, for the audit
+    /// record. Default: none.
     ///
     /// # Example
     /// ```
     /// use jsongate::gate::{Context, Request};
     /// let req = Request::new("r-1", Context::new()).upstream("https://api.example.com", Some(503));
-    /// assert_eq!(req.upstream.unwrap().status, Some(503));
+    /// assert_eq!(req.get_upstream().unwrap().status, Some(503));
     /// ```
     #[must_use]
     pub fn upstream(mut self, endpoint: &str, status: Option<i64>) -> Request {
@@ -161,6 +159,70 @@ impl Request {
             status,
         });
         self
+    }
+
+    /// The request's values and clock, in place of those given to [`new`](Self::new).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Request};
+    /// let req = Request::new("r-1", Context::new()).context(Context::new().value("agent_id", "a-7"));
+    /// assert_eq!(req.get_context().get("agent_id"), Some("a-7"));
+    /// ```
+    #[must_use]
+    pub fn context(mut self, context: Context) -> Request {
+        self.context = context;
+        self
+    }
+
+    /// The request id, as given to [`new`](Self::new).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Request};
+    /// assert_eq!(Request::new("req-42", Context::new()).get_request_id(), "req-42");
+    /// ```
+    pub fn get_request_id(&self) -> &str {
+        &self.request_id
+    }
+
+    /// The value given to [`new`](Self::new) or set by [`context`](Self::context).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Request};
+    /// let req = Request::new("r-1", Context::new().value("project_id", "p-1"));
+    /// assert_eq!(req.get_context().get("project_id"), Some("p-1"));
+    /// ```
+    pub fn get_context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The value set by [`attempt`](Self::attempt): the attempt number and the time since
+    /// the first attempt started.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::gate::{Context, Request};
+    /// let req = Request::new("r-1", Context::new()).attempt(3, Duration::from_millis(900));
+    /// assert_eq!(req.get_attempt(), Some((3, Duration::from_millis(900))));
+    /// assert_eq!(Request::new("r-1", Context::new()).get_attempt(), None);
+    /// ```
+    pub fn get_attempt(&self) -> Option<(u32, std::time::Duration)> {
+        self.attempt
+    }
+
+    /// The value set by [`upstream`](Self::upstream).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Request};
+    /// let req = Request::new("r-1", Context::new()).upstream("search --json", Some(0));
+    /// assert_eq!(req.get_upstream().map(|u| u.endpoint.as_str()), Some("search --json"));
+    /// ```
+    pub fn get_upstream(&self) -> Option<&Upstream> {
+        self.upstream.as_ref()
     }
 }
 
@@ -785,6 +847,21 @@ impl<'g> Session<'g> {
     ///
     /// # Errors
     /// As [`Gate::run_slice`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Context, Contract, Gate, Request};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"ok":{"pointer":"/ok"}}}"#,
+    ///   std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// let mut s = gate.session(); // reused: its validators are reset, not rebuilt
+    /// for (i, body) in [&br#"{"ok":true}"#[..], b"[1]"].into_iter().enumerate() {
+    ///     let d = s.run_read(std::io::Cursor::new(body), &Request::new(&format!("r-{i}"), Context::new())).unwrap();
+    ///     assert_eq!(d.audit.accepted, i == 0);
+    /// }
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn run_read<R: Read>(
         &mut self,
         reader: R,

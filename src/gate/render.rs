@@ -14,6 +14,14 @@ use crate::screen::render_untrusted;
 use crate::Limits;
 
 /// An input to [`render`] that is not an envelope.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::render;
+/// let err = render(b"not json").unwrap_err();
+/// assert!(!err.to_string().is_empty());
+/// assert!(render(br#"{"tool":"t","request_id":"r","outcome":"maybe"}"#).is_err());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RenderError(String);
 

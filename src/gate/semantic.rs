@@ -336,6 +336,32 @@ impl<'a> Fields<'a> {
     }
 
     /// The value of field `name`, if the document had it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{CheckFailure, Context, Contract, FailureCode, Fields, Gate, Request, SemanticCheck};
+    /// /// `end` must not come before `start` (both integers).
+    /// struct Ordered;
+    /// impl SemanticCheck for Ordered {
+    ///     fn name(&self) -> &str { "ordered" }
+    ///     fn fields(&self) -> Vec<&str> { vec!["start", "end"] }
+    ///     fn check(&self, f: &Fields<'_>, _: &Context) -> Result<(), CheckFailure> {
+    ///         let n = |k| f.get(k).and_then(|v| v.as_number_text()).and_then(|t| t.parse::<i64>().ok());
+    ///         match (n("start"), n("end")) {
+    ///             (Some(s), Some(e)) if s <= e => Ok(()),
+    ///             _ => Err(CheckFailure { code: FailureCode::Mismatch, check: "ordered".into(), field: "end".into(), reason: "before_start" }),
+    ///         }
+    ///     }
+    /// }
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
+    ///   "fields":{"start":{"pointer":"/span/0"},"end":{"pointer":"/span/1"}}}"#, std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?.with_check(Box::new(Ordered))?;
+    /// let req = Request::new("r-1", Context::new());
+    /// assert!(gate.run_slice(br#"{"span":[3,9]}"#, &req).unwrap().audit.accepted);
+    /// assert!(!gate.run_slice(br#"{"span":[9,3]}"#, &req).unwrap().audit.accepted);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn get(&self, name: &str) -> Option<&'a Value> {
         self.values.get(self.projection.position(name)?)?.as_ref()
     }
@@ -390,21 +416,116 @@ pub struct CheckFailure {
 /// ```
 pub trait SemanticCheck: Send + Sync {
     /// The check's name, for the audit record.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{CheckFailure, Context, Contract, FailureCode, Fields, Gate, Request, SemanticCheck};
+    /// struct Never;
+    /// impl SemanticCheck for Never {
+    ///     fn name(&self) -> &str { "never" }
+    ///     fn check(&self, _: &Fields<'_>, _: &Context) -> Result<(), CheckFailure> {
+    ///         Err(CheckFailure { code: FailureCode::Mismatch, check: self.name().into(), field: String::new(), reason: "refused" })
+    ///     }
+    /// }
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// let d = Gate::new(&contract)?.with_check(Box::new(Never))?.run_slice(b"{}", &Request::new("r", Context::new())).unwrap();
+    /// assert_eq!(d.audit.error.unwrap().check.as_deref(), Some("never")); // the name, in the audit record
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     fn name(&self) -> &str;
     /// Checks the selected fields against the request.
     ///
     /// # Errors
     /// The failure, with a code and a fixed reason.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{CheckFailure, Context, Contract, FailureCode, Fields, Gate, Request, SemanticCheck};
+    /// /// The field `owner` must be the request's `user`.
+    /// struct Owner;
+    /// impl SemanticCheck for Owner {
+    ///     fn name(&self) -> &str { "owner" }
+    ///     fn context_keys(&self) -> Vec<&str> { vec!["user"] }
+    ///     fn fields(&self) -> Vec<&str> { vec!["owner"] }
+    ///     fn check(&self, f: &Fields<'_>, ctx: &Context) -> Result<(), CheckFailure> {
+    ///         if f.get("owner").and_then(|v| v.as_str()) == ctx.get("user") { return Ok(()) }
+    ///         Err(CheckFailure { code: FailureCode::Mismatch, check: "owner".into(), field: "owner".into(), reason: "not_owner" })
+    ///     }
+    /// }
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{"owner":{"pointer":"/owner"}}}"#, std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?.with_check(Box::new(Owner))?;
+    /// let req = Request::new("r", Context::new().value("user", "ana"));
+    /// assert!(gate.run_slice(br#"{"owner":"ana"}"#, &req).unwrap().audit.accepted);
+    /// let d = gate.run_slice(br#"{"owner":"bo"}"#, &req).unwrap();
+    /// assert_eq!(d.audit.error.unwrap().reason.as_deref(), Some("not_owner"));
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     fn check(&self, fields: &Fields<'_>, ctx: &Context) -> Result<(), CheckFailure>;
     /// Request values this check needs; the gate refuses to run without them.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{CheckFailure, Context, Contract, Fields, Gate, Request, SemanticCheck};
+    /// struct NeedsTenant;
+    /// impl SemanticCheck for NeedsTenant {
+    ///     fn name(&self) -> &str { "needs_tenant" }
+    ///     fn context_keys(&self) -> Vec<&str> { vec!["tenant"] }
+    ///     fn check(&self, _: &Fields<'_>, _: &Context) -> Result<(), CheckFailure> { Ok(()) }
+    /// }
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?.with_check(Box::new(NeedsTenant))?;
+    /// let err = gate.run_slice(b"{}", &Request::new("r", Context::new())).unwrap_err();
+    /// assert_eq!(err.to_string(), "check 'needs_tenant' needs the request value 'tenant'");
+    /// assert!(gate.run_slice(b"{}", &Request::new("r", Context::new().value("tenant", "t1"))).is_ok());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     fn context_keys(&self) -> Vec<&str> {
         Vec::new()
     }
     /// Whether the check needs the caller's clock.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{CheckFailure, Context, Contract, Fields, Gate, Request, SemanticCheck, Timestamp};
+    /// struct Clocked;
+    /// impl SemanticCheck for Clocked {
+    ///     fn name(&self) -> &str { "clocked" }
+    ///     fn needs_clock(&self) -> bool { true }
+    ///     fn check(&self, _: &Fields<'_>, ctx: &Context) -> Result<(), CheckFailure> {
+    ///         assert!(ctx.clock().is_some()); // the gate never calls it without one
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?.with_check(Box::new(Clocked))?;
+    /// assert!(gate.run_slice(b"{}", &Request::new("r", Context::new())).is_err());
+    /// assert!(gate.run_slice(b"{}", &Request::new("r", Context::new().now(Timestamp::now()))).is_ok());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     fn needs_clock(&self) -> bool {
         false
     }
     /// Output fields this check reads (they must exist in the contract).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{CheckFailure, Context, Contract, Fields, Gate, SemanticCheck};
+    /// struct ReadsTotal;
+    /// impl SemanticCheck for ReadsTotal {
+    ///     fn name(&self) -> &str { "reads_total" }
+    ///     fn fields(&self) -> Vec<&str> { vec!["total"] }
+    ///     fn check(&self, _: &Fields<'_>, _: &Context) -> Result<(), CheckFailure> { Ok(()) }
+    /// }
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{"count":{"pointer":"/count"}}}"#, std::path::Path::new("."))?;
+    /// // `total` is not a field of the contract: the check is refused when it is added.
+    /// assert!(Gate::new(&contract)?.with_check(Box::new(ReadsTotal)).is_err());
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     fn fields(&self) -> Vec<&str> {
         Vec::new()
     }
@@ -551,6 +672,22 @@ pub struct BelongsTo {
 }
 
 /// How [`BelongsTo`] decides ownership. Templates use `{key}` for request values.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{BelongsTo, Context, Contract, FailureCode, Gate, Ownership, Request};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"run":{"pointer":"/run"}}}"#,
+///   std::path::Path::new("."))?;
+/// // The whole field must match; `{project_id}` is inserted literally (`.` is not a wildcard).
+/// let check = BelongsTo { field: "run".into(), rule: Ownership::Pattern("{project_id}-run-[0-9]+".into()), code: FailureCode::Mismatch };
+/// let gate = Gate::new(&contract)?.with_check(Box::new(check))?;
+/// let req = Request::new("r-1", Context::new().value("project_id", "p.1"));
+/// assert!(gate.run_slice(br#"{"run":"p.1-run-42"}"#, &req).unwrap().audit.accepted);
+/// assert!(!gate.run_slice(br#"{"run":"pX1-run-42"}"#, &req).unwrap().audit.accepted);
+/// assert!(!gate.run_slice(br#"{"run":"p.1-run-42-old"}"#, &req).unwrap().audit.accepted);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub enum Ownership {
     /// The field starts with this template.

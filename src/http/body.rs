@@ -90,6 +90,43 @@ impl Drop for Streaming {
 
 pin_project! {
     /// A body behind the layer. See the [module documentation](self).
+    ///
+    /// # Example
+    /// ```
+    /// # use std::convert::Infallible;
+    /// # use std::future::{ready, Ready};
+    /// # use std::task::{Context, Poll};
+    /// # use bytes::Bytes;
+    /// # use http::{Request, Response};
+    /// # use http_body_util::{BodyExt, Full};
+    /// # use tower_layer::Layer;
+    /// # use tower_service::Service;
+    /// # /// An upstream that answers every request with the same JSON body.
+    /// # #[derive(Clone)]
+    /// # struct Upstream(&'static str);
+    /// # impl<B> Service<Request<B>> for Upstream {
+    /// #     type Response = Response<Full<Bytes>>;
+    /// #     type Error = Infallible;
+    /// #     type Future = Ready<Result<Self::Response, Infallible>>;
+    /// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    /// #         Poll::Ready(Ok(()))
+    /// #     }
+    /// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+    /// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+    /// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+    /// #         ready(Ok(res))
+    /// #     }
+    /// # }
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// # let get = || Request::new(Full::new(Bytes::new()));
+    /// use jsongate::http::{BodyError, Check, GatedBody, JsonGateLayer, Mode};
+    /// use jsongate::Limits;
+    /// let layer = JsonGateLayer::new().responses(Check::Limits(Limits::new().max_depth(2)), Mode::Stream);
+    /// let body: GatedBody<Full<Bytes>> = rt.block_on(layer.layer(Upstream("[[1]]")).call(get())).unwrap().into_body();
+    /// assert_eq!(rt.block_on(body.collect()).unwrap().to_bytes(), "[[1]]"); // passed as it streamed
+    /// let body = rt.block_on(layer.layer(Upstream("[[[1]]]")).call(get())).unwrap().into_body();
+    /// assert!(matches!(rt.block_on(body.collect()), Err(BodyError::Refused(_)))); // ends with an error, never cleanly
+    /// ```
     pub struct GatedBody<B> {
         #[pin]
         kind: Kind<B>,

@@ -619,6 +619,43 @@ impl<S: std::fmt::Debug> std::fmt::Debug for JsonGate<S> {
 }
 
 /// The response future of [`JsonGate`].
+///
+/// # Example
+/// ```
+/// # use std::convert::Infallible;
+/// # use std::future::{ready, Ready};
+/// # use std::task::{Context, Poll};
+/// # use bytes::Bytes;
+/// # use http::{Request, Response};
+/// # use http_body_util::{BodyExt, Full};
+/// # use tower_layer::Layer;
+/// # use tower_service::Service;
+/// # /// An upstream that answers every request with the same JSON body.
+/// # #[derive(Clone)]
+/// # struct Upstream(&'static str);
+/// # impl<B> Service<Request<B>> for Upstream {
+/// #     type Response = Response<Full<Bytes>>;
+/// #     type Error = Infallible;
+/// #     type Future = Ready<Result<Self::Response, Infallible>>;
+/// #     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+/// #         Poll::Ready(Ok(()))
+/// #     }
+/// #     fn call(&mut self, _: Request<B>) -> Self::Future {
+/// #         let mut res = Response::new(Full::new(Bytes::from_static(self.0.as_bytes())));
+/// #         res.headers_mut().insert("content-type", "application/json".parse().unwrap());
+/// #         ready(Ok(res))
+/// #     }
+/// # }
+/// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// # let get = || Request::new(Full::new(Bytes::new()));
+/// use jsongate::http::{Check, JsonGateLayer, Mode, ResponseFuture};
+/// use jsongate::Limits;
+/// let mut svc = JsonGateLayer::new().responses(Check::Limits(Limits::new()), Mode::Hold).layer(Upstream("{}"));
+/// let fut: ResponseFuture<Full<Bytes>, Infallible> = svc.call(get());
+/// let res = rt.block_on(fut).unwrap();
+/// assert_eq!(res.status(), 200);
+/// assert_eq!(rt.block_on(res.into_body().collect()).unwrap().to_bytes(), "{}");
+/// ```
 pub type ResponseFuture<B, E> =
     Pin<Box<dyn Future<Output = Result<Response<GatedBody<B>>, E>> + Send>>;
 

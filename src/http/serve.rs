@@ -37,28 +37,177 @@ use crate::json::Value;
 use crate::Limits;
 
 /// The schema every `serve` configuration file must satisfy (`jsongate serve schema`).
+///
+/// # Example
+/// ```
+/// use jsongate::http::serve::{ServeConfig, SERVE_SCHEMA};
+/// use jsongate::{Limits, Schema, Validator};
+/// let schema = Schema::compile(SERVE_SCHEMA.as_bytes())?;
+/// let config = br#"{"serve":1,"routes":[{"path_prefix":"/status","upstream":"http://127.0.0.1:9000","contract_file":"status.json"}]}"#;
+/// assert!(Validator::new(&schema).validate_slice(config, Limits::new()).is_ok());
+/// // An upstream over TLS is not one the proxy can reach: refused by the schema, before any file is read.
+/// let tls = br#"{"serve":1,"routes":[{"path_prefix":"/s","upstream":"https://api.example.com","contract_file":"c.json"}]}"#;
+/// assert!(Validator::new(&schema).validate_slice(tls, Limits::new()).is_err());
+/// assert_eq!(ServeConfig::from_slice(tls, std::path::Path::new(".")).unwrap_err().pointer(), "/routes/0/upstream");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const SERVE_SCHEMA: &str = include_str!("serve.schema.json");
 
 /// Default address: loopback only.
+///
+/// # Example
+/// ```
+/// use jsongate::http::serve::{ServeConfig, DEFAULT_LISTEN};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// assert_eq!(DEFAULT_LISTEN, "127.0.0.1:8080"); // loopback only
+/// assert_eq!(load("")?.listen.to_string(), DEFAULT_LISTEN);
+/// assert_eq!(load(r#""listen":"0.0.0.0:9090","#)?.listen.port(), 9090);
+/// assert!(load(r#""listen":"localhost:80","#).is_err()); // IP:PORT, not a host name
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// Default bound on connections served at once (more wait in the listen backlog).
+///
+/// # Example
+/// ```
+/// use jsongate::http::serve::{ServeConfig, ServerLimits, DEFAULT_MAX_CONNECTIONS};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// assert_eq!(DEFAULT_MAX_CONNECTIONS, 256);
+/// assert_eq!(ServerLimits::default().max_connections, DEFAULT_MAX_CONNECTIONS);
+/// assert_eq!(load("")?.limits.max_connections, DEFAULT_MAX_CONNECTIONS); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"max_connections":16},"#)?.limits.max_connections, 16);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 /// Default limit on the request head (start line and headers), bytes.
+///
+/// # Example
+/// ```
+/// use jsongate::http::serve::{ServeConfig, ServerLimits, DEFAULT_MAX_HEADER_BYTES};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// assert_eq!(DEFAULT_MAX_HEADER_BYTES, 16 * 1024);
+/// assert_eq!(ServerLimits::default().max_header_bytes, DEFAULT_MAX_HEADER_BYTES);
+/// assert_eq!(load("")?.limits.max_header_bytes, DEFAULT_MAX_HEADER_BYTES); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"max_header_bytes":4096},"#)?.limits.max_header_bytes, 4096);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 * 1024;
 /// Default limit on the number of request headers.
+///
+/// # Example
+/// ```
+/// use jsongate::http::serve::{ServeConfig, ServerLimits, DEFAULT_MAX_HEADERS};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// assert_eq!(DEFAULT_MAX_HEADERS, 64);
+/// assert_eq!(ServerLimits::default().max_headers, DEFAULT_MAX_HEADERS);
+/// assert_eq!(load("")?.limits.max_headers, DEFAULT_MAX_HEADERS); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"max_headers":100},"#)?.limits.max_headers, 100);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_MAX_HEADERS: usize = 64;
 /// Default limit on a request body forwarded to an upstream: 1 MiB.
+///
+/// # Example
+/// ```
+/// use jsongate::http::serve::{ServeConfig, ServerLimits, DEFAULT_MAX_REQUEST_BYTES};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// assert_eq!(DEFAULT_MAX_REQUEST_BYTES, 1 << 20);
+/// assert_eq!(ServerLimits::default().max_request_bytes, DEFAULT_MAX_REQUEST_BYTES);
+/// assert_eq!(load("")?.limits.max_request_bytes, DEFAULT_MAX_REQUEST_BYTES); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"max_request_bytes":0},"#)?.limits.max_request_bytes, 0);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 1024 * 1024;
 /// Default time a client has to send a request head, also the idle time allowed between
 /// requests on a kept-alive connection.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::http::serve::{ServeConfig, ServerLimits, DEFAULT_HEADER_TIMEOUT};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// assert_eq!(DEFAULT_HEADER_TIMEOUT, Duration::from_secs(10));
+/// assert_eq!(ServerLimits::default().header_timeout, DEFAULT_HEADER_TIMEOUT);
+/// assert_eq!(load("")?.limits.header_timeout, DEFAULT_HEADER_TIMEOUT); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"header_timeout_ms":2500},"#)?.limits.header_timeout, Duration::from_millis(2500));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time a client has to send its whole request body.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::http::serve::{ServeConfig, ServerLimits, DEFAULT_REQUEST_TIMEOUT};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// assert_eq!(DEFAULT_REQUEST_TIMEOUT, Duration::from_secs(30));
+/// assert_eq!(ServerLimits::default().request_timeout, DEFAULT_REQUEST_TIMEOUT);
+/// assert_eq!(load("")?.limits.request_timeout, DEFAULT_REQUEST_TIMEOUT); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"request_timeout_ms":5000},"#)?.limits.request_timeout, Duration::from_secs(5));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default time to connect to an upstream.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::http::serve::{ServeConfig, ServerLimits, DEFAULT_CONNECT_TIMEOUT};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// assert_eq!(DEFAULT_CONNECT_TIMEOUT, Duration::from_secs(2));
+/// assert_eq!(ServerLimits::default().connect_timeout, DEFAULT_CONNECT_TIMEOUT);
+/// assert_eq!(load("")?.limits.connect_timeout, DEFAULT_CONNECT_TIMEOUT); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"connect_timeout_ms":300},"#)?.limits.connect_timeout, Duration::from_millis(300));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Default time for the whole upstream exchange (connect, request, response read).
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::http::serve::{ServeConfig, ServerLimits, DEFAULT_UPSTREAM_TIMEOUT};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// assert_eq!(DEFAULT_UPSTREAM_TIMEOUT, Duration::from_secs(10));
+/// assert_eq!(ServerLimits::default().upstream_timeout, DEFAULT_UPSTREAM_TIMEOUT);
+/// assert_eq!(load("")?.limits.upstream_timeout, DEFAULT_UPSTREAM_TIMEOUT); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"upstream_timeout_ms":60000},"#)?.limits.upstream_timeout, Duration::from_secs(60));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time in-flight requests get to finish after SIGTERM.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::http::serve::{ServeConfig, ServerLimits, DEFAULT_SHUTDOWN_GRACE};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// assert_eq!(DEFAULT_SHUTDOWN_GRACE, Duration::from_secs(10));
+/// assert_eq!(ServerLimits::default().shutdown_grace, DEFAULT_SHUTDOWN_GRACE);
+/// assert_eq!(load("")?.limits.shutdown_grace, DEFAULT_SHUTDOWN_GRACE); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"shutdown_grace_ms":0},"#)?.limits.shutdown_grace, Duration::ZERO);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// A configuration the proxy cannot use: the crate's one configuration error, re-exported
@@ -72,6 +221,18 @@ fn err(s: impl Into<String>) -> ConfigError {
 }
 
 /// The server's limits and timeouts.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::http::serve::{ServeConfig, ServerLimits};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
+/// let limits = load(r#""limits":{"max_connections":32,"upstream_timeout_ms":1500},"#)?.limits;
+/// assert_eq!(limits, ServerLimits { max_connections: 32, upstream_timeout: Duration::from_millis(1500), ..ServerLimits::default() });
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServerLimits {
     /// Connections served at once.
@@ -130,6 +291,20 @@ struct Route {
 }
 
 /// A checked `serve` configuration.
+///
+/// # Example
+/// ```
+/// use jsongate::http::serve::ServeConfig;
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("status.json"), br#"{"contract":1,"tool":"status","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{"state":{"pointer":"/state"}}}"#).unwrap();
+/// let config = ServeConfig::from_slice(br#"{"serve":1,"listen":"127.0.0.1:0","audit":"audit.jsonl",
+///   "routes":[{"method":"GET","path_prefix":"/status","upstream":"http://127.0.0.1:9000/v1","contract_file":"status.json"}]}"#,
+///   dir.path())?;
+/// assert_eq!(config.audit, Some(dir.path().join("audit.jsonl"))); // relative to `dir`
+/// assert_eq!(config.limits.max_connections, jsongate::http::serve::DEFAULT_MAX_CONNECTIONS);
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
 pub struct ServeConfig {
     /// The address to listen on.
     pub listen: SocketAddr,
@@ -157,6 +332,19 @@ impl ServeConfig {
     /// # Errors
     /// The file cannot be read, is not JSON, does not satisfy [`SERVE_SCHEMA`] (unknown
     /// members included), or names a contract that cannot be read or compiled.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::ServeConfig;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+    /// std::fs::write(dir.path().join("serve.json"), br#"{"serve":1,"routes":[{"path_prefix":"/","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#).unwrap();
+    /// assert!(ServeConfig::from_file(&dir.path().join("serve.json")).is_ok()); // c.json found beside it
+    /// std::fs::remove_file(dir.path().join("c.json")).unwrap();
+    /// let err = ServeConfig::from_file(&dir.path().join("serve.json")).unwrap_err();
+    /// assert_eq!(err.pointer(), "/routes/0/contract_file");
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
     pub fn from_file(path: &Path) -> Result<ServeConfig, ConfigError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ConfigError::read(format_args!("'{}'", path.display()), &e))?;
@@ -167,6 +355,15 @@ impl ServeConfig {
     ///
     /// # Errors
     /// As [`from_file`](Self::from_file).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::ServeConfig;
+    /// use jsongate::json::ConfigErrorKind;
+    /// let err = ServeConfig::from_slice(br#"{"serve":1,"routes":[],"tls":true}"#, std::path::Path::new(".")).unwrap_err();
+    /// assert_eq!(err.kind(), ConfigErrorKind::Schema); // unknown members and empty routes are refused
+    /// assert!(ServeConfig::from_slice(b"{", std::path::Path::new(".")).is_err());
+    /// ```
     pub fn from_slice(bytes: &[u8], dir: &Path) -> Result<ServeConfig, ConfigError> {
         let doc = config::load(bytes, &SERVE)?;
         let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
@@ -606,6 +803,23 @@ fn request_status(r: &Refusal) -> StatusCode {
 ///
 /// # Errors
 /// The audit file cannot be opened.
+///
+/// # Example
+/// ```
+/// use jsongate::http::serve::{run, ServeConfig};
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+/// let config = ServeConfig::from_slice(br#"{"serve":1,"audit":"audit.jsonl",
+///   "routes":[{"path_prefix":"/","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// rt.block_on(async {
+///     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+///     // Shut down at once: nothing in flight, so `run` returns without waiting out the grace period.
+///     run(config, listener, async {}).await
+/// })?;
+/// assert!(dir.path().join("audit.jsonl").exists()); // opened (created) when serving starts
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub async fn run(
     config: ServeConfig,
     listener: TcpListener,

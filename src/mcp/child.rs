@@ -16,6 +16,15 @@ use std::time::Duration;
 use super::{Config, Proxy};
 
 /// How long a child may take to exit after its input closed, and again after `SIGTERM`.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::mcp::child::GRACE;
+/// // After the client closes: GRACE, then SIGTERM, another GRACE, then SIGKILL.
+/// assert_eq!(GRACE, Duration::from_secs(2));
+/// assert!(GRACE * 2 < Duration::from_secs(5)); // a stuck server is gone within about 4 s
+/// ```
 pub const GRACE: Duration = Duration::from_secs(2);
 
 /// Runs `command` (program and arguments) behind a proxy over this process's stdin and
@@ -26,6 +35,16 @@ pub const GRACE: Duration = Duration::from_secs(2);
 ///
 /// # Panics
 /// Never: the child's stdin and stdout are always piped.
+///
+/// # Example
+/// ```
+/// use std::io::ErrorKind;
+/// use jsongate::mcp::{child::run_command, Config};
+/// // What `jsongate mcp-proxy -- my-server --stdio` does (it takes over stdin and stdout):
+/// // run_command(Config::default(), &["my-server".into(), "--stdio".into()])?
+/// let err = run_command(Config::default(), &[]).unwrap_err();
+/// assert_eq!((err.kind(), err.to_string().as_str()), (ErrorKind::InvalidInput, "no server command"));
+/// ```
 pub fn run_command(config: Config, command: &[OsString]) -> io::Result<ExitStatus> {
     let (program, args) = command
         .split_first()

@@ -48,16 +48,60 @@ use crate::json::Value;
 use crate::Limits;
 
 /// The session header of the Streamable HTTP transport.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::http::SESSION_HEADER;
+/// // The client echoes the id the front end issued at `initialize` on every later request.
+/// let name = http::HeaderName::from_static(SESSION_HEADER);
+/// assert_eq!(name, "mcp-session-id"); // what clients send as `Mcp-Session-Id`
+/// assert_eq!(http::HeaderName::try_from("Mcp-Session-Id").unwrap(), name);
+/// ```
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The protocol version header.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::http::VERSION_HEADER;
+/// let mut req = http::Request::new(());
+/// req.headers_mut().insert(VERSION_HEADER, http::HeaderValue::from_static("2025-06-18"));
+/// assert_eq!(req.headers()["MCP-Protocol-Version"], "2025-06-18"); // header names are case-insensitive
+/// ```
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
 /// Default time a request waits for its answer.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::mcp::{http::{HttpOptions, DEFAULT_ANSWER_TIMEOUT}, Config};
+/// assert_eq!(DEFAULT_ANSWER_TIMEOUT, Duration::from_secs(5 * 60));
+/// let opts = HttpOptions::new("127.0.0.1:8931", "/mcp", Config::default);
+/// assert_eq!(opts.get_answer_timeout(), DEFAULT_ANSWER_TIMEOUT);
+/// assert_eq!(opts.answer_timeout(Duration::from_secs(30)).get_answer_timeout(), Duration::from_secs(30));
+/// ```
 pub const DEFAULT_ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
 /// Most sessions at once (each runs a relay on a few threads); past it `initialize` is
 /// refused with `503`.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::http::MAX_SESSIONS;
+/// // Fixed: with 256 sessions open, the next `initialize` is answered `503 Service Unavailable`
+/// // until one ends (or is ended after SESSION_IDLE_TIMEOUT unused).
+/// assert_eq!(MAX_SESSIONS, 256);
+/// ```
 pub const MAX_SESSIONS: usize = 256;
 /// A session unused for this long is ended (its relay stops; the client gets `404` and
 /// starts a new one, as the transport specifies).
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::mcp::http::{DEFAULT_ANSWER_TIMEOUT, SESSION_IDLE_TIMEOUT};
+/// assert_eq!(SESSION_IDLE_TIMEOUT, Duration::from_secs(10 * 60));
+/// // A session waiting the longest default time for an answer is still well inside it.
+/// assert!(DEFAULT_ANSWER_TIMEOUT < SESSION_IDLE_TIMEOUT);
+/// ```
 pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How the HTTP front end runs: [`HttpOptions::new`] with what it cannot do without (the
@@ -1099,6 +1143,20 @@ async fn delete(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
 ///
 /// # Errors
 /// None yet; the signature leaves room for listener failures.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{http::{run, split_url, HttpOptions}, Config};
+/// let (authority, path) = split_url("http://127.0.0.1:8931/mcp")?;
+/// let opts = HttpOptions::new(authority, path, Config::default);
+/// let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+/// rt.block_on(async {
+///     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+///     // A real front end runs until a signal (e.g. `tokio::signal::ctrl_c()`); this one stops at once.
+///     run(opts, listener, async {}).await
+/// }).unwrap();
+/// # Ok::<(), String>(())
+/// ```
 pub async fn run(
     opts: HttpOptions,
     listener: TcpListener,
@@ -1145,6 +1203,16 @@ pub async fn run(
 ///
 /// # Errors
 /// Not an `http://` URL with a host.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::http::split_url;
+/// assert_eq!(split_url("http://127.0.0.1:8931/mcp")?, ("127.0.0.1:8931".to_owned(), "/mcp".to_owned()));
+/// assert_eq!(split_url("http://localhost:3000")?.1, "/"); // the default path
+/// assert!(split_url("https://example.com/mcp").is_err()); // http:// only
+/// assert!(split_url("http://user@example.com/").is_err()); // no credentials in the URL
+/// # Ok::<(), String>(())
+/// ```
 pub fn split_url(url: &str) -> Result<(String, String), String> {
     let rest = url
         .strip_prefix("http://")

@@ -283,8 +283,8 @@ impl Config {
         /// use jsongate::action::RateState;
         /// use jsongate::mcp::Config;
         /// use jsongate::state::MemoryStore;
-        /// let c = Config::default().rate(RateState::with_store(Arc::new(MemoryStore::new())).scope("tenant-a"));
-        /// let _ = c.get_rate().store();
+        /// let c = Config::default().rate(RateState::new().store(Arc::new(MemoryStore::new())).scope("tenant-a"));
+        /// assert_eq!(c.get_rate().get_store().describe(), "memory");
         /// ```
         rate: RateState;
         /// How long the schemas of one `tools/list` page may take to compile, from the
@@ -569,7 +569,7 @@ impl Config {
     /// ```
     /// use jsongate::mcp::Config;
     /// use jsongate::state::OnStateError;
-    /// assert_eq!(Config::default().get_rate().on_error(), OnStateError::Deny);
+    /// assert_eq!(Config::default().get_rate().get_on_state_error(), OnStateError::Deny);
     /// ```
     pub fn get_rate(&self) -> &RateState {
         &self.rate
@@ -832,7 +832,7 @@ impl Proxy {
             Some(store) => pins.shared(
                 store,
                 format!("pins:{}", c.upstream.as_deref().unwrap_or("")),
-                c.rate.on_error() == crate::state::OnStateError::Deny,
+                c.rate.get_on_state_error() == crate::state::OnStateError::Deny,
             ),
             None => pins,
         };

@@ -446,7 +446,7 @@ fn on_call(
             let mut extra = String::from("\"state_error\":");
             write_string(&mut extra, e);
             extra.push_str(",\"on_state_error\":\"");
-            extra.push_str(shared.rate.on_error().as_str());
+            extra.push_str(shared.rate.get_on_state_error().as_str());
             extra.push('"');
             let f = Finding {
                 class: "state_error",

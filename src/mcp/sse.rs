@@ -9,6 +9,14 @@
 //! the stream never finishes is not emitted.
 
 /// One event.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::sse::{parse_all, SseEvent};
+/// let events = parse_all(b"id: 7\nevent: message\ndata: {\"a\":\ndata: 1}\n\n", 1024);
+/// assert_eq!(events, [SseEvent { id: Some("7".into()), event: Some("message".into()),
+///     data: b"{\"a\":\n1}".to_vec(), over_limit: false }]);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SseEvent {
     /// The `id` field, when the event had one.
@@ -22,6 +30,18 @@ pub struct SseEvent {
 }
 
 /// The parser. See the [module documentation](self).
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::sse::SseParser;
+/// let mut p = SseParser::new(1 << 20);
+/// let mut data = Vec::new();
+/// // Any split, even inside a `\r\n`.
+/// for piece in [&b"data: one\r"[..], b"\n\r\ndata: t", b"wo\n\n"] {
+///     p.feed(piece, &mut |e| data.push(String::from_utf8(e.data).unwrap()));
+/// }
+/// assert_eq!(data, ["one", "two"]);
+/// ```
 #[derive(Debug)]
 pub struct SseParser {
     max: usize,
@@ -36,6 +56,16 @@ pub struct SseParser {
 
 impl SseParser {
     /// A parser whose events hold at most `max_event_bytes` bytes of data.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::sse::SseParser;
+    /// let mut p = SseParser::new(4);
+    /// let mut got = Vec::new();
+    /// p.feed(b"data: 12345678\n\n", &mut |e| got.push(e));
+    /// assert!(got[0].over_limit); // past the bound: marked, and only 4 + 1 bytes kept
+    /// assert_eq!(got[0].data, b"12345");
+    /// ```
     pub fn new(max_event_bytes: usize) -> SseParser {
         SseParser {
             max: max_event_bytes,
@@ -48,6 +78,17 @@ impl SseParser {
     }
 
     /// Feeds the next piece; `on_event` gets every event it completes.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::sse::SseParser;
+    /// let mut p = SseParser::new(1024);
+    /// let mut n = 0;
+    /// p.feed(b": a comment\nretry: 10\ndata: x\n", &mut |_| n += 1);
+    /// assert_eq!(n, 0); // not ended by a blank line yet
+    /// p.feed(b"\n", &mut |_| n += 1);
+    /// assert_eq!(n, 1);
+    /// ```
     pub fn feed(&mut self, mut bytes: &[u8], on_event: &mut dyn FnMut(SseEvent)) {
         if self.after_cr && !bytes.is_empty() {
             // A `\r\n` split between pieces ends one line, not two.
@@ -80,6 +121,17 @@ impl SseParser {
     }
 
     /// The stream ended: an event not ended by a blank line is dropped (as the format says).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::sse::SseParser;
+    /// let mut p = SseParser::new(1024);
+    /// let mut n = 0;
+    /// p.feed(b"data: cut off", &mut |_| n += 1);
+    /// p.finish(); // the stream ended mid-event: the event is dropped
+    /// p.feed(b"\n\n", &mut |_| n += 1);
+    /// assert_eq!(n, 0);
+    /// ```
     pub fn finish(&mut self) {
         self.line.clear();
         self.event = SseEvent::default();
@@ -157,6 +209,13 @@ impl SseParser {
 }
 
 /// Every event of `input` fed in one piece (for tests and the fuzz target's oracle).
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::sse::parse_all;
+/// let events = parse_all(b"data: a\n\ndata: b\r\n\r\ndata: unfinished", 64);
+/// assert_eq!(events.iter().map(|e| e.data.as_slice()).collect::<Vec<_>>(), [b"a", b"b"]);
+/// ```
 pub fn parse_all(input: &[u8], max_event_bytes: usize) -> Vec<SseEvent> {
     let mut out = Vec::new();
     let mut p = SseParser::new(max_event_bytes);

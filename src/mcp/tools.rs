@@ -23,13 +23,38 @@ use crate::json::Value;
 use crate::{Limits, Schema};
 
 /// Most tools remembered at once.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::{pin::MAX_LOCK_TOOLS, MAX_TOOLS};
+/// assert_eq!(MAX_TOOLS, 10_000);
+/// assert_eq!(MAX_LOCK_TOOLS, MAX_TOOLS); // a lockfile pins at most what the relay remembers
+/// ```
 pub const MAX_TOOLS: usize = 10_000;
 
 /// Most listing pages waiting to be compiled (or compiling); the tools of a page past it are
 /// unusable at once (`schema_compile_busy`).
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::MAX_COMPILE_BACKLOG;
+/// // A server that sends a 17th `tools/list` page while 16 still compile gets that page's
+/// // tools marked `schema_compile_busy` (calls to them are refused) instead of a longer queue.
+/// assert_eq!(MAX_COMPILE_BACKLOG, 16);
+/// ```
 pub const MAX_COMPILE_BACKLOG: usize = 16;
 
 /// Default time a listing page may take from its arrival until its schemas are compiled.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::mcp::{Config, DEFAULT_COMPILE_DEADLINE};
+/// assert_eq!(DEFAULT_COMPILE_DEADLINE, Duration::from_secs(10));
+/// assert_eq!(Config::default().get_compile_deadline(), DEFAULT_COMPILE_DEADLINE);
+/// let c = Config::default().compile_deadline(Duration::from_secs(30)); // `--compile-deadline-ms 30000`
+/// assert_eq!(c.get_compile_deadline(), Duration::from_secs(30));
+/// ```
 pub const DEFAULT_COMPILE_DEADLINE: Duration = Duration::from_secs(10);
 
 /// A tool whose schemas compiled.

@@ -63,6 +63,20 @@ impl Action {
 }
 
 /// The JSON Schema of screening contracts.
+///
+/// # Example
+/// ```
+/// use jsongate::screen::{ScreenContract, SCREEN_CONTRACT_SCHEMA};
+/// use jsongate::{Limits, Schema, Validator};
+/// let schema = Schema::compile(SCREEN_CONTRACT_SCHEMA.as_bytes())?;
+/// let contract = br#"{"screen":1,"default":"drop","classes":["override","exfiltration"]}"#;
+/// assert!(Validator::new(&schema).validate_slice(contract, Limits::new()).is_ok());
+/// assert!(ScreenContract::from_slice(contract).is_ok());
+/// let bad_class = br#"{"screen":1,"classes":["profanity"]}"#;
+/// assert!(Validator::new(&schema).validate_slice(bad_class, Limits::new()).is_err());
+/// assert!(ScreenContract::from_slice(bad_class).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const SCREEN_CONTRACT_SCHEMA: &str = r#"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "urn:jsongate:screen:1",
@@ -166,19 +180,19 @@ impl ScreenContract {
     /// ```
     /// use jsongate::screen::{Action, ScreenContract};
     /// let c = ScreenContract::new();
-    /// assert_eq!(c.fallback(), Action::Flag);
+    /// assert_eq!(c.get_default_action(), Action::Flag);
     /// assert_eq!(c.fields().count(), 0);
     /// ```
     pub fn new() -> ScreenContract {
         ScreenContract::default()
     }
 
-    /// The action for findings under no listed field.
+    /// The action for findings under no listed field. Default: [`Action::Flag`].
     ///
     /// # Example
     /// ```
     /// use jsongate::screen::{Action, ScreenContract};
-    /// assert_eq!(ScreenContract::new().default_action(Action::Drop).fallback(), Action::Drop);
+    /// assert_eq!(ScreenContract::new().default_action(Action::Drop).get_default_action(), Action::Drop);
     /// ```
     #[must_use]
     pub fn default_action(mut self, action: Action) -> ScreenContract {
@@ -228,14 +242,15 @@ impl ScreenContract {
         self.fields.iter().map(|(p, a)| (p.as_str(), *a))
     }
 
-    /// The action for findings under no listed field.
+    /// The value set by [`default_action`](Self::default_action): the action for findings
+    /// under no listed field.
     ///
     /// # Example
     /// ```
     /// use jsongate::screen::{Action, ScreenContract};
-    /// assert_eq!(ScreenContract::new().fallback(), Action::Flag);
+    /// assert_eq!(ScreenContract::new().get_default_action(), Action::Flag);
     /// ```
-    pub fn fallback(&self) -> Action {
+    pub fn get_default_action(&self) -> Action {
         self.default
     }
 
@@ -259,7 +274,7 @@ impl ScreenContract {
     /// ```
     /// use jsongate::screen::{Action, ScreenContract};
     /// let c = ScreenContract::from_slice(br#"{"screen":1,"default":"reject","fields":{"/notes":"drop"}}"#)?;
-    /// assert_eq!((c.fallback(), c.action_for("/notes/0").1), (Action::Reject, Action::Drop));
+    /// assert_eq!((c.get_default_action(), c.action_for("/notes/0").1), (Action::Reject, Action::Drop));
     /// assert!(ScreenContract::from_slice(br#"{"screen":1,"default":"explode"}"#).is_err());
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```

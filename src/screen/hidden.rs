@@ -3,6 +3,15 @@
 //! read by a person before it is trusted (tool definitions).
 
 /// The hidden-text finding ids of [`hidden_text`].
+///
+/// # Example
+/// ```
+/// use jsongate::screen::{hidden_text, HIDDEN_PATTERNS};
+/// assert!(HIDDEN_PATTERNS.contains(&"hidden_zero_width"));
+/// let (id, offset) = hidden_text("run\u{200b}this").unwrap();
+/// assert!(HIDDEN_PATTERNS.contains(&id)); // every id `hidden_text` reports is listed
+/// assert_eq!((id, offset), ("hidden_zero_width", 3));
+/// ```
 pub const HIDDEN_PATTERNS: &[&str] = &[
     "hidden_zero_width",
     "hidden_bidi_control",

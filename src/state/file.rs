@@ -41,6 +41,19 @@ use crate::Limits;
 pub const FILE_FORMAT: u64 = 1;
 
 /// State in one file, shared by the processes of one host.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use jsongate::state::{FileStore, Store};
+/// let dir = tempfile::tempdir().unwrap();
+/// let store = FileStore::new(&dir.path().join("state")).lock_timeout(Duration::from_secs(1));
+/// assert!(store.put_new("approval:7", "pending", 60_000, 0)?);
+/// // A later process on the same host (here: a new handle) reads what the first one wrote.
+/// assert_eq!(FileStore::new(&dir.path().join("state")).get("approval:7", 1)?.as_deref(), Some("pending"));
+/// assert!(store.describe().starts_with("file:"));
+/// # Ok::<(), jsongate::state::StateError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct FileStore {
     path: PathBuf,

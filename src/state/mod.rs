@@ -148,7 +148,7 @@ impl std::error::Error for StateError {}
 /// use jsongate::state::OnStateError;
 /// // A deployment that prefers availability: a failed store skips the rate check.
 /// let rate = RateState::new().on_state_error(OnStateError::Allow);
-/// assert_eq!(rate.on_error(), OnStateError::Allow);
+/// assert_eq!(rate.get_on_state_error(), OnStateError::Allow);
 /// assert_eq!(OnStateError::default(), OnStateError::Deny);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -214,6 +214,19 @@ pub trait Store: Send + Sync {
     ///
     /// # Errors
     /// The backend failed; nothing may be assumed about the event.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{MemoryStore, Store};
+    /// let s = MemoryStore::new();
+    /// assert!(s.window_take("rate:search", 2, 1_000, 0)?.admitted);
+    /// assert!(s.window_take("rate:search", 2, 1_000, 100)?.admitted);
+    /// let t = s.window_take("rate:search", 2, 1_000, 200)?;
+    /// assert!(!t.admitted);
+    /// assert_eq!(t.frees_at_ms, 1_000); // when the first event leaves the window
+    /// assert!(s.window_take("rate:search", 2, 1_000, 1_000)?.admitted);
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     fn window_take(
         &self,
         key: &str,
@@ -229,6 +242,16 @@ pub trait Store: Send + Sync {
     ///
     /// # Errors
     /// The backend failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{MemoryStore, Store};
+    /// let s = MemoryStore::new();
+    /// assert_eq!(s.trip("breaker:t", 2, 10_000, 5_000, 0)?, None);
+    /// assert_eq!(s.trip("breaker:t", 2, 10_000, 5_000, 100)?, Some(5_100)); // opened until 5 100
+    /// assert_eq!(s.deadline("breaker:t:open", 200)?, Some(5_100));
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     fn trip(
         &self,
         key: &str,
@@ -243,12 +266,33 @@ pub trait Store: Send + Sync {
     ///
     /// # Errors
     /// The backend failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{MemoryStore, Store};
+    /// let s = MemoryStore::new();
+    /// assert_eq!(s.extend_deadline("read_only", 5_000, 0)?, 5_000);
+    /// assert_eq!(s.extend_deadline("read_only", 3_000, 1)?, 5_000); // never lowered
+    /// assert_eq!(s.extend_deadline("read_only", 9_000, 2)?, 9_000);
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     fn extend_deadline(&self, key: &str, until_ms: u64, now_ms: u64) -> Result<u64, StateError>;
 
     /// `key`'s deadline when it is still ahead (the store's clock).
     ///
     /// # Errors
     /// The backend failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{MemoryStore, Store};
+    /// let s = MemoryStore::new();
+    /// assert_eq!(s.deadline("read_only", 0)?, None);
+    /// s.extend_deadline("read_only", 5_000, 0)?;
+    /// assert_eq!(s.deadline("read_only", 4_999)?, Some(5_000));
+    /// assert_eq!(s.deadline("read_only", 5_000)?, None); // it expires at itself
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     fn deadline(&self, key: &str, now_ms: u64) -> Result<Option<u64>, StateError>;
 
     /// A cursor that only moves forward: sets `key` to `to` unless it is already past it,
@@ -257,6 +301,17 @@ pub trait Store: Send + Sync {
     ///
     /// # Errors
     /// The backend failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{MemoryStore, Store};
+    /// let s = MemoryStore::new();
+    /// assert!(s.advance("plan:t:cursor", 1, 60_000, 0)?);
+    /// assert!(s.advance("plan:t:cursor", 1, 60_000, 1)?); // staying put is fine
+    /// assert!(!s.advance("plan:t:cursor", 0, 60_000, 2)?); // going back is not
+    /// assert!(s.advance("plan:t:cursor", 0, 60_000, 60_002)?); // expired: a fresh cursor
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     fn advance(&self, key: &str, to: u64, ttl_ms: u64, now_ms: u64) -> Result<bool, StateError>;
 
     /// Stores a small record unless `key` holds one; returns whether it was stored. It
@@ -264,6 +319,16 @@ pub trait Store: Send + Sync {
     ///
     /// # Errors
     /// The backend failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{MemoryStore, Store};
+    /// let s = MemoryStore::new();
+    /// assert!(s.put_new("pin", "a", 1_000, 0)?);
+    /// assert!(!s.put_new("pin", "b", 1_000, 500)?); // the first writer wins
+    /// assert!(s.put_new("pin", "b", 1_000, 1_000)?); // after it expired
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     fn put_new(&self, key: &str, value: &str, ttl_ms: u64, now_ms: u64)
         -> Result<bool, StateError>;
 
@@ -271,6 +336,17 @@ pub trait Store: Send + Sync {
     ///
     /// # Errors
     /// The backend failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{MemoryStore, Store};
+    /// let s = MemoryStore::new();
+    /// s.put_new("pin", "sha256:ab", 1_000, 0)?;
+    /// assert_eq!(s.get("pin", 1)?.as_deref(), Some("sha256:ab"));
+    /// assert_eq!(s.get("pin", 2)?.as_deref(), Some("sha256:ab")); // it stays
+    /// assert_eq!(s.get("pin", 1_000)?, None);
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     fn get(&self, key: &str, now_ms: u64) -> Result<Option<String>, StateError>;
 
     /// Takes the record at `key` (single use: one caller gets it, it is gone for the
@@ -278,9 +354,28 @@ pub trait Store: Send + Sync {
     ///
     /// # Errors
     /// The backend failed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{MemoryStore, Store};
+    /// let s = MemoryStore::new();
+    /// s.put_new("answer:1", "granted", 1_000, 0)?;
+    /// assert_eq!(s.take("answer:1", 1)?.as_deref(), Some("granted"));
+    /// assert_eq!(s.take("answer:1", 2)?, None); // one caller gets it
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     fn take(&self, key: &str, now_ms: u64) -> Result<Option<String>, StateError>;
 
     /// A short description for audit lines (`memory`, `file:PATH`, `redis:HOST:PORT`).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{open, FileStore, MemoryStore, Store};
+    /// assert_eq!(MemoryStore::new().describe(), "memory");
+    /// assert_eq!(FileStore::new(std::path::Path::new("/var/lib/jsongate/state")).describe(), "file:/var/lib/jsongate/state");
+    /// assert_eq!(open("memory")?.describe(), "memory");
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     fn describe(&self) -> String;
 }
 

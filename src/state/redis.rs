@@ -21,33 +21,168 @@ use std::time::{Duration, Instant};
 
 use super::{StateError, StateErrorKind, Store, Take};
 
-/// Where the Redis server is and how the client may use it.
+/// Where the Redis server is and how the client may use it: [`RedisConfig::new`] with the
+/// address, then one consuming setter per choice, or [`RedisConfig::parse`] of a
+/// `redis://` address.
 ///
 /// # Example
 /// ```
 /// use std::time::Duration;
 /// use jsongate::state::RedisConfig;
 /// let c = RedisConfig::parse("redis://10.0.0.5:6379?prefix=gw1:&timeout_ms=200")?;
-/// assert_eq!((c.address.as_str(), c.prefix.as_str()), ("10.0.0.5:6379", "gw1:"));
-/// assert_eq!(c.timeout, Duration::from_millis(200));
-/// assert_eq!(c.max_connections, 8);
+/// assert_eq!((c.get_address(), c.get_prefix()), ("10.0.0.5:6379", "gw1:"));
+/// assert_eq!(c.get_timeout(), Duration::from_millis(200));
+/// assert_eq!(c.get_max_connections(), 8);
+/// assert_eq!(c, RedisConfig::new("10.0.0.5:6379").prefix("gw1:").timeout(Duration::from_millis(200)));
 /// # Ok::<(), jsongate::state::StateError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedisConfig {
-    /// `HOST:PORT`.
-    pub address: String,
-    /// Prepended to every key (default `jsongate:`).
-    pub prefix: String,
-    /// Connect timeout (default 500 ms).
-    pub connect_timeout: Duration,
-    /// Read and write timeout of every operation (default 500 ms).
-    pub timeout: Duration,
-    /// Most connections open at once (default 8).
-    pub max_connections: usize,
+    address: String,
+    prefix: String,
+    connect_timeout: Duration,
+    timeout: Duration,
+    max_connections: usize,
 }
 
 impl RedisConfig {
+    /// The server at `address` (`HOST:PORT`). Defaults: keys prefixed with `jsongate:`,
+    /// connect, read and write timeouts of 500 ms, at most 8 connections open at once.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::state::RedisConfig;
+    /// let c = RedisConfig::new("127.0.0.1:6379");
+    /// assert_eq!((c.get_address(), c.get_prefix()), ("127.0.0.1:6379", "jsongate:"));
+    /// assert_eq!((c.get_connect_timeout(), c.get_timeout()), (Duration::from_millis(500), Duration::from_millis(500)));
+    /// assert_eq!(c.get_max_connections(), 8);
+    /// ```
+    pub fn new(address: impl Into<String>) -> RedisConfig {
+        RedisConfig {
+            address: address.into(),
+            prefix: "jsongate:".into(),
+            connect_timeout: Duration::from_millis(500),
+            timeout: Duration::from_millis(500),
+            max_connections: 8,
+        }
+    }
+
+    /// Prepended to every key, so that several gateways can share one server. Default:
+    /// `jsongate:`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::RedisConfig;
+    /// assert_eq!(RedisConfig::new("h:6379").prefix("gw1:").get_prefix(), "gw1:");
+    /// ```
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// How long opening a connection may take. Default: 500 ms.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::state::RedisConfig;
+    /// let c = RedisConfig::new("h:6379").connect_timeout(Duration::from_secs(1));
+    /// assert_eq!(c.get_connect_timeout(), Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The read and write timeout of every operation. Default: 500 ms.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::state::RedisConfig;
+    /// let c = RedisConfig::new("h:6379").timeout(Duration::from_millis(100));
+    /// assert_eq!(c.get_timeout(), Duration::from_millis(100));
+    /// ```
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The most connections open at once (at least 1). Default: 8.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::RedisConfig;
+    /// assert_eq!(RedisConfig::new("h:6379").max_connections(2).get_max_connections(), 2);
+    /// assert_eq!(RedisConfig::new("h:6379").max_connections(0).get_max_connections(), 1);
+    /// ```
+    #[must_use]
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// The server's `HOST:PORT`, as given to [`new`](Self::new).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::RedisConfig;
+    /// assert_eq!(RedisConfig::new("10.0.0.5:6379").get_address(), "10.0.0.5:6379");
+    /// ```
+    pub fn get_address(&self) -> &str {
+        &self.address
+    }
+
+    /// The value set by [`prefix`](Self::prefix).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::RedisConfig;
+    /// assert_eq!(RedisConfig::new("h:6379").get_prefix(), "jsongate:");
+    /// ```
+    pub fn get_prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The value set by [`connect_timeout`](Self::connect_timeout).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::state::RedisConfig;
+    /// assert_eq!(RedisConfig::new("h:6379").get_connect_timeout(), Duration::from_millis(500));
+    /// ```
+    pub fn get_connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// The value set by [`timeout`](Self::timeout).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::state::RedisConfig;
+    /// assert_eq!(RedisConfig::new("h:6379").get_timeout(), Duration::from_millis(500));
+    /// ```
+    pub fn get_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The value set by [`max_connections`](Self::max_connections).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::RedisConfig;
+    /// assert_eq!(RedisConfig::new("h:6379").get_max_connections(), 8);
+    /// ```
+    pub fn get_max_connections(&self) -> usize {
+        self.max_connections
+    }
+
     /// `redis://HOST:PORT` with optional query parameters `prefix`, `connect_timeout_ms`,
     /// `timeout_ms`, `max_connections`: `redis://127.0.0.1:6379?prefix=gw1:&timeout_ms=200`.
     ///
@@ -57,7 +192,7 @@ impl RedisConfig {
     /// # Example
     /// ```
     /// use jsongate::state::RedisConfig;
-    /// assert_eq!(RedisConfig::parse("redis://127.0.0.1:6379")?.prefix, "jsongate:");
+    /// assert_eq!(RedisConfig::parse("redis://127.0.0.1:6379")?.get_prefix(), "jsongate:");
     /// assert!(RedisConfig::parse("http://127.0.0.1:6379").is_err());
     /// # Ok::<(), jsongate::state::StateError>(())
     /// ```
@@ -76,13 +211,7 @@ impl RedisConfig {
         if address.is_empty() || !address.contains(':') || address.contains(['/', '@']) {
             return Err(bad("needs HOST:PORT (no path, no credentials)"));
         }
-        let mut c = RedisConfig {
-            address: address.to_owned(),
-            prefix: "jsongate:".into(),
-            connect_timeout: Duration::from_millis(500),
-            timeout: Duration::from_millis(500),
-            max_connections: 8,
-        };
+        let mut c = RedisConfig::new(address);
         for kv in query.split('&').filter(|s| !s.is_empty()) {
             let (k, v) = kv
                 .split_once('=')
@@ -242,6 +371,15 @@ struct Pool {
 }
 
 /// State in a Redis server, shared by every replica that names it.
+///
+/// # Example
+/// ```
+/// use jsongate::state::{RedisConfig, RedisStore, StateErrorKind, Store};
+/// let store = RedisStore::new(RedisConfig::new("127.0.0.1:1").prefix("gw1:")); // nothing listens there
+/// assert_eq!(store.describe(), "redis:127.0.0.1:1");
+/// // An unreachable server is an error of the operation, never a silent empty answer.
+/// assert_eq!(store.get("k", 0).unwrap_err().kind(), StateErrorKind::Unavailable);
+/// ```
 pub struct RedisStore {
     config: RedisConfig,
     pool: Mutex<Pool>,
@@ -453,6 +591,26 @@ impl RedisStore {
     ///
     /// # Errors
     /// The server cannot be reached or answers wrongly.
+    ///
+    /// # Example
+    /// ```
+    /// use std::io::{Read, Write};
+    /// use jsongate::state::{RedisConfig, RedisStore};
+    /// // A stand-in server that answers one `TIME` (seconds, microseconds).
+    /// let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let server = std::thread::spawn(move || {
+    ///     let (mut c, _) = listener.accept().unwrap();
+    ///     let mut buf = [0; 64];
+    ///     let n = c.read(&mut buf).unwrap();
+    ///     assert!(buf[..n].ends_with(b"TIME\r\n"));
+    ///     c.write_all(b"*2\r\n$10\r\n1714564800\r\n$6\r\n250000\r\n").unwrap();
+    /// });
+    /// let store = RedisStore::new(RedisConfig::new(addr.to_string()));
+    /// assert_eq!(store.server_time_ms()?, 1_714_564_800_250);
+    /// server.join().unwrap();
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
     pub fn server_time_ms(&self) -> Result<u64, StateError> {
         match self.call(&[b"TIME"])? {
             Reply::Array(a) if a.len() == 2 => {

@@ -546,7 +546,9 @@ fn redis_throughput_is_measured_and_every_decision_counted_once() {
     );
     let store: Arc<dyn Store> =
         Arc::new(RedisStore::new(RedisConfig::parse(&redis.url()).unwrap()));
-    let rate = RateState::with_store(store).on_state_error(OnStateError::Deny);
+    let rate = RateState::new()
+        .store(store)
+        .on_state_error(OnStateError::Deny);
     let (threads, per) = (4, 500);
     let start = Instant::now();
     let mut lat: Vec<Duration> = std::thread::scope(|s| {

@@ -24,6 +24,17 @@ use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
 
 /// What kind of change one [`ToolChange`] is.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::pin::{diff::{diff_tools, ChangeKind}, Definition};
+/// let d = |s: &str| Definition::from_slice(s.as_bytes(), jsongate::Limits::new()).unwrap();
+/// let old = d(r#"{"name":"t","inputSchema":{"type":"object","properties":{"q":{"type":"string","maxLength":100}}}}"#);
+/// let new = d(r#"{"name":"t","inputSchema":{"type":"object","properties":{"q":{"type":"string","maxLength":50}}}}"#);
+/// let kinds: Vec<ChangeKind> = diff_tools(old.value(), new.value()).iter().map(|c| c.kind).collect();
+/// assert_eq!(kinds, [ChangeKind::InputNarrowed]);
+/// assert!(!kinds[0].dangerous());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ChangeKind {
     /// A tool that is not pinned.
@@ -48,6 +59,13 @@ pub enum ChangeKind {
 
 impl ChangeKind {
     /// The kind's name in reports: `tool_added`, `input_widened`, `unclassified`, ….
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::diff::ChangeKind;
+    /// assert_eq!(ChangeKind::InputWidened.as_str(), "input_widened");
+    /// assert_eq!(ChangeKind::Text.as_str(), "text_changed");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             ChangeKind::ToolAdded => "tool_added",
@@ -64,6 +82,14 @@ impl ChangeKind {
 
     /// Whether the change may let more through than was approved: an added tool, a widened
     /// input, a weakened output promise, or anything unclassified.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::diff::ChangeKind;
+    /// assert!(ChangeKind::ToolAdded.dangerous() && ChangeKind::OutputWidened.dangerous());
+    /// assert!(!ChangeKind::OutputNarrowed.dangerous()); // the tool promises more: nothing widens
+    /// assert!(!ChangeKind::Annotation.dangerous());
+    /// ```
     pub fn dangerous(self) -> bool {
         matches!(
             self,
@@ -76,6 +102,17 @@ impl ChangeKind {
 }
 
 /// One change between two definitions of a tool.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::pin::{diff::{diff_tools, ChangeKind, ToolChange}, Definition};
+/// use jsongate::json::Value;
+/// let d = |s: &str| Definition::from_slice(s.as_bytes(), jsongate::Limits::new()).unwrap();
+/// let old = d(r#"{"name":"t","inputSchema":{"maximum":10}}"#);
+/// let new = d(r#"{"name":"t","inputSchema":{"maximum":99}}"#);
+/// assert_eq!(diff_tools(old.value(), new.value()), [ToolChange::new(ChangeKind::InputWidened,
+///     "/inputSchema/maximum", Some("maximum"), Some(Value::Number("10".into())), Some(Value::Number("99".into())))]);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolChange {
     /// Its kind.
@@ -92,6 +129,13 @@ pub struct ToolChange {
 
 impl ToolChange {
     /// A change.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::diff::{ChangeKind, ToolChange};
+    /// let c = ToolChange::new(ChangeKind::ToolRemoved, "", None, None, None);
+    /// assert_eq!((c.kind, c.pointer.as_str(), c.keyword), (ChangeKind::ToolRemoved, "", None));
+    /// ```
     pub fn new(
         kind: ChangeKind,
         pointer: &str,
@@ -111,6 +155,19 @@ impl ToolChange {
     /// Appends the change as a JSON object: `kind`, `dangerous`, `pointer`, `keyword`, and
     /// `from`/`to` when `values` says so and they are numbers, booleans or null (the audit
     /// never repeats a server's strings), or always (`values_in_full`, for `pin diff`).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::diff::{ChangeKind, ToolChange};
+    /// use jsongate::json::Value;
+    /// let c = ToolChange::new(ChangeKind::Text, "/description", None,
+    ///     Some(Value::String("Reads a file".into())), Some(Value::String("Reads any file".into())));
+    /// let (mut audit, mut full) = (String::new(), String::new());
+    /// c.write_json(&mut audit, false); // the audit never repeats a server's strings
+    /// c.write_json(&mut full, true);
+    /// assert_eq!(audit, r#"{"kind":"text_changed","dangerous":false,"pointer":"/description","keyword":null}"#);
+    /// assert!(full.ends_with(r#""from":"Reads a file","to":"Reads any file"}"#));
+    /// ```
     pub fn write_json(&self, out: &mut String, values_in_full: bool) {
         out.push_str("{\"kind\":\"");
         out.push_str(self.kind.as_str());
