@@ -646,9 +646,7 @@ impl Scanner {
                     Err(self.error(ErrorKind::Syntax(Syntax::InvalidNumber), at, None))
                 }
             }
-            State::Top => {
-                Err(self.error(ErrorKind::Syntax(Syntax::ExpectedValue), at, None))
-            }
+            State::Top => Err(self.error(ErrorKind::Syntax(Syntax::ExpectedValue), at, None)),
             _ => Err(self.error(ErrorKind::Syntax(Syntax::UnexpectedEnd), at, None)),
         };
         match r {
