@@ -14,8 +14,13 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-/// Objects with at most this many members are checked by a linear scan.
-const LINEAR: usize = 32;
+/// Objects with at most this many members are checked by a linear scan. Measured with
+/// callgrind on 2,000 objects of 48 short-named members each, the linear scan costs 9% fewer
+/// instructions than the table (the keys compare in a few instructions each; the table hashes
+/// every name); at 64 members the two are even, and past the switch every object pays one
+/// rebuild of the table (8% more on objects of 49 to 64 members, 3% on 200). Objects with
+/// 40 members (the users of the twitter corpus) scan 8% faster than with a switch at 32.
+const LINEAR: usize = 48;
 
 /// Names of at most this many bytes are identified by their [`Entry`] key alone.
 const SHORT: usize = 16;
