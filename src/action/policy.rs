@@ -486,7 +486,7 @@ impl Grants {
     /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"get_ticket":{"arguments":true,"requires":[],
     ///     "rules":[{"rule":"equals_context","pointer":"/project","context":"project"}]}}}"#)?;
     /// let call = Call::parse(br#"{"tool":"get_ticket","arguments":{"project":"p-2"}}"#, p.limits())?;
-    /// let mine = Grants::new(Vec::<String>::new()).context(CallerContext::new().with("project", "p-1"));
+    /// let mine = Grants::new(Vec::<String>::new()).context(CallerContext::new().value("project", "p-1"));
     /// assert_eq!(p.decide(&call, &mine, &RateState::new(), 0).reason(), Reason::ContextMismatch);
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```

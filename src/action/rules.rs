@@ -80,7 +80,7 @@ pub enum Rule {
 /// ```
 /// use jsongate::action::{CallerContext, Rule};
 /// use jsongate::json::Value;
-/// let ctx = CallerContext::new().with("project", "p-1").with("project", "p-2");
+/// let ctx = CallerContext::new().value("project", "p-1").value("project", "p-2");
 /// let rule = Rule::InContextList { pointer: "/project".into(), key: "project".into() };
 /// let args = Value::parse(br#"{"project":"p-2"}"#, jsongate::Limits::new()).unwrap();
 /// assert!(rule.check_in(&args, None, &ctx).is_ok());
@@ -109,12 +109,12 @@ impl CallerContext {
     /// # Example
     /// ```
     /// use jsongate::action::CallerContext;
-    /// let ctx = CallerContext::new().with("project", "a").with("project", "b").with("account_id", "u-9");
+    /// let ctx = CallerContext::new().value("project", "a").value("project", "b").value("account_id", "u-9");
     /// assert_eq!(ctx.get("project"), ["a", "b"]); // a second value is added, not replaced
     /// assert_eq!(ctx.get("account_id"), ["u-9"]);
     /// ```
     #[must_use]
-    pub fn with(mut self, key: &str, value: &str) -> CallerContext {
+    pub fn value(mut self, key: &str, value: &str) -> CallerContext {
         match self.entries.iter_mut().find(|(k, _)| k == key) {
             Some((_, v)) => v.push(value.to_owned()),
             None => self.entries.push((key.to_owned(), vec![value.to_owned()])),
@@ -127,7 +127,7 @@ impl CallerContext {
     /// # Example
     /// ```
     /// use jsongate::action::CallerContext;
-    /// let ctx = CallerContext::new().with("account_id", "u-9");
+    /// let ctx = CallerContext::new().value("account_id", "u-9");
     /// assert_eq!(ctx.get("account_id"), ["u-9"]);
     /// assert!(ctx.get("project").is_empty());
     /// ```
@@ -240,7 +240,7 @@ impl Rule {
     /// use jsongate::action::{CallerContext, Rule};
     /// use jsongate::json::Value;
     /// let rule = Rule::EqualsContext { pointer: "/account".into(), key: "account_id".into() };
-    /// let ctx = CallerContext::new().with("account_id", "1042");
+    /// let ctx = CallerContext::new().value("account_id", "1042");
     /// let args = |s: &str| Value::parse(s.as_bytes(), jsongate::Limits::new()).unwrap();
     /// assert!(rule.check_in(&args(r#"{"account":"1042"}"#), None, &ctx).is_ok());
     /// assert!(rule.check_in(&args(r#"{"account":1042}"#), None, &ctx).is_ok()); // an integer by its text

@@ -302,7 +302,7 @@ pub fn action_context(
         if k.is_empty() {
             return Err(format!("--context: '={v}' is not KEY=VALUE"));
         }
-        c = c.with(k, v);
+        c = c.value(k, v);
     }
     Ok(c)
 }

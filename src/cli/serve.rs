@@ -50,18 +50,20 @@ pub fn serve(a: &ServeArgs) -> Result<ExitCode, String> {
         .ok_or("serve: --config FILE is required")?;
     let mut cfg = src.load(ServeConfig::from_file, ServeConfig::from_slice)?;
     if let Some(l) = &a.listen {
-        cfg.listen = l
-            .parse()
-            .map_err(|_| format!("--listen: '{l}' is not IP:PORT"))?;
+        cfg = cfg.listen(
+            l.parse()
+                .map_err(|_| format!("--listen: '{l}' is not IP:PORT"))?,
+        );
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(cfg.listen)
+        let listen = cfg.get_listen();
+        let listener = tokio::net::TcpListener::bind(listen)
             .await
-            .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
+            .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         eprintln!("listening on {addr}");
         run(cfg, listener, shutdown_signal())

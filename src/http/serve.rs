@@ -62,8 +62,8 @@ pub const SERVE_SCHEMA: &str = include_str!("serve.schema.json");
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
 /// assert_eq!(DEFAULT_LISTEN, "127.0.0.1:8080"); // loopback only
-/// assert_eq!(load("")?.listen.to_string(), DEFAULT_LISTEN);
-/// assert_eq!(load(r#""listen":"0.0.0.0:9090","#)?.listen.port(), 9090);
+/// assert_eq!(load("")?.get_listen().to_string(), DEFAULT_LISTEN);
+/// assert_eq!(load(r#""listen":"0.0.0.0:9090","#)?.get_listen().port(), 9090);
 /// assert!(load(r#""listen":"localhost:80","#).is_err()); // IP:PORT, not a host name
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
@@ -77,9 +77,9 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
 /// assert_eq!(DEFAULT_MAX_CONNECTIONS, 256);
-/// assert_eq!(ServerLimits::default().max_connections, DEFAULT_MAX_CONNECTIONS);
-/// assert_eq!(load("")?.limits.max_connections, DEFAULT_MAX_CONNECTIONS); // no `limits` member: the default
-/// assert_eq!(load(r#""limits":{"max_connections":16},"#)?.limits.max_connections, 16);
+/// assert_eq!(ServerLimits::default().get_max_connections(), DEFAULT_MAX_CONNECTIONS);
+/// assert_eq!(load("")?.get_limits().get_max_connections(), DEFAULT_MAX_CONNECTIONS); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"max_connections":16},"#)?.get_limits().get_max_connections(), 16);
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
@@ -92,9 +92,9 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
 /// assert_eq!(DEFAULT_MAX_HEADER_BYTES, 16 * 1024);
-/// assert_eq!(ServerLimits::default().max_header_bytes, DEFAULT_MAX_HEADER_BYTES);
-/// assert_eq!(load("")?.limits.max_header_bytes, DEFAULT_MAX_HEADER_BYTES); // no `limits` member: the default
-/// assert_eq!(load(r#""limits":{"max_header_bytes":4096},"#)?.limits.max_header_bytes, 4096);
+/// assert_eq!(ServerLimits::default().get_max_header_bytes(), DEFAULT_MAX_HEADER_BYTES);
+/// assert_eq!(load("")?.get_limits().get_max_header_bytes(), DEFAULT_MAX_HEADER_BYTES); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"max_header_bytes":4096},"#)?.get_limits().get_max_header_bytes(), 4096);
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 * 1024;
@@ -107,9 +107,9 @@ pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 * 1024;
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
 /// assert_eq!(DEFAULT_MAX_HEADERS, 64);
-/// assert_eq!(ServerLimits::default().max_headers, DEFAULT_MAX_HEADERS);
-/// assert_eq!(load("")?.limits.max_headers, DEFAULT_MAX_HEADERS); // no `limits` member: the default
-/// assert_eq!(load(r#""limits":{"max_headers":100},"#)?.limits.max_headers, 100);
+/// assert_eq!(ServerLimits::default().get_max_headers(), DEFAULT_MAX_HEADERS);
+/// assert_eq!(load("")?.get_limits().get_max_headers(), DEFAULT_MAX_HEADERS); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"max_headers":100},"#)?.get_limits().get_max_headers(), 100);
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 pub const DEFAULT_MAX_HEADERS: usize = 64;
@@ -122,9 +122,9 @@ pub const DEFAULT_MAX_HEADERS: usize = 64;
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
 /// assert_eq!(DEFAULT_MAX_REQUEST_BYTES, 1 << 20);
-/// assert_eq!(ServerLimits::default().max_request_bytes, DEFAULT_MAX_REQUEST_BYTES);
-/// assert_eq!(load("")?.limits.max_request_bytes, DEFAULT_MAX_REQUEST_BYTES); // no `limits` member: the default
-/// assert_eq!(load(r#""limits":{"max_request_bytes":0},"#)?.limits.max_request_bytes, 0);
+/// assert_eq!(ServerLimits::default().get_max_request_bytes(), DEFAULT_MAX_REQUEST_BYTES);
+/// assert_eq!(load("")?.get_limits().get_max_request_bytes(), DEFAULT_MAX_REQUEST_BYTES); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"max_request_bytes":0},"#)?.get_limits().get_max_request_bytes(), 0);
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 1024 * 1024;
@@ -139,9 +139,9 @@ pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 1024 * 1024;
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
 /// assert_eq!(DEFAULT_HEADER_TIMEOUT, Duration::from_secs(10));
-/// assert_eq!(ServerLimits::default().header_timeout, DEFAULT_HEADER_TIMEOUT);
-/// assert_eq!(load("")?.limits.header_timeout, DEFAULT_HEADER_TIMEOUT); // no `limits` member: the default
-/// assert_eq!(load(r#""limits":{"header_timeout_ms":2500},"#)?.limits.header_timeout, Duration::from_millis(2500));
+/// assert_eq!(ServerLimits::default().get_header_timeout(), DEFAULT_HEADER_TIMEOUT);
+/// assert_eq!(load("")?.get_limits().get_header_timeout(), DEFAULT_HEADER_TIMEOUT); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"header_timeout_ms":2500},"#)?.get_limits().get_header_timeout(), Duration::from_millis(2500));
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -155,9 +155,9 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
 /// assert_eq!(DEFAULT_REQUEST_TIMEOUT, Duration::from_secs(30));
-/// assert_eq!(ServerLimits::default().request_timeout, DEFAULT_REQUEST_TIMEOUT);
-/// assert_eq!(load("")?.limits.request_timeout, DEFAULT_REQUEST_TIMEOUT); // no `limits` member: the default
-/// assert_eq!(load(r#""limits":{"request_timeout_ms":5000},"#)?.limits.request_timeout, Duration::from_secs(5));
+/// assert_eq!(ServerLimits::default().get_request_timeout(), DEFAULT_REQUEST_TIMEOUT);
+/// assert_eq!(load("")?.get_limits().get_request_timeout(), DEFAULT_REQUEST_TIMEOUT); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"request_timeout_ms":5000},"#)?.get_limits().get_request_timeout(), Duration::from_secs(5));
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -171,9 +171,9 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
 /// assert_eq!(DEFAULT_CONNECT_TIMEOUT, Duration::from_secs(2));
-/// assert_eq!(ServerLimits::default().connect_timeout, DEFAULT_CONNECT_TIMEOUT);
-/// assert_eq!(load("")?.limits.connect_timeout, DEFAULT_CONNECT_TIMEOUT); // no `limits` member: the default
-/// assert_eq!(load(r#""limits":{"connect_timeout_ms":300},"#)?.limits.connect_timeout, Duration::from_millis(300));
+/// assert_eq!(ServerLimits::default().get_connect_timeout(), DEFAULT_CONNECT_TIMEOUT);
+/// assert_eq!(load("")?.get_limits().get_connect_timeout(), DEFAULT_CONNECT_TIMEOUT); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"connect_timeout_ms":300},"#)?.get_limits().get_connect_timeout(), Duration::from_millis(300));
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -187,9 +187,9 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
 /// assert_eq!(DEFAULT_UPSTREAM_TIMEOUT, Duration::from_secs(10));
-/// assert_eq!(ServerLimits::default().upstream_timeout, DEFAULT_UPSTREAM_TIMEOUT);
-/// assert_eq!(load("")?.limits.upstream_timeout, DEFAULT_UPSTREAM_TIMEOUT); // no `limits` member: the default
-/// assert_eq!(load(r#""limits":{"upstream_timeout_ms":60000},"#)?.limits.upstream_timeout, Duration::from_secs(60));
+/// assert_eq!(ServerLimits::default().get_upstream_timeout(), DEFAULT_UPSTREAM_TIMEOUT);
+/// assert_eq!(load("")?.get_limits().get_upstream_timeout(), DEFAULT_UPSTREAM_TIMEOUT); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"upstream_timeout_ms":60000},"#)?.get_limits().get_upstream_timeout(), Duration::from_secs(60));
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
@@ -203,9 +203,9 @@ pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
 /// assert_eq!(DEFAULT_SHUTDOWN_GRACE, Duration::from_secs(10));
-/// assert_eq!(ServerLimits::default().shutdown_grace, DEFAULT_SHUTDOWN_GRACE);
-/// assert_eq!(load("")?.limits.shutdown_grace, DEFAULT_SHUTDOWN_GRACE); // no `limits` member: the default
-/// assert_eq!(load(r#""limits":{"shutdown_grace_ms":0},"#)?.limits.shutdown_grace, Duration::ZERO);
+/// assert_eq!(ServerLimits::default().get_shutdown_grace(), DEFAULT_SHUTDOWN_GRACE);
+/// assert_eq!(load("")?.get_limits().get_shutdown_grace(), DEFAULT_SHUTDOWN_GRACE); // no `limits` member: the default
+/// assert_eq!(load(r#""limits":{"shutdown_grace_ms":0},"#)?.get_limits().get_shutdown_grace(), Duration::ZERO);
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -220,7 +220,9 @@ fn err(s: impl Into<String>) -> ConfigError {
     ConfigError::invalid(s)
 }
 
-/// The server's limits and timeouts.
+/// The server's limits and timeouts: [`ServerLimits::default()`] (every `DEFAULT_*`
+/// constant), then one consuming setter per limit; a configuration file's `limits` member
+/// sets the same values.
 ///
 /// # Example
 /// ```
@@ -229,33 +231,33 @@ fn err(s: impl Into<String>) -> ConfigError {
 /// # let dir = tempfile::tempdir().unwrap();
 /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
 /// # let load = |extra: &str| ServeConfig::from_slice(format!(r#"{{"serve":1,{extra}"routes":[{{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}}]}}"#).as_bytes(), dir.path());
-/// let limits = load(r#""limits":{"max_connections":32,"upstream_timeout_ms":1500},"#)?.limits;
-/// assert_eq!(limits, ServerLimits { max_connections: 32, upstream_timeout: Duration::from_millis(1500), ..ServerLimits::default() });
+/// let limits = load(r#""limits":{"max_connections":32,"upstream_timeout_ms":1500},"#)?.get_limits();
+/// assert_eq!(limits, ServerLimits::default().max_connections(32).upstream_timeout(Duration::from_millis(1500)));
+/// assert_eq!(limits.get_max_connections(), 32);
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServerLimits {
-    /// Connections served at once.
-    pub max_connections: usize,
-    /// Bytes of one request head.
-    pub max_header_bytes: usize,
-    /// Headers of one request.
-    pub max_headers: usize,
-    /// Bytes of one request body.
-    pub max_request_bytes: u64,
-    /// Time to send a request head (and idle time between requests).
-    pub header_timeout: Duration,
-    /// Time to send a request body.
-    pub request_timeout: Duration,
-    /// Time to connect to an upstream.
-    pub connect_timeout: Duration,
-    /// Time for the whole upstream exchange.
-    pub upstream_timeout: Duration,
-    /// Time in-flight requests get after a shutdown signal.
-    pub shutdown_grace: Duration,
+    max_connections: usize,
+    max_header_bytes: usize,
+    max_headers: usize,
+    max_request_bytes: u64,
+    header_timeout: Duration,
+    request_timeout: Duration,
+    connect_timeout: Duration,
+    upstream_timeout: Duration,
+    shutdown_grace: Duration,
 }
 
 impl Default for ServerLimits {
+    /// Every limit at its `DEFAULT_*` constant.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_GRACE};
+    /// let l = ServerLimits::default();
+    /// assert_eq!((l.get_max_connections(), l.get_shutdown_grace()), (DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_GRACE));
+    /// ```
     fn default() -> Self {
         ServerLimits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
@@ -268,6 +270,232 @@ impl Default for ServerLimits {
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
+    }
+}
+
+impl ServerLimits {
+    /// Connections served at once. Default: [`DEFAULT_MAX_CONNECTIONS`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::ServerLimits;
+    /// assert_eq!(ServerLimits::default().max_connections(32).get_max_connections(), 32);
+    /// ```
+    #[must_use]
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n;
+        self
+    }
+
+    /// Bytes of one request head (start line and headers). Default: [`DEFAULT_MAX_HEADER_BYTES`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::ServerLimits;
+    /// assert_eq!(ServerLimits::default().max_header_bytes(4096).get_max_header_bytes(), 4096);
+    /// ```
+    #[must_use]
+    pub fn max_header_bytes(mut self, n: usize) -> Self {
+        self.max_header_bytes = n;
+        self
+    }
+
+    /// Headers of one request. Default: [`DEFAULT_MAX_HEADERS`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::ServerLimits;
+    /// assert_eq!(ServerLimits::default().max_headers(100).get_max_headers(), 100);
+    /// ```
+    #[must_use]
+    pub fn max_headers(mut self, n: usize) -> Self {
+        self.max_headers = n;
+        self
+    }
+
+    /// Bytes of one request body forwarded to an upstream. Default: [`DEFAULT_MAX_REQUEST_BYTES`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::ServerLimits;
+    /// assert_eq!(ServerLimits::default().max_request_bytes(0).get_max_request_bytes(), 0);
+    /// ```
+    #[must_use]
+    pub fn max_request_bytes(mut self, n: u64) -> Self {
+        self.max_request_bytes = n;
+        self
+    }
+
+    /// Time to send a request head (and idle time between requests on a kept-alive
+    /// connection). Default: [`DEFAULT_HEADER_TIMEOUT`].
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::http::serve::ServerLimits;
+    /// assert_eq!(ServerLimits::default().header_timeout(Duration::from_millis(2500)).get_header_timeout(), Duration::from_millis(2500));
+    /// ```
+    #[must_use]
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// Time to send a request body. Default: [`DEFAULT_REQUEST_TIMEOUT`].
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::http::serve::ServerLimits;
+    /// assert_eq!(ServerLimits::default().request_timeout(Duration::from_secs(5)).get_request_timeout(), Duration::from_secs(5));
+    /// ```
+    #[must_use]
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Time to connect to an upstream. Default: [`DEFAULT_CONNECT_TIMEOUT`].
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::http::serve::ServerLimits;
+    /// assert_eq!(ServerLimits::default().connect_timeout(Duration::from_millis(300)).get_connect_timeout(), Duration::from_millis(300));
+    /// ```
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Time for the whole upstream exchange (connect, request, response read). Default:
+    /// [`DEFAULT_UPSTREAM_TIMEOUT`].
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::http::serve::ServerLimits;
+    /// assert_eq!(ServerLimits::default().upstream_timeout(Duration::from_secs(60)).get_upstream_timeout(), Duration::from_secs(60));
+    /// ```
+    #[must_use]
+    pub fn upstream_timeout(mut self, timeout: Duration) -> Self {
+        self.upstream_timeout = timeout;
+        self
+    }
+
+    /// Time in-flight requests get to finish after a shutdown signal. Default:
+    /// [`DEFAULT_SHUTDOWN_GRACE`].
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::http::serve::ServerLimits;
+    /// assert_eq!(ServerLimits::default().shutdown_grace(Duration::ZERO).get_shutdown_grace(), Duration::ZERO);
+    /// ```
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// The value set by [`max_connections`](Self::max_connections).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_CONNECTIONS};
+    /// assert_eq!(ServerLimits::default().get_max_connections(), DEFAULT_MAX_CONNECTIONS);
+    /// ```
+    pub fn get_max_connections(&self) -> usize {
+        self.max_connections
+    }
+
+    /// The value set by [`max_header_bytes`](Self::max_header_bytes).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_HEADER_BYTES};
+    /// assert_eq!(ServerLimits::default().get_max_header_bytes(), DEFAULT_MAX_HEADER_BYTES);
+    /// ```
+    pub fn get_max_header_bytes(&self) -> usize {
+        self.max_header_bytes
+    }
+
+    /// The value set by [`max_headers`](Self::max_headers).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_HEADERS};
+    /// assert_eq!(ServerLimits::default().get_max_headers(), DEFAULT_MAX_HEADERS);
+    /// ```
+    pub fn get_max_headers(&self) -> usize {
+        self.max_headers
+    }
+
+    /// The value set by [`max_request_bytes`](Self::max_request_bytes).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_REQUEST_BYTES};
+    /// assert_eq!(ServerLimits::default().get_max_request_bytes(), DEFAULT_MAX_REQUEST_BYTES);
+    /// ```
+    pub fn get_max_request_bytes(&self) -> u64 {
+        self.max_request_bytes
+    }
+
+    /// The value set by [`header_timeout`](Self::header_timeout).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServerLimits, DEFAULT_HEADER_TIMEOUT};
+    /// assert_eq!(ServerLimits::default().get_header_timeout(), DEFAULT_HEADER_TIMEOUT);
+    /// ```
+    pub fn get_header_timeout(&self) -> Duration {
+        self.header_timeout
+    }
+
+    /// The value set by [`request_timeout`](Self::request_timeout).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServerLimits, DEFAULT_REQUEST_TIMEOUT};
+    /// assert_eq!(ServerLimits::default().get_request_timeout(), DEFAULT_REQUEST_TIMEOUT);
+    /// ```
+    pub fn get_request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// The value set by [`connect_timeout`](Self::connect_timeout).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServerLimits, DEFAULT_CONNECT_TIMEOUT};
+    /// assert_eq!(ServerLimits::default().get_connect_timeout(), DEFAULT_CONNECT_TIMEOUT);
+    /// ```
+    pub fn get_connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// The value set by [`upstream_timeout`](Self::upstream_timeout).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServerLimits, DEFAULT_UPSTREAM_TIMEOUT};
+    /// assert_eq!(ServerLimits::default().get_upstream_timeout(), DEFAULT_UPSTREAM_TIMEOUT);
+    /// ```
+    pub fn get_upstream_timeout(&self) -> Duration {
+        self.upstream_timeout
+    }
+
+    /// The value set by [`shutdown_grace`](Self::shutdown_grace).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServerLimits, DEFAULT_SHUTDOWN_GRACE};
+    /// assert_eq!(ServerLimits::default().get_shutdown_grace(), DEFAULT_SHUTDOWN_GRACE);
+    /// ```
+    pub fn get_shutdown_grace(&self) -> Duration {
+        self.shutdown_grace
     }
 }
 
@@ -290,7 +518,10 @@ struct Route {
     context: Vec<(String, Source)>,
 }
 
-/// A checked `serve` configuration.
+/// A checked `serve` configuration: read with [`ServeConfig::from_file`] or
+/// [`ServeConfig::from_slice`] (the routes and their contracts come only from a file), then
+/// one consuming setter per choice a command line may override ([`listen`](Self::listen),
+/// [`limits`](Self::limits), [`audit`](Self::audit)), each read back with its `get_` reader.
 ///
 /// # Example
 /// ```
@@ -301,17 +532,16 @@ struct Route {
 /// let config = ServeConfig::from_slice(br#"{"serve":1,"listen":"127.0.0.1:0","audit":"audit.jsonl",
 ///   "routes":[{"method":"GET","path_prefix":"/status","upstream":"http://127.0.0.1:9000/v1","contract_file":"status.json"}]}"#,
 ///   dir.path())?;
-/// assert_eq!(config.audit, Some(dir.path().join("audit.jsonl"))); // relative to `dir`
-/// assert_eq!(config.limits.max_connections, jsongate::http::serve::DEFAULT_MAX_CONNECTIONS);
-/// # Ok::<(), jsongate::json::ConfigError>(())
+/// assert_eq!(config.get_audit(), Some(dir.path().join("audit.jsonl").as_path())); // relative to `dir`
+/// assert_eq!(config.get_limits().get_max_connections(), jsongate::http::serve::DEFAULT_MAX_CONNECTIONS);
+/// let config = config.listen("127.0.0.1:9090".parse()?); // as `jsongate serve --listen` does
+/// assert_eq!(config.get_listen().port(), 9090);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct ServeConfig {
-    /// The address to listen on.
-    pub listen: SocketAddr,
-    /// Limits and timeouts.
-    pub limits: ServerLimits,
-    /// The audit file (default: standard error).
-    pub audit: Option<PathBuf>,
+    listen: SocketAddr,
+    limits: ServerLimits,
+    audit: Option<PathBuf>,
     request_id_header: Option<HeaderName>,
     routes: Vec<Route>,
 }
@@ -379,16 +609,16 @@ impl ServeConfig {
             let ms = Duration::from_millis(n);
             let size = usize::try_from(n).unwrap_or(usize::MAX);
             match k.as_str() {
-                "max_connections" => lim.max_connections = size,
-                "max_header_bytes" => lim.max_header_bytes = size,
-                "max_headers" => lim.max_headers = size,
-                "max_request_bytes" => lim.max_request_bytes = n,
-                "header_timeout_ms" => lim.header_timeout = ms,
-                "request_timeout_ms" => lim.request_timeout = ms,
-                "connect_timeout_ms" => lim.connect_timeout = ms,
-                "upstream_timeout_ms" => lim.upstream_timeout = ms,
+                "max_connections" => lim = lim.max_connections(size),
+                "max_header_bytes" => lim = lim.max_header_bytes(size),
+                "max_headers" => lim = lim.max_headers(size),
+                "max_request_bytes" => lim = lim.max_request_bytes(n),
+                "header_timeout_ms" => lim = lim.header_timeout(ms),
+                "request_timeout_ms" => lim = lim.request_timeout(ms),
+                "connect_timeout_ms" => lim = lim.connect_timeout(ms),
+                "upstream_timeout_ms" => lim = lim.upstream_timeout(ms),
                 // The schema admits no other name.
-                _ => lim.shutdown_grace = ms,
+                _ => lim = lim.shutdown_grace(ms),
             }
         }
         let request_id_header = match s(&doc, "request_id_header") {
@@ -408,6 +638,109 @@ impl ServeConfig {
             request_id_header,
             routes,
         })
+    }
+
+    /// The address to listen on. Default: the file's `listen`, else [`DEFAULT_LISTEN`].
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::ServeConfig;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+    /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+    /// let config = config.listen("0.0.0.0:9090".parse()?);
+    /// assert_eq!(config.get_listen().to_string(), "0.0.0.0:9090");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn listen(mut self, listen: SocketAddr) -> Self {
+        self.listen = listen;
+        self
+    }
+
+    /// The server's limits and timeouts. Default: the file's `limits`, each limit it does not
+    /// name at its `DEFAULT_*` value.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServeConfig, ServerLimits};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+    /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+    /// let config = config.limits(ServerLimits::default().max_connections(16));
+    /// assert_eq!(config.get_limits().get_max_connections(), 16);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn limits(mut self, limits: ServerLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The file audit lines are appended to, as given (not resolved against the
+    /// configuration's directory). Default: the file's `audit`, else standard error.
+    ///
+    /// # Example
+    /// ```
+    /// use std::path::Path;
+    /// use jsongate::http::serve::ServeConfig;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+    /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+    /// assert_eq!(config.get_audit(), None); // standard error
+    /// let config = config.audit("/var/log/jsongate/serve.jsonl");
+    /// assert_eq!(config.get_audit(), Some(Path::new("/var/log/jsongate/serve.jsonl")));
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn audit(mut self, path: impl Into<PathBuf>) -> Self {
+        self.audit = Some(path.into());
+        self
+    }
+
+    /// The value set by [`listen`](Self::listen).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServeConfig, DEFAULT_LISTEN};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+    /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+    /// assert_eq!(config.get_listen().to_string(), DEFAULT_LISTEN);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn get_listen(&self) -> SocketAddr {
+        self.listen
+    }
+
+    /// The value set by [`limits`](Self::limits).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::{ServeConfig, ServerLimits};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+    /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+    /// assert_eq!(config.get_limits(), ServerLimits::default()); // no `limits` member
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn get_limits(&self) -> ServerLimits {
+        self.limits
+    }
+
+    /// The value set by [`audit`](Self::audit) (`None`: standard error).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::ServeConfig;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+    /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+    /// assert_eq!(config.get_audit(), None); // no `audit` member: standard error
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn get_audit(&self) -> Option<&Path> {
+        self.audit.as_deref()
     }
 }
 

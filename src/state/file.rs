@@ -105,12 +105,28 @@ impl FileStore {
     /// use jsongate::state::{FileStore, Store};
     /// let dir = tempfile::tempdir().unwrap();
     /// let s = FileStore::new(&dir.path().join("state")).lock_timeout(Duration::from_millis(200));
+    /// assert_eq!(s.get_lock_timeout(), Duration::from_millis(200));
     /// assert!(s.describe().starts_with("file:"));
     /// ```
     #[must_use]
     pub fn lock_timeout(mut self, t: Duration) -> FileStore {
         self.lock_timeout = t;
         self
+    }
+
+    /// The value set by [`lock_timeout`](Self::lock_timeout).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::state::FileStore;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let s = FileStore::new(&dir.path().join("state"));
+    /// assert_eq!(s.get_lock_timeout(), Duration::from_secs(5));
+    /// assert_eq!(s.lock_timeout(Duration::from_millis(200)).get_lock_timeout(), Duration::from_millis(200));
+    /// ```
+    pub fn get_lock_timeout(&self) -> Duration {
+        self.lock_timeout
     }
 
     fn lock(&self, exclusive: bool) -> Result<Flock<File>, StateError> {
