@@ -16,6 +16,38 @@ pub(crate) mod program;
 mod registry;
 mod uri;
 
+/// What the suite-driven unit tests of this layer share: where the official JSON Schema Test
+/// Suite is, reading one of its files (a missing suite fails the test, naming where it
+/// belongs), and the verdict over the cases run.
+#[cfg(test)]
+pub(crate) mod suite {
+    /// The draft 2020-12 tests of the official suite, beside the checkout.
+    pub(crate) const DRAFT2020: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/suites/json-schema-test-suite/tests/draft2020-12/"
+    );
+
+    /// The bytes of `file` under [`DRAFT2020`]; panics when it cannot be read.
+    pub(crate) fn read(file: &str) -> Vec<u8> {
+        let path = format!("{DRAFT2020}{file}");
+        std::fs::read(&path).unwrap_or_else(|e| {
+            panic!("{path}: {e} (the shared suites belong beside the checkout)")
+        })
+    }
+
+    /// Fails unless some cases ran and none failed.
+    pub(crate) fn finish(name: &str, ran: usize, failures: &[String]) {
+        eprintln!("{name} suite: {ran} tests run");
+        assert!(ran > 0, "{name} suite: no test ran");
+        assert!(
+            failures.is_empty(),
+            "{} failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+}
+
 use std::sync::Arc;
 
 pub use bounds::{

@@ -111,8 +111,7 @@ mod tests {
     const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[];
 
     fn suite_dir() -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/suites/json-schema-test-suite/tests/draft2020-12/optional/format")
+        std::path::Path::new(crate::schema::suite::DRAFT2020).join("optional/format")
     }
 
     #[test]
