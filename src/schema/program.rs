@@ -226,10 +226,10 @@ pub(crate) struct Keywords {
     pub(crate) watch_map: Option<NameMap<u32>>,
     /// `required` as indices into `watch`.
     pub(crate) required_watch: Vec<u32>,
-    /// `required_watch` below 64 as a mask, and whether any index is 64 or more (then the
-    /// list is walked).
+    /// `required_watch` split for the check at the object's end: the indices below 64 as a
+    /// mask, and the others.
     pub(crate) required_mask: u64,
-    pub(crate) required_far: bool,
+    pub(crate) required_far: Vec<u32>,
     /// `dependentRequired` as indices into `watch`: key, then the names it requires.
     pub(crate) dependent_required_watch: Vec<(u32, Vec<u32>)>,
     /// Whether the node has results to fold when its value closes (`anyOf`, `oneOf`,
@@ -540,7 +540,11 @@ impl Keywords {
             .iter()
             .filter(|&&w| w < 64)
             .fold(0, |m, &w| m | 1 << w);
-        self.required_far = required_watch.iter().any(|&w| w >= 64);
+        self.required_far = required_watch
+            .iter()
+            .copied()
+            .filter(|&w| w >= 64)
+            .collect();
         self.required_watch = required_watch;
         self.dependent_required_watch = dependent_required_watch;
         self.names_wanted = self.wants_names();

@@ -68,9 +68,8 @@ enum Slot {
 #[derive(Default, Debug)]
 struct Bits {
     first: u64,
+    /// Words 1 and up, as far as the highest one set or merged in.
     rest: Vec<u64>,
-    /// Words in use: one past the highest word set or merged in (0 when empty).
-    words: u32,
 }
 
 impl Bits {
@@ -78,14 +77,12 @@ impl Bits {
     fn clear(&mut self) {
         self.first = 0;
         self.rest.clear();
-        self.words = 0;
     }
     #[inline]
     fn set(&mut self, i: u32) {
         let w = i / 64;
         if w == 0 {
             self.first |= 1 << i;
-            self.words = self.words.max(1);
         } else {
             self.set_far(w, i);
         }
@@ -97,7 +94,6 @@ impl Bits {
             self.rest.resize(r + 1, 0);
         }
         self.rest[r] |= 1 << (i % 64);
-        self.words = self.words.max(w + 1);
     }
     #[inline]
     fn get(&self, i: u32) -> bool {
@@ -110,10 +106,19 @@ impl Bits {
                 .is_some_and(|x| x & (1 << (i % 64)) != 0)
         }
     }
-    /// Whether every bit of `mask` (bits 0 to 63) is set.
+    /// Words in use: one past the highest word set or merged in (0 when empty).
+    fn words(&self) -> u64 {
+        if self.rest.is_empty() {
+            u64::from(self.first != 0)
+        } else {
+            self.rest.len() as u64 + 1
+        }
+    }
+    /// Whether the bits of `mask` (bits 0 to 63) and the bits listed in `far` (64 and up)
+    /// are all set.
     #[inline]
-    fn has_all_first(&self, mask: u64) -> bool {
-        self.first & mask == mask
+    fn has_all(&self, mask: u64, far: &[u32]) -> bool {
+        self.first & mask == mask && far.iter().all(|&i| self.get(i))
     }
     fn union(&mut self, other: &Bits) {
         self.first |= other.first;
@@ -123,7 +128,6 @@ impl Bits {
         for (a, b) in self.rest.iter_mut().zip(&other.rest) {
             *a |= b;
         }
-        self.words = self.words.max(other.words);
     }
     fn set_all(&mut self, n: u64) {
         for i in 0..n {
@@ -740,7 +744,7 @@ impl Runtime {
             if p.uses_unevaluated && id != parent {
                 let (a, b) = two(&mut rt.evals, parent as usize, id as usize);
                 a.evaluated.union(&b.evaluated);
-                let words = u64::from(b.evaluated.words);
+                let words = b.evaluated.words();
                 rt.charge(words / 8);
             }
         };
@@ -1696,9 +1700,7 @@ impl Runtime {
                             continue;
                         }
                         let ev = &self.evals[e as usize];
-                        if !ev.seen.has_all_first(k.required_mask)
-                            || k.required_far && k.required_watch.iter().any(|&w| !ev.seen.get(w))
-                        {
+                        if !ev.seen.has_all(k.required_mask, &k.required_far) {
                             fail(self, "required");
                             continue;
                         }

@@ -488,9 +488,7 @@ impl Runtime {
                 let f = &self.fast_frames[t];
                 if k.min_properties.is_some_and(|m| count < m) {
                     Some("minProperties")
-                } else if !f.seen.has_all_first(k.required_mask)
-                    || k.required_far && k.required_watch.iter().any(|&w| !f.seen.get(w))
-                {
+                } else if !f.seen.has_all(k.required_mask, &k.required_far) {
                     Some("required")
                 } else if k
                     .dependent_required_watch
