@@ -41,6 +41,9 @@
 //! opt-in I-JSON profile ([`Limits::i_json`]) rejects them, as RFC 7493 §2.1 requires.
 #![deny(unsafe_code)]
 
+#[macro_use]
+mod builder;
+
 #[cfg(feature = "action")]
 pub mod action;
 #[cfg(any(feature = "gate", feature = "action"))]

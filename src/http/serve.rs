@@ -274,228 +274,178 @@ impl Default for ServerLimits {
 }
 
 impl ServerLimits {
-    /// Connections served at once. Default: [`DEFAULT_MAX_CONNECTIONS`].
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::ServerLimits;
-    /// assert_eq!(ServerLimits::default().max_connections(32).get_max_connections(), 32);
-    /// ```
-    #[must_use]
-    pub fn max_connections(mut self, n: usize) -> Self {
-        self.max_connections = n;
-        self
+    config_setters! {
+        /// Connections served at once. Default: [`DEFAULT_MAX_CONNECTIONS`].
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::ServerLimits;
+        /// assert_eq!(ServerLimits::default().max_connections(32).get_max_connections(), 32);
+        /// ```
+        max_connections: usize;
+
+        /// Bytes of one request head (start line and headers). Default: [`DEFAULT_MAX_HEADER_BYTES`].
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::ServerLimits;
+        /// assert_eq!(ServerLimits::default().max_header_bytes(4096).get_max_header_bytes(), 4096);
+        /// ```
+        max_header_bytes: usize;
+
+        /// Headers of one request. Default: [`DEFAULT_MAX_HEADERS`].
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::ServerLimits;
+        /// assert_eq!(ServerLimits::default().max_headers(100).get_max_headers(), 100);
+        /// ```
+        max_headers: usize;
+
+        /// Bytes of one request body forwarded to an upstream. Default: [`DEFAULT_MAX_REQUEST_BYTES`].
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::ServerLimits;
+        /// assert_eq!(ServerLimits::default().max_request_bytes(0).get_max_request_bytes(), 0);
+        /// ```
+        max_request_bytes: u64;
+
+        /// Time to send a request head (and idle time between requests on a kept-alive
+        /// connection). Default: [`DEFAULT_HEADER_TIMEOUT`].
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::http::serve::ServerLimits;
+        /// assert_eq!(ServerLimits::default().header_timeout(Duration::from_millis(2500)).get_header_timeout(), Duration::from_millis(2500));
+        /// ```
+        header_timeout: Duration;
+
+        /// Time to send a request body. Default: [`DEFAULT_REQUEST_TIMEOUT`].
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::http::serve::ServerLimits;
+        /// assert_eq!(ServerLimits::default().request_timeout(Duration::from_secs(5)).get_request_timeout(), Duration::from_secs(5));
+        /// ```
+        request_timeout: Duration;
+
+        /// Time to connect to an upstream. Default: [`DEFAULT_CONNECT_TIMEOUT`].
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::http::serve::ServerLimits;
+        /// assert_eq!(ServerLimits::default().connect_timeout(Duration::from_millis(300)).get_connect_timeout(), Duration::from_millis(300));
+        /// ```
+        connect_timeout: Duration;
+
+        /// Time for the whole upstream exchange (connect, request, response read). Default:
+        /// [`DEFAULT_UPSTREAM_TIMEOUT`].
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::http::serve::ServerLimits;
+        /// assert_eq!(ServerLimits::default().upstream_timeout(Duration::from_secs(60)).get_upstream_timeout(), Duration::from_secs(60));
+        /// ```
+        upstream_timeout: Duration;
+
+        /// Time in-flight requests get to finish after a shutdown signal. Default:
+        /// [`DEFAULT_SHUTDOWN_GRACE`].
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::http::serve::ServerLimits;
+        /// assert_eq!(ServerLimits::default().shutdown_grace(Duration::ZERO).get_shutdown_grace(), Duration::ZERO);
+        /// ```
+        shutdown_grace: Duration;
     }
 
-    /// Bytes of one request head (start line and headers). Default: [`DEFAULT_MAX_HEADER_BYTES`].
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::ServerLimits;
-    /// assert_eq!(ServerLimits::default().max_header_bytes(4096).get_max_header_bytes(), 4096);
-    /// ```
-    #[must_use]
-    pub fn max_header_bytes(mut self, n: usize) -> Self {
-        self.max_header_bytes = n;
-        self
-    }
+    config_readers! {
+        /// The value set by [`max_connections`](Self::max_connections).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_CONNECTIONS};
+        /// assert_eq!(ServerLimits::default().get_max_connections(), DEFAULT_MAX_CONNECTIONS);
+        /// ```
+        max_connections, get_max_connections: usize;
 
-    /// Headers of one request. Default: [`DEFAULT_MAX_HEADERS`].
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::ServerLimits;
-    /// assert_eq!(ServerLimits::default().max_headers(100).get_max_headers(), 100);
-    /// ```
-    #[must_use]
-    pub fn max_headers(mut self, n: usize) -> Self {
-        self.max_headers = n;
-        self
-    }
+        /// The value set by [`max_header_bytes`](Self::max_header_bytes).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_HEADER_BYTES};
+        /// assert_eq!(ServerLimits::default().get_max_header_bytes(), DEFAULT_MAX_HEADER_BYTES);
+        /// ```
+        max_header_bytes, get_max_header_bytes: usize;
 
-    /// Bytes of one request body forwarded to an upstream. Default: [`DEFAULT_MAX_REQUEST_BYTES`].
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::ServerLimits;
-    /// assert_eq!(ServerLimits::default().max_request_bytes(0).get_max_request_bytes(), 0);
-    /// ```
-    #[must_use]
-    pub fn max_request_bytes(mut self, n: u64) -> Self {
-        self.max_request_bytes = n;
-        self
-    }
+        /// The value set by [`max_headers`](Self::max_headers).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_HEADERS};
+        /// assert_eq!(ServerLimits::default().get_max_headers(), DEFAULT_MAX_HEADERS);
+        /// ```
+        max_headers, get_max_headers: usize;
 
-    /// Time to send a request head (and idle time between requests on a kept-alive
-    /// connection). Default: [`DEFAULT_HEADER_TIMEOUT`].
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// use jsongate::http::serve::ServerLimits;
-    /// assert_eq!(ServerLimits::default().header_timeout(Duration::from_millis(2500)).get_header_timeout(), Duration::from_millis(2500));
-    /// ```
-    #[must_use]
-    pub fn header_timeout(mut self, timeout: Duration) -> Self {
-        self.header_timeout = timeout;
-        self
-    }
+        /// The value set by [`max_request_bytes`](Self::max_request_bytes).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_REQUEST_BYTES};
+        /// assert_eq!(ServerLimits::default().get_max_request_bytes(), DEFAULT_MAX_REQUEST_BYTES);
+        /// ```
+        max_request_bytes, get_max_request_bytes: u64;
 
-    /// Time to send a request body. Default: [`DEFAULT_REQUEST_TIMEOUT`].
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// use jsongate::http::serve::ServerLimits;
-    /// assert_eq!(ServerLimits::default().request_timeout(Duration::from_secs(5)).get_request_timeout(), Duration::from_secs(5));
-    /// ```
-    #[must_use]
-    pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.request_timeout = timeout;
-        self
-    }
+        /// The value set by [`header_timeout`](Self::header_timeout).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServerLimits, DEFAULT_HEADER_TIMEOUT};
+        /// assert_eq!(ServerLimits::default().get_header_timeout(), DEFAULT_HEADER_TIMEOUT);
+        /// ```
+        header_timeout, get_header_timeout: Duration;
 
-    /// Time to connect to an upstream. Default: [`DEFAULT_CONNECT_TIMEOUT`].
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// use jsongate::http::serve::ServerLimits;
-    /// assert_eq!(ServerLimits::default().connect_timeout(Duration::from_millis(300)).get_connect_timeout(), Duration::from_millis(300));
-    /// ```
-    #[must_use]
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
-        self
-    }
+        /// The value set by [`request_timeout`](Self::request_timeout).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServerLimits, DEFAULT_REQUEST_TIMEOUT};
+        /// assert_eq!(ServerLimits::default().get_request_timeout(), DEFAULT_REQUEST_TIMEOUT);
+        /// ```
+        request_timeout, get_request_timeout: Duration;
 
-    /// Time for the whole upstream exchange (connect, request, response read). Default:
-    /// [`DEFAULT_UPSTREAM_TIMEOUT`].
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// use jsongate::http::serve::ServerLimits;
-    /// assert_eq!(ServerLimits::default().upstream_timeout(Duration::from_secs(60)).get_upstream_timeout(), Duration::from_secs(60));
-    /// ```
-    #[must_use]
-    pub fn upstream_timeout(mut self, timeout: Duration) -> Self {
-        self.upstream_timeout = timeout;
-        self
-    }
+        /// The value set by [`connect_timeout`](Self::connect_timeout).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServerLimits, DEFAULT_CONNECT_TIMEOUT};
+        /// assert_eq!(ServerLimits::default().get_connect_timeout(), DEFAULT_CONNECT_TIMEOUT);
+        /// ```
+        connect_timeout, get_connect_timeout: Duration;
 
-    /// Time in-flight requests get to finish after a shutdown signal. Default:
-    /// [`DEFAULT_SHUTDOWN_GRACE`].
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// use jsongate::http::serve::ServerLimits;
-    /// assert_eq!(ServerLimits::default().shutdown_grace(Duration::ZERO).get_shutdown_grace(), Duration::ZERO);
-    /// ```
-    #[must_use]
-    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
-        self.shutdown_grace = grace;
-        self
-    }
+        /// The value set by [`upstream_timeout`](Self::upstream_timeout).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServerLimits, DEFAULT_UPSTREAM_TIMEOUT};
+        /// assert_eq!(ServerLimits::default().get_upstream_timeout(), DEFAULT_UPSTREAM_TIMEOUT);
+        /// ```
+        upstream_timeout, get_upstream_timeout: Duration;
 
-    /// The value set by [`max_connections`](Self::max_connections).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_CONNECTIONS};
-    /// assert_eq!(ServerLimits::default().get_max_connections(), DEFAULT_MAX_CONNECTIONS);
-    /// ```
-    pub fn get_max_connections(&self) -> usize {
-        self.max_connections
-    }
-
-    /// The value set by [`max_header_bytes`](Self::max_header_bytes).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_HEADER_BYTES};
-    /// assert_eq!(ServerLimits::default().get_max_header_bytes(), DEFAULT_MAX_HEADER_BYTES);
-    /// ```
-    pub fn get_max_header_bytes(&self) -> usize {
-        self.max_header_bytes
-    }
-
-    /// The value set by [`max_headers`](Self::max_headers).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_HEADERS};
-    /// assert_eq!(ServerLimits::default().get_max_headers(), DEFAULT_MAX_HEADERS);
-    /// ```
-    pub fn get_max_headers(&self) -> usize {
-        self.max_headers
-    }
-
-    /// The value set by [`max_request_bytes`](Self::max_request_bytes).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServerLimits, DEFAULT_MAX_REQUEST_BYTES};
-    /// assert_eq!(ServerLimits::default().get_max_request_bytes(), DEFAULT_MAX_REQUEST_BYTES);
-    /// ```
-    pub fn get_max_request_bytes(&self) -> u64 {
-        self.max_request_bytes
-    }
-
-    /// The value set by [`header_timeout`](Self::header_timeout).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServerLimits, DEFAULT_HEADER_TIMEOUT};
-    /// assert_eq!(ServerLimits::default().get_header_timeout(), DEFAULT_HEADER_TIMEOUT);
-    /// ```
-    pub fn get_header_timeout(&self) -> Duration {
-        self.header_timeout
-    }
-
-    /// The value set by [`request_timeout`](Self::request_timeout).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServerLimits, DEFAULT_REQUEST_TIMEOUT};
-    /// assert_eq!(ServerLimits::default().get_request_timeout(), DEFAULT_REQUEST_TIMEOUT);
-    /// ```
-    pub fn get_request_timeout(&self) -> Duration {
-        self.request_timeout
-    }
-
-    /// The value set by [`connect_timeout`](Self::connect_timeout).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServerLimits, DEFAULT_CONNECT_TIMEOUT};
-    /// assert_eq!(ServerLimits::default().get_connect_timeout(), DEFAULT_CONNECT_TIMEOUT);
-    /// ```
-    pub fn get_connect_timeout(&self) -> Duration {
-        self.connect_timeout
-    }
-
-    /// The value set by [`upstream_timeout`](Self::upstream_timeout).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServerLimits, DEFAULT_UPSTREAM_TIMEOUT};
-    /// assert_eq!(ServerLimits::default().get_upstream_timeout(), DEFAULT_UPSTREAM_TIMEOUT);
-    /// ```
-    pub fn get_upstream_timeout(&self) -> Duration {
-        self.upstream_timeout
-    }
-
-    /// The value set by [`shutdown_grace`](Self::shutdown_grace).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServerLimits, DEFAULT_SHUTDOWN_GRACE};
-    /// assert_eq!(ServerLimits::default().get_shutdown_grace(), DEFAULT_SHUTDOWN_GRACE);
-    /// ```
-    pub fn get_shutdown_grace(&self) -> Duration {
-        self.shutdown_grace
+        /// The value set by [`shutdown_grace`](Self::shutdown_grace).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServerLimits, DEFAULT_SHUTDOWN_GRACE};
+        /// assert_eq!(ServerLimits::default().get_shutdown_grace(), DEFAULT_SHUTDOWN_GRACE);
+        /// ```
+        shutdown_grace, get_shutdown_grace: Duration;
     }
 }
 
@@ -580,7 +530,6 @@ impl ServeConfig {
             .map_err(|e| ConfigError::read(format_args!("'{}'", path.display()), &e))?;
         ServeConfig::from_slice(&bytes, path.parent().unwrap_or(Path::new(".")))
     }
-
     /// Reads a configuration from bytes; files it names are relative to `dir`.
     ///
     /// # Errors
@@ -639,42 +588,35 @@ impl ServeConfig {
             routes,
         })
     }
+    config_setters! {
+        /// The address to listen on. Default: the file's `listen`, else [`DEFAULT_LISTEN`].
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::ServeConfig;
+        /// # let dir = tempfile::tempdir().unwrap();
+        /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+        /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+        /// let config = config.listen("0.0.0.0:9090".parse()?);
+        /// assert_eq!(config.get_listen().to_string(), "0.0.0.0:9090");
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        listen: SocketAddr;
 
-    /// The address to listen on. Default: the file's `listen`, else [`DEFAULT_LISTEN`].
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::ServeConfig;
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
-    /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
-    /// let config = config.listen("0.0.0.0:9090".parse()?);
-    /// assert_eq!(config.get_listen().to_string(), "0.0.0.0:9090");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[must_use]
-    pub fn listen(mut self, listen: SocketAddr) -> Self {
-        self.listen = listen;
-        self
-    }
-
-    /// The server's limits and timeouts. Default: the file's `limits`, each limit it does not
-    /// name at its `DEFAULT_*` value.
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServeConfig, ServerLimits};
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
-    /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
-    /// let config = config.limits(ServerLimits::default().max_connections(16));
-    /// assert_eq!(config.get_limits().get_max_connections(), 16);
-    /// # Ok::<(), jsongate::json::ConfigError>(())
-    /// ```
-    #[must_use]
-    pub fn limits(mut self, limits: ServerLimits) -> Self {
-        self.limits = limits;
-        self
+        /// The server's limits and timeouts. Default: the file's `limits`, each limit it does not
+        /// name at its `DEFAULT_*` value.
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServeConfig, ServerLimits};
+        /// # let dir = tempfile::tempdir().unwrap();
+        /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+        /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+        /// let config = config.limits(ServerLimits::default().max_connections(16));
+        /// assert_eq!(config.get_limits().get_max_connections(), 16);
+        /// # Ok::<(), jsongate::json::ConfigError>(())
+        /// ```
+        limits: ServerLimits;
     }
 
     /// The file audit lines are appended to, as given (not resolved against the
@@ -697,35 +639,32 @@ impl ServeConfig {
         self.audit = Some(path.into());
         self
     }
+    config_readers! {
+        /// The value set by [`listen`](Self::listen).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServeConfig, DEFAULT_LISTEN};
+        /// # let dir = tempfile::tempdir().unwrap();
+        /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+        /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+        /// assert_eq!(config.get_listen().to_string(), DEFAULT_LISTEN);
+        /// # Ok::<(), jsongate::json::ConfigError>(())
+        /// ```
+        listen, get_listen: SocketAddr;
 
-    /// The value set by [`listen`](Self::listen).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServeConfig, DEFAULT_LISTEN};
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
-    /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
-    /// assert_eq!(config.get_listen().to_string(), DEFAULT_LISTEN);
-    /// # Ok::<(), jsongate::json::ConfigError>(())
-    /// ```
-    pub fn get_listen(&self) -> SocketAddr {
-        self.listen
-    }
-
-    /// The value set by [`limits`](Self::limits).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::http::serve::{ServeConfig, ServerLimits};
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
-    /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
-    /// assert_eq!(config.get_limits(), ServerLimits::default()); // no `limits` member
-    /// # Ok::<(), jsongate::json::ConfigError>(())
-    /// ```
-    pub fn get_limits(&self) -> ServerLimits {
-        self.limits
+        /// The value set by [`limits`](Self::limits).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::http::serve::{ServeConfig, ServerLimits};
+        /// # let dir = tempfile::tempdir().unwrap();
+        /// # std::fs::write(dir.path().join("c.json"), br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],"fields":{}}"#).unwrap();
+        /// # let config = ServeConfig::from_slice(br#"{"serve":1,"routes":[{"path_prefix":"/t","upstream":"http://127.0.0.1:9000","contract_file":"c.json"}]}"#, dir.path())?;
+        /// assert_eq!(config.get_limits(), ServerLimits::default()); // no `limits` member
+        /// # Ok::<(), jsongate::json::ConfigError>(())
+        /// ```
+        limits, get_limits: ServerLimits;
     }
 
     /// The value set by [`audit`](Self::audit) (`None`: standard error).

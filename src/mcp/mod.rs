@@ -201,30 +201,6 @@ impl Default for Config {
     }
 }
 
-/// Consuming setters, one per field: `$field(value)` sets the field to `value`.
-macro_rules! config_setters {
-    ($($(#[$doc:meta])* $field:ident: $ty:ty;)*) => {$(
-        $(#[$doc])*
-        #[must_use]
-        pub fn $field(mut self, value: $ty) -> Self {
-            self.$field = value;
-            self
-        }
-    )*};
-}
-
-/// Setters of optional fields: `$field(value)` sets the field to `Some(value)`.
-macro_rules! config_options {
-    ($($(#[$doc:meta])* $field:ident: $ty:ty;)*) => {$(
-        $(#[$doc])*
-        #[must_use]
-        pub fn $field(mut self, value: $ty) -> Self {
-            self.$field = Some(value);
-            self
-        }
-    )*};
-}
-
 /// Readers of fields whose value is `Copy`: `$get()` returns the field; the example checks
 /// the documented default.
 macro_rules! config_getters {

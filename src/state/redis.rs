@@ -67,7 +67,6 @@ impl RedisConfig {
             max_connections: 8,
         }
     }
-
     /// Prepended to every key, so that several gateways can share one server. Default:
     /// `jsongate:`.
     ///
@@ -81,35 +80,28 @@ impl RedisConfig {
         self.prefix = prefix.into();
         self
     }
+    config_setters! {
+        /// How long opening a connection may take. Default: 500 ms.
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::state::RedisConfig;
+        /// let c = RedisConfig::new("h:6379").connect_timeout(Duration::from_secs(1));
+        /// assert_eq!(c.get_connect_timeout(), Duration::from_secs(1));
+        /// ```
+        connect_timeout: Duration;
 
-    /// How long opening a connection may take. Default: 500 ms.
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// use jsongate::state::RedisConfig;
-    /// let c = RedisConfig::new("h:6379").connect_timeout(Duration::from_secs(1));
-    /// assert_eq!(c.get_connect_timeout(), Duration::from_secs(1));
-    /// ```
-    #[must_use]
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
-        self
-    }
-
-    /// The read and write timeout of every operation. Default: 500 ms.
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// use jsongate::state::RedisConfig;
-    /// let c = RedisConfig::new("h:6379").timeout(Duration::from_millis(100));
-    /// assert_eq!(c.get_timeout(), Duration::from_millis(100));
-    /// ```
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
+        /// The read and write timeout of every operation. Default: 500 ms.
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::state::RedisConfig;
+        /// let c = RedisConfig::new("h:6379").timeout(Duration::from_millis(100));
+        /// assert_eq!(c.get_timeout(), Duration::from_millis(100));
+        /// ```
+        timeout: Duration;
     }
 
     /// The most connections open at once (at least 1). Default: 8.
@@ -125,7 +117,6 @@ impl RedisConfig {
         self.max_connections = n.max(1);
         self
     }
-
     /// The server's `HOST:PORT`, as given to [`new`](Self::new).
     ///
     /// # Example
@@ -136,7 +127,6 @@ impl RedisConfig {
     pub fn get_address(&self) -> &str {
         &self.address
     }
-
     /// The value set by [`prefix`](Self::prefix).
     ///
     /// # Example
@@ -147,40 +137,35 @@ impl RedisConfig {
     pub fn get_prefix(&self) -> &str {
         &self.prefix
     }
+    config_readers! {
+        /// The value set by [`connect_timeout`](Self::connect_timeout).
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::state::RedisConfig;
+        /// assert_eq!(RedisConfig::new("h:6379").get_connect_timeout(), Duration::from_millis(500));
+        /// ```
+        connect_timeout, get_connect_timeout: Duration;
 
-    /// The value set by [`connect_timeout`](Self::connect_timeout).
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// use jsongate::state::RedisConfig;
-    /// assert_eq!(RedisConfig::new("h:6379").get_connect_timeout(), Duration::from_millis(500));
-    /// ```
-    pub fn get_connect_timeout(&self) -> Duration {
-        self.connect_timeout
-    }
+        /// The value set by [`timeout`](Self::timeout).
+        ///
+        /// # Example
+        /// ```
+        /// use std::time::Duration;
+        /// use jsongate::state::RedisConfig;
+        /// assert_eq!(RedisConfig::new("h:6379").get_timeout(), Duration::from_millis(500));
+        /// ```
+        timeout, get_timeout: Duration;
 
-    /// The value set by [`timeout`](Self::timeout).
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// use jsongate::state::RedisConfig;
-    /// assert_eq!(RedisConfig::new("h:6379").get_timeout(), Duration::from_millis(500));
-    /// ```
-    pub fn get_timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    /// The value set by [`max_connections`](Self::max_connections).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::state::RedisConfig;
-    /// assert_eq!(RedisConfig::new("h:6379").get_max_connections(), 8);
-    /// ```
-    pub fn get_max_connections(&self) -> usize {
-        self.max_connections
+        /// The value set by [`max_connections`](Self::max_connections).
+        ///
+        /// # Example
+        /// ```
+        /// use jsongate::state::RedisConfig;
+        /// assert_eq!(RedisConfig::new("h:6379").get_max_connections(), 8);
+        /// ```
+        max_connections, get_max_connections: usize;
     }
 
     /// `redis://HOST:PORT` with optional query parameters `prefix`, `connect_timeout_ms`,
