@@ -5,8 +5,6 @@
 //! output becomes scanner-style events (an object for `key_value`, an array of objects for
 //! `line_regex`) that go through the same schema, semantic and selection path as JSON.
 
-use std::fmt;
-
 use crate::scan::{Event, Flow, Number, Position, Sink};
 use crate::schema::regex::Regex;
 use crate::Limits;
@@ -47,13 +45,7 @@ pub struct LinePattern {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PatternError(String);
 
-impl fmt::Display for PatternError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for PatternError {}
+message_error!(PatternError);
 
 impl LinePattern {
     /// Compiles `pattern`.

@@ -33,6 +33,19 @@
 //! assert_eq!(d.output, r#"{"tool":"review","request_id":"req-7","outcome":"failure","error":{"code":"MISMATCH","retryable":false}}"#);
 //! ```
 
+/// `Display` (the message) and `Error` for an error that is one message (`struct E(String)`).
+macro_rules! message_error {
+    ($name:ident) => {
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl std::error::Error for $name {}
+    };
+}
+
 mod alerts;
 mod audit;
 mod command;
@@ -244,13 +257,7 @@ impl Request {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestError(String);
 
-impl fmt::Display for RequestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RequestError {}
+message_error!(RequestError);
 
 /// One decision: what the agent gets and what operators get.
 ///

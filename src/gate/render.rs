@@ -6,8 +6,6 @@
 //!
 //! It renders what the gate already admitted; it decides nothing.
 
-use std::fmt;
-
 use super::envelope::{Envelope, FailureCode};
 use crate::json::Value;
 use crate::screen::render_untrusted;
@@ -25,13 +23,7 @@ use crate::Limits;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RenderError(String);
 
-impl fmt::Display for RenderError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RenderError {}
+message_error!(RenderError);
 
 /// The text block of one envelope. A success lists its fields (`name: value`, strings as
 /// they are, other values as JSON) inside an untrusted-data block; a failure is one line
