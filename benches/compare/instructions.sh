@@ -17,7 +17,7 @@ count() {
 }
 bytes=$("$bin" scan "$len" 1 | awk '{print $2}')
 echo "document: $bytes bytes; instructions per call (1 vs $((n + 1)) calls)"
-for mode in pass hold holdlimits stream buffered scan validate; do
+for mode in ${MODES:-pass hold holdlimits stream buffered scan scanreuse validate}; do
     one=$(count "$mode" 1)
     many=$(count "$mode" $((n + 1)))
     printf '%-11s %10d\n' "$mode" $(((many - one) / n))

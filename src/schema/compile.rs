@@ -415,13 +415,13 @@ impl Compiler {
             dynamic_anchors,
             uses_dynamic_scope: self.uses_dynamic_scope,
             uses_unevaluated: self.uses_unevaluated,
-            fast: false,
+            plan: None,
             dispatch: None,
             cycles,
         };
         // The specialised tier has no cycle report: schemas with cycles run in the general one.
-        program.fast = program.cycles.is_empty() && program.fast_tier_applies();
-        if program.fast {
+        if program.cycles.is_empty() && program.fast_tier_applies() {
+            program.plan = Some(Box::new(super::fast::Plan::lower(&program)));
             program.dispatch = program.root_dispatch();
         }
         Ok(program)

@@ -12,6 +12,7 @@ pub(crate) mod regex;
 
 mod bounds;
 mod compile;
+pub(crate) mod fast;
 pub(crate) mod program;
 mod registry;
 mod uri;

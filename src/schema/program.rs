@@ -112,7 +112,7 @@ pub(crate) struct DynRef {
 /// The scalar alternatives of an `enum` with many of them: a scalar is looked up here in
 /// constant (strings, booleans, null) or logarithmic (numbers, exact decimals) time instead
 /// of being compared with every alternative. Container alternatives stay in `enum_` only.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct EnumTable {
     pub(crate) strings: hashbrown::HashSet<Box<str>, foldhash::fast::FixedState>,
     /// Sorted, without duplicates.
@@ -953,11 +953,12 @@ pub(crate) struct Program {
     /// Whether any node uses `unevaluatedProperties`/`unevaluatedItems` (the runtime
     /// tracks evaluated members and items only then).
     pub(crate) uses_unevaluated: bool,
-    /// Whether every subschema the instance can reach is one the specialised tier evaluates
-    /// (see [`Program::fast_tier_applies`]); set once, after compilation.
-    pub(crate) fast: bool,
+    /// The program lowered for the specialised tier, when every subschema the instance can
+    /// reach is one that tier evaluates (see [`Program::fast_tier_applies`]); set once,
+    /// after compilation.
+    pub(crate) plan: Option<Box<super::fast::Plan>>,
     /// The root's `oneOf`/`anyOf` when the specialised tier dispatches it by a member (see
-    /// [`Dispatch`]); only with `fast`.
+    /// [`Dispatch`]); only with `plan`.
     pub(crate) dispatch: Option<Dispatch>,
     /// Nodes on in-place reference cycles, sorted: compiled as `false`, and a document
     /// whose evaluation reaches one is rejected with `ErrorKind::SchemaCycle` there. Empty

@@ -379,7 +379,6 @@ pub enum Tier {
 pub struct Validator {
     schema: Schema,
     rt: runtime::Runtime,
-    started: bool,
     /// Scanner kept for [`validate_slice`](Self::validate_slice), reused while the limits
     /// stay the same.
     scanner: Option<Scanner>,
@@ -409,7 +408,6 @@ impl Validator {
         Validator {
             schema: schema.clone(),
             rt,
-            started: false,
             scanner: None,
         }
     }
@@ -440,7 +438,6 @@ impl Validator {
     /// ```
     pub fn reset(&mut self) {
         self.rt.reset(self.schema.program());
-        self.started = false;
     }
 
     /// The first violation found so far, if any.
@@ -725,9 +722,8 @@ impl Sink for Validator {
         self.rt.wants_text()
     }
 
-    #[inline]
+    #[inline(always)]
     fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
-        self.started = true;
         self.rt.line = at.line;
         self.rt.column = at.column;
         if self.rt.event(self.schema.program(), &event, at.offset) {

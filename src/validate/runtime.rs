@@ -16,6 +16,8 @@ use std::hash::{BuildHasher, Hasher};
 
 use crate::scan::Event;
 use crate::schema::decimal::Decimal;
+use crate::schema::fast::number::{small_number, Small};
+use crate::schema::fast::Edge;
 use crate::schema::format;
 use crate::schema::program::{
     types, Child, Const, Dynamic, Keywords, NodeId, NodeKind, Program, Scalar,
@@ -335,9 +337,11 @@ pub(crate) struct Runtime {
     pub(crate) force_general: bool,
     fast_frames: Vec<fast::Frame>,
     fast_depth: usize,
-    fast_next: Option<fast::Next>,
+    fast_next: Option<Edge>,
     fast_names: String,
     fast_dispatch: fast::DispatchState,
+    /// The hashes of the items of each open array under `uniqueItems`, by depth.
+    fast_hashes: Vec<hashbrown::HashSet<u128, foldhash::fast::FixedState>>,
 }
 
 fn node_needs_decimal(p: &Program, node: NodeId) -> bool {
@@ -402,6 +406,7 @@ impl Runtime {
             fast_next: None,
             fast_names: String::new(),
             fast_dispatch: fast::DispatchState::Off,
+            fast_hashes: Vec::new(),
         }
     }
 
@@ -411,11 +416,11 @@ impl Runtime {
     }
 
     pub(crate) fn reset(&mut self, p: &Program) {
-        self.fast_mode = p.fast && self.max_errors <= 1 && !self.force_general;
+        self.fast_mode = p.plan.is_some() && self.max_errors <= 1 && !self.force_general;
         if self.fast_mode {
             self.reset_common();
             self.fast_depth = 0;
-            self.fast_next = Some(fast::Next::root(p));
+            self.fast_next = Some(fast::root_edge(p));
             self.fast_names.clear();
             self.fast_dispatch = fast::DispatchState::Off;
             return;
@@ -962,12 +967,11 @@ impl Runtime {
     }
 
     /// Handles one scanner event. Returns `false` once the document is known to be invalid.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
-        if self.fast_mode {
-            self.fast_event(p, ev, offset)
-        } else {
-            self.general_event(p, ev, offset)
+        match (&p.plan, self.fast_mode) {
+            (Some(plan), true) => self.fast_event(p, plan, ev, offset),
+            _ => self.general_event(p, ev, offset),
         }
     }
 
@@ -1940,60 +1944,6 @@ fn integer_canonical<'b>(text: &str, buf: &'b mut [u8; 48]) -> Option<&'b str> {
     std::str::from_utf8(&buf[..n]).ok()
 }
 
-/// A number literal read without exact decimal arithmetic.
-#[derive(Debug, PartialEq, Eq)]
-enum Small {
-    /// An integer (`12`, `-3`, `7.000`).
-    Int(i64),
-    /// A value strictly between this integer and the next (`2.5` → 2, `-0.5` → -1).
-    Between(i64),
-}
-
-/// Reads a literal with at most 18 integer digits (so it fits `i64` without a check) and
-/// no exponent; `None` for anything else, which takes the exact path.
-fn small_number(text: &str) -> Option<Small> {
-    let (neg, rest) = match text.as_bytes() {
-        [b'-', rest @ ..] => (true, rest),
-        all => (false, all),
-    };
-    let mut n: i64 = 0;
-    let mut digits = 0;
-    for &b in rest {
-        if !b.is_ascii_digit() {
-            break;
-        }
-        if digits == 18 {
-            return None;
-        }
-        n = n * 10 + i64::from(b - b'0');
-        digits += 1;
-    }
-    if digits == 0 {
-        return None;
-    }
-    let fraction = match &rest[digits..] {
-        [] => false,
-        [b'.', frac @ ..] => {
-            let mut nonzero = false;
-            for &b in frac {
-                match b {
-                    b'0' => {}
-                    b'1'..=b'9' => nonzero = true,
-                    _ => return None,
-                }
-            }
-            nonzero
-        }
-        _ => return None,
-    };
-    Some(match (neg, fraction) {
-        (false, false) => Small::Int(n),
-        (true, false) => Small::Int(-n),
-        (false, true) => Small::Between(n),
-        (true, true) => Small::Between(-n - 1),
-    })
-}
-
 /// The keyword a violation names: for a `false` subschema reached through
 /// `additionalProperties: false` and friends, the keyword that said no.
 fn false_keyword(p: &Program, keyword: &'static str, label: u32) -> &'static str {
@@ -2113,7 +2063,6 @@ fn const_start(c: &Const, ev: &Event<'_>, num: Option<&Decimal>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{small_number, Small};
     use crate::validate::{Rejection, Validator};
     use crate::{Limits, Schema};
 
@@ -2216,26 +2165,6 @@ mod tests {
         for other in ["1.5", "1e3", "-2.0", &"9".repeat(41)] {
             assert_eq!(super::integer_canonical(other, &mut buf), None, "{other}");
         }
-    }
-
-    #[test]
-    fn small_numbers() {
-        assert_eq!(small_number("0"), Some(Small::Int(0)));
-        assert_eq!(small_number("-0"), Some(Small::Int(0)));
-        assert_eq!(small_number("-0.000"), Some(Small::Int(0)));
-        assert_eq!(small_number("-42"), Some(Small::Int(-42)));
-        assert_eq!(small_number("7.000"), Some(Small::Int(7)));
-        assert_eq!(small_number("2.5"), Some(Small::Between(2)));
-        assert_eq!(small_number("-0.5"), Some(Small::Between(-1)));
-        assert_eq!(small_number("-3.01"), Some(Small::Between(-4)));
-        let max = 999_999_999_999_999_999;
-        assert_eq!(small_number("999999999999999999"), Some(Small::Int(max)));
-        let below = small_number("-999999999999999999.5");
-        assert_eq!(below, Some(Small::Between(-max - 1)));
-        assert_eq!(small_number("1000000000000000000"), None);
-        assert_eq!(small_number("1e2"), None);
-        assert_eq!(small_number("1.5E2"), None);
-        assert_eq!(small_number("-"), None);
     }
 
     /// Integer bounds on fractions and integers agree with exact arithmetic, keyword for

@@ -226,6 +226,108 @@ fn unique_scalar_items_are_decided_alike_in_both_tiers() {
     }
 }
 
+/// Schemas whose every keyword the specialised tier runs, on instances that reach each of its
+/// records' corners (member tables past the hashed size, watched names past 64, constants
+/// that no scalar equals, numbers the record cannot classify alone): both tiers give the same
+/// result, whole (keyword, locations, pointer, offset, line, column).
+#[test]
+fn hand_picked_schemas_decide_alike_in_both_tiers() {
+    use jsongate::Tier;
+    let many: Vec<String> = (0..70).map(|i| format!("m{i}")).collect();
+    let props: Vec<String> = many.iter().map(|n| format!(r#""{n}":{{"type":"integer"}}"#)).collect();
+    let required: Vec<String> = many.iter().map(|n| format!(r#""{n}""#)).collect();
+    let wide = format!(
+        r#"{{"properties":{{{}}},"required":[{}],"additionalProperties":false}}"#,
+        props.join(","),
+        required.join(",")
+    );
+    let full: Vec<String> = many.iter().map(|n| format!(r#""{n}":1"#)).collect();
+    let full = format!("{{{}}}", full.join(","));
+    let mut reversed: Vec<String> = many.iter().rev().map(|n| format!(r#""{n}":2"#)).collect();
+    let reversed_doc = format!("{{{}}}", reversed.join(","));
+    reversed.pop();
+    let missing_first = format!("{{{}}}", reversed.join(","));
+    let cases: Vec<(String, Vec<String>)> = vec![
+        (
+            r#"{"propertyNames":{"const":[]}}"#.into(),
+            vec![r#"{"c":"b"}"#.into(), "{}".into()],
+        ),
+        (
+            r#"{"propertyNames":{"enum":[{},"a"]}}"#.into(),
+            vec![r#"{"a":1}"#.into(), r#"{"b":1}"#.into()],
+        ),
+        (
+            r#"{"items":{"type":"integer","maximum":3}}"#.into(),
+            vec!["[1,1.0,2e0,3.5,4]".into(), "[1.5]".into(), "[1e1]".into(), r#"["1"]"#.into()],
+        ),
+        (
+            r#"{"items":{"const":1}}"#.into(),
+            vec!["[1,1.0,1e0]".into(), "[2]".into(), r#"["1"]"#.into(), "[[1]]".into()],
+        ),
+        (
+            r#"{"items":{"enum":[1,"a",null,true]}}"#.into(),
+            vec![r#"[1,"a",null,true,1.0]"#.into(), "[false]".into(), "[{}]".into()],
+        ),
+        (
+            r#"{"items":{"type":"string","minLength":2,"maxLength":3,"pattern":"^[a-zé]+$"}}"#.into(),
+            vec![
+                r#"["ab","éé","ééé"]"#.into(),
+                r#"["é"]"#.into(),
+                r#"["éééé"]"#.into(),
+                r#"["AB"]"#.into(),
+            ],
+        ),
+        (
+            r#"{"type":"object","properties":{"a":{"type":"string"},"b":false},"required":["a"],"dependentRequired":{"c":["a","d"]},"minProperties":1,"maxProperties":3,"additionalProperties":{"type":"number"}}"#.into(),
+            vec![
+                r#"{"a":"x","c":1,"d":2}"#.into(),
+                r#"{"c":1,"a":"x"}"#.into(),
+                r#"{"a":"x","b":1}"#.into(),
+                r#"{"a":"x","z":"s"}"#.into(),
+                r#"{"a":"x","y":1,"z":2,"w":3}"#.into(),
+                "{}".into(),
+                r#"{"d":1}"#.into(),
+            ],
+        ),
+        (
+            r#"{"prefixItems":[{"type":"string"},true,false],"items":{"type":"null"},"minItems":2,"maxItems":4}"#.into(),
+            vec![
+                r#"["a",1]"#.into(),
+                r#"["a",1,2]"#.into(),
+                r#"["a"]"#.into(),
+                r#"["a",{},null,null]"#.into(),
+                r#"["a",[],null,null,null]"#.into(),
+                r#"[1,1]"#.into(),
+            ],
+        ),
+        (
+            r##"{"$defs":{"n":{"properties":{"next":{"$ref":"#/$defs/n"},"v":{"type":"integer"}}}},"properties":{"head":{"$ref":"#/$defs/n"}}}"##.into(),
+            vec![
+                r#"{"head":{"v":1,"next":{"v":2,"next":{"v":"x"}}}}"#.into(),
+                r#"{"head":{"next":{"next":{"next":{}}}}}"#.into(),
+            ],
+        ),
+        (
+            wide,
+            vec![full, reversed_doc, missing_first, r#"{"m0":1,"zz":1}"#.into()],
+        ),
+        (r#"{"type":"integer","minimum":0}"#.into(), vec!["1".into(), "-1".into(), "1.0".into(), "1.5".into()]),
+        ("false".into(), vec!["1".into(), "{}".into(), "[]".into()]),
+        ("true".into(), vec!["1".into(), r#"{"a":[1,{"b":2}]}"#.into()]),
+    ];
+    for (text, docs) in &cases {
+        let schema = Schema::compile(text.as_bytes()).unwrap();
+        let mut fast = Validator::new(&schema);
+        let mut general = Validator::new(&schema).tier(Tier::General);
+        for doc in docs {
+            let a = fast.validate_slice(doc.as_bytes(), Limits::new());
+            assert!(fast.specialised(), "{text} on {doc}");
+            let b = general.validate_slice(doc.as_bytes(), Limits::new());
+            assert_eq!(a, b, "{text} on {doc}");
+        }
+    }
+}
+
 /// The envelope bench schema: a root `oneOf` of two closed objects told apart by `ok`.
 const ENVELOPE: &str = include_str!("../../benches/schemas/envelope.schema.json");
 

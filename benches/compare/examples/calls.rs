@@ -7,7 +7,7 @@
 //!     cargo run --release --example calls -- MODE LEN N
 //!
 //! MODE: pass, hold, holdlimits (Hold with `Check::Limits`, no schema), stream, buffered,
-//! scan, validate.
+//! doc (prints the document), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), validate.
 
 use std::hint::black_box;
 
@@ -26,6 +26,13 @@ fn main() {
     let mode = args[1].as_str();
     let len: usize = args[2].parse().unwrap();
     let n: usize = args[3].parse().unwrap();
+    if mode == "doc" {
+        // The document itself, for looking at it or feeding it elsewhere.
+        use std::io::Write as _;
+        let doc = docgen::gateway_result(len);
+        std::io::stdout().write_all(&doc).unwrap();
+        return;
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -39,6 +46,7 @@ fn main() {
         mut buffered,
     } = layers(&doc);
     let mut v = Validator::new(&schema);
+    let mut scanner = jsongate::Scanner::new(limits);
     let mut total = 0usize;
     for _ in 0..n {
         total += match mode {
@@ -49,6 +57,10 @@ fn main() {
             "buffered" => rt.block_on(roundtrip(&mut buffered)).len(),
             "scan" => {
                 jsongate::check(black_box(&doc), limits).unwrap();
+                doc.len()
+            }
+            "scanreuse" => {
+                scanner.scan_slice(black_box(&doc), &mut jsongate::Ignore).unwrap();
                 doc.len()
             }
             "validate" => {

@@ -1,14 +1,21 @@
-//! The specialised tier: evaluation of programs whose every reachable subschema applies
-//! nothing else to the same value (see `Program::fast_tier_applies`), with one frame per open
-//! container instead of levels of evals, pending lists and folds.
+//! The specialised tier: evaluation of programs lowered into a [`Plan`] (those whose every
+//! reachable subschema applies nothing else to the same value, see
+//! `Program::fast_tier_applies`), with one frame per open container instead of levels of
+//! evals, pending lists and folds.
 //!
 //! In such a program each instance value is seen by at most one subschema, chosen by its
 //! parent's `properties`/`additionalProperties`/`items`/`prefixItems` when its name or index
-//! is read. So the state is a stack of frames (the subschema of each open container, its
-//! member or item count, the watched names seen as bits, the hashes of scalar items under
-//! `uniqueItems`, the current member's name or index) and the one subschema waiting for the
-//! next value. Scalars are checked in place with the
-//! general tier's own checks (`check_scalar`, `check_value`), in the same order.
+//! is read. So the state is a stack of frames (the subschema of each open container and its
+//! object or array record, its member or item count, the watched names seen as bits, the
+//! hashes of scalar items under `uniqueItems`, the current member's name or index) and the one
+//! edge waiting for the next value. What each keyword does is in its record's file under
+//! `crate::schema::fast`; this file walks the records and reports failures.
+//!
+//! A scalar value is checked in place: one bit test against the kinds its subschema accepts
+//! and one against the kinds that have further checks, then those checks. A kind the record
+//! does not accept (a type mismatch, a constant of another kind, `false`, `1.0` under
+//! `"type":"integer"`) is decided by the general tier's own check on the same value, so the
+//! keyword named is the general tier's by construction.
 //!
 //! A root `oneOf`/`anyOf` of closed objects told apart by one member (a gate envelope's
 //! `ok`) is dispatched when that member comes first: its value picks the one alternative that
@@ -29,7 +36,8 @@
 use super::{false_keyword, node_needs_decimal, Bits, Runtime, MAX_LIVE_EVALS, NONE};
 use crate::scan::Event;
 use crate::schema::decimal::Decimal;
-use crate::schema::program::{Child, Keywords, NodeId, NodeKind, Program};
+use crate::schema::fast::{kind, kind_of, Edge, Plan, Stop, To};
+use crate::schema::program::{Keywords, NodeId, NodeKind, Program};
 use crate::validate::Violation;
 
 /// How the value one level down is named in its container.
@@ -48,35 +56,21 @@ pub(super) struct Frame {
     node: NodeId,
     /// Label of the edge that applied `node` to this container (`NONE` for the root).
     label: u32,
+    /// The node's object or array record (`NONE`: nothing is checked per member or item).
+    record: u32,
     object: bool,
+    /// Whether the array's items must be unique (their hashes are in `fast_hashes` at this
+    /// frame's depth).
+    unique: bool,
     count: u64,
     /// Watched names seen (`required`, `dependentRequired`).
     seen: Bits,
-    /// Whether the array's items must be unique, and the hashes of those seen.
-    unique: bool,
-    hashes: hashbrown::HashSet<u128, foldhash::fast::FixedState>,
+    /// The member-table entry expected next.
+    hint: u32,
     /// The member or item being read.
     child: Seg,
     /// Where this frame's copied names start in `fast_names`.
     names_base: u32,
-}
-
-/// The subschema waiting for the next value.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Next {
-    node: NodeId,
-    label: u32,
-    skipped: u32,
-}
-
-impl Next {
-    pub(super) fn root(p: &Program) -> Next {
-        Next {
-            node: p.root,
-            label: NONE,
-            skipped: 0,
-        }
-    }
 }
 
 /// Where the dispatch of a root `oneOf`/`anyOf` stands ([`crate::schema::program::Dispatch`]).
@@ -100,78 +94,104 @@ enum At {
     Child { node: NodeId, label: u32 },
 }
 
+/// The edge to the root value, where a document starts.
+pub(super) fn root_edge(p: &Program) -> Edge {
+    Edge::root(p)
+}
+
 impl Runtime {
     /// Handles one event in the specialised tier; `false` once the document is known to be
     /// invalid (as the general tier's `event`).
-    #[inline(never)]
-    pub(super) fn fast_event(&mut self, p: &Program, ev: &Event<'_>, offset: u64) -> bool {
+    ///
+    /// Inlined into the scanner's delivery of each kind of event, so that the match below
+    /// folds away there and each kind goes straight to its own handler.
+    #[inline(always)]
+    pub(super) fn fast_event(
+        &mut self,
+        p: &Program,
+        plan: &Plan,
+        ev: &Event<'_>,
+        offset: u64,
+    ) -> bool {
         if self.skipped(ev, offset) {
             return true;
         }
-        match ev {
-            Event::Name(name) => self.fast_name(p, name, offset),
-            Event::EndObject | Event::EndArray => self.fast_end(p, offset),
-            _ => self.fast_value(p, ev, offset),
+        match *ev {
+            Event::Name(name) => self.fast_name(p, plan, name, offset),
+            Event::EndObject | Event::EndArray => self.fast_end(p, plan, offset),
+            Event::BeginObject => self.fast_begin(p, plan, true, offset),
+            Event::BeginArray => self.fast_begin(p, plan, false, offset),
+            Event::String(s) => self.fast_string(p, plan, s, offset),
+            _ => self.fast_other(p, plan, ev, offset),
         }
         self.violations.is_empty() && !self.budget_exceeded
     }
 
-    fn fast_name(&mut self, p: &Program, name: &str, offset: u64) {
+    #[inline(never)]
+    fn fast_name(&mut self, p: &Program, plan: &Plan, name: &str, offset: u64) {
         let t = self.fast_depth - 1;
-        if t == 0 {
-            if let Some(d) = &p.dispatch {
-                match self.fast_dispatch {
-                    DispatchState::Begun { .. } if *d.name == *name => {
-                        // The general tier visits the combinator and every alternative.
-                        self.charge(1 + d.branches.len() as u64);
-                        self.fast_frames[0].count = 1;
-                        self.fast_next = None;
-                        self.fast_dispatch = DispatchState::Value;
-                        return;
-                    }
-                    DispatchState::Begun { .. } => return self.fast_to_general(p, name, offset),
-                    // Alternatives that have failed are still visited by the general tier.
-                    _ => self.charge(d.branches.len() as u64),
-                }
-            }
+        if t == 0 && p.dispatch.is_some() && self.fast_dispatch_name(p, name, offset) {
+            return;
         }
         self.charge(1);
         self.fast_next = None;
         let f = &mut self.fast_frames[t];
         f.count += 1;
-        let count = f.count;
-        let NodeKind::Keywords(k) = &p.nodes[f.node as usize].kind else {
+        let Some(o) = plan.objects.get(f.record as usize) else {
             return;
         };
-        if !k.names_wanted {
-            return;
-        }
-        if k.max_properties.is_some_and(|m| count > m) {
+        if f.count > o.max_properties {
             return self.fast_fail(p, At::Frame(t), "maxProperties", offset);
         }
-        let (prop, watched) = k.member_at(name);
-        if let Some(w) = watched {
-            f.seen.set(w);
-        }
-        match prop {
-            Some(i) => f.child = Seg::Prop(i),
-            // The name is needed only for the pointer of a failure below it.
-            None if k.additional_properties.is_some() || k.property_names.is_some() => {
-                self.fast_copy_name(t, name);
+        let (prop, edge) = match o.member(name.as_bytes(), &mut f.hint) {
+            Some(m) => {
+                if m.watch != NONE {
+                    f.seen.set(m.watch);
+                }
+                (m.prop, m.edge)
             }
-            None => {}
+            None => (NONE, None),
+        };
+        if prop != NONE {
+            f.child = Seg::Prop(prop);
+        } else if o.copy_unknown {
+            // The name is needed only for the pointer of a failure below it.
+            self.fast_copy_name(t, name);
         }
-        if let Some(c) = &k.property_names {
-            if !self.fast_property_name(p, c, name, offset) {
+        if let Some(c) = &o.property_names {
+            if !self.fast_property_name(p, plan, c, name, offset) {
                 return;
             }
         }
-        let edge = match prop {
-            Some(i) => Some(&k.properties[i as usize].1),
-            None => k.additional_properties.as_ref(),
-        };
-        if let Some(c) = edge {
+        if let Some(c) = edge.as_ref().or(o.additional.as_ref()) {
             self.fast_apply(p, c, offset);
+        }
+    }
+
+    /// A member name of the root object under a dispatch; `true` when nothing else is to
+    /// be done with it.
+    fn fast_dispatch_name(&mut self, p: &Program, name: &str, offset: u64) -> bool {
+        let Some(d) = &p.dispatch else {
+            return false;
+        };
+        match self.fast_dispatch {
+            DispatchState::Begun { .. } if *d.name == *name => {
+                // The general tier visits the combinator and every alternative.
+                self.charge(1 + d.branches.len() as u64);
+                self.fast_frames[0].count = 1;
+                self.fast_next = None;
+                self.fast_dispatch = DispatchState::Value;
+                true
+            }
+            DispatchState::Begun { .. } => {
+                self.fast_to_general(p, name, offset);
+                true
+            }
+            // Alternatives that have failed are still visited by the general tier.
+            _ => {
+                self.charge(d.branches.len() as u64);
+                false
+            }
         }
     }
 
@@ -184,21 +204,31 @@ impl Runtime {
     }
 
     /// `propertyNames` on a member name; `false` when it failed.
-    fn fast_property_name(&mut self, p: &Program, c: &Child, name: &str, offset: u64) -> bool {
-        if let NodeKind::Bool(b) = p.nodes[c.node as usize].kind {
-            if !b {
+    fn fast_property_name(
+        &mut self,
+        p: &Program,
+        plan: &Plan,
+        c: &Edge,
+        name: &str,
+        offset: u64,
+    ) -> bool {
+        match c.to {
+            To::Anything => true,
+            To::Nothing => {
                 self.charge(1);
-                self.fast_fail_child(p, c.node, c.label, "false", offset);
-            }
-            return b;
-        }
-        self.charge(1 + u64::from(c.skipped));
-        let ev = Event::String(name);
-        match self.check_scalar(p, c.node, &ev, None) {
-            Ok(()) => true,
-            Err(kw) => {
-                self.fast_fail_child(p, c.node, c.label, kw, offset);
+                self.fast_fail_child(c.node, c.label, "false", offset, p);
                 false
+            }
+            To::Schema => {
+                self.charge(1 + u64::from(c.skipped));
+                let ev = Event::String(name);
+                match self.fast_scalar(p, plan, c.node, &ev) {
+                    Ok(_) => true,
+                    Err(kw) => {
+                        self.fast_fail_child(c.node, c.label, kw, offset, p);
+                        false
+                    }
+                }
             }
         }
     }
@@ -206,32 +236,69 @@ impl Runtime {
     /// Applies the subschema of edge `c` to the next value: `false` fails at once, `true`
     /// leaves the value unconstrained.
     #[inline]
-    fn fast_apply(&mut self, p: &Program, c: &Child, offset: u64) {
-        match p.nodes[c.node as usize].kind {
-            NodeKind::Bool(true) => {}
-            NodeKind::Bool(false) => {
+    fn fast_apply(&mut self, p: &Program, c: &Edge, offset: u64) {
+        match c.to {
+            To::Schema => self.fast_next = Some(*c),
+            To::Anything => {}
+            To::Nothing => {
                 self.charge(1);
-                self.fast_fail_child(p, c.node, c.label, "false", offset);
-            }
-            _ => {
-                self.fast_next = Some(Next {
-                    node: c.node,
-                    label: c.label,
-                    skipped: c.skipped,
-                });
+                self.fast_fail_child(c.node, c.label, "false", offset, p);
             }
         }
     }
 
-    fn fast_value(&mut self, p: &Program, ev: &Event<'_>, offset: u64) {
-        if let Some(d) = &p.dispatch {
-            if self.fast_depth == 0 {
-                return self.fast_dispatch_begin(p, d, ev, offset);
-            }
-            if self.fast_dispatch == DispatchState::Value && self.fast_depth == 1 {
-                return self.fast_dispatch_choose(p, d, ev, offset);
-            }
+    /// A scalar against `node`: the record's checks where it accepts the value's kind, the
+    /// general tier's own check where it does not. Returns the value's exact number, when
+    /// one was parsed (for `uniqueItems`).
+    #[inline(always)]
+    fn fast_scalar(
+        &mut self,
+        p: &Program,
+        plan: &Plan,
+        node: NodeId,
+        ev: &Event<'_>,
+    ) -> Result<Option<Decimal>, &'static str> {
+        let pn = plan.nodes[node as usize];
+        let k = kind_of(ev, pn.accept);
+        if pn.accept & k == 0 {
+            return self.fast_scalar_general(p, node, ev);
         }
+        if pn.checked & k == 0 {
+            return Ok(None);
+        }
+        let num = match ev {
+            Event::Number(n) if pn.decimal => Decimal::parse(n.as_str()),
+            _ => None,
+        };
+        let mut units = 0;
+        let r = plan.scalars[pn.scalar as usize].check(ev, num.as_ref(), &mut units);
+        self.charge(units);
+        self.fast_stop(r)?;
+        Ok(num)
+    }
+
+    /// [`fast_scalar`](Self::fast_scalar) for a kind the record does not accept.
+    #[cold]
+    #[inline(never)]
+    fn fast_scalar_general(
+        &mut self,
+        p: &Program,
+        node: NodeId,
+        ev: &Event<'_>,
+    ) -> Result<Option<Decimal>, &'static str> {
+        let num = match ev {
+            Event::Number(n) if node_needs_decimal(p, node) => Decimal::parse(n.as_str()),
+            _ => None,
+        };
+        self.check_scalar(p, node, ev, num.as_ref())?;
+        Ok(num)
+    }
+
+    /// The subschema for the value whose first event is at `offset`: for an item, from the
+    /// array's record (the item is counted, and `maxItems` checked, here); for a member, the
+    /// one its name chose. `None` when nothing applies to it (or it has failed already).
+    #[inline(always)]
+    fn fast_take_next(&mut self, p: &Program, plan: &Plan, offset: u64) -> Option<Edge> {
         if self.fast_depth > 0 && !self.fast_frames[self.fast_depth - 1].object {
             let t = self.fast_depth - 1;
             self.charge(1);
@@ -240,45 +307,124 @@ impl Runtime {
             let idx = f.count;
             f.count += 1;
             f.child = Seg::Index(idx);
-            if let NodeKind::Keywords(k) = &p.nodes[f.node as usize].kind {
-                if k.max_items.is_some_and(|m| idx + 1 > m) {
-                    return self.fast_fail(p, At::Frame(t), "maxItems", offset);
-                }
-                let edge = k.prefix_items.get(idx as usize).or(k.items.as_ref());
-                if let Some(c) = edge {
-                    self.fast_apply(p, c, offset);
+            if let Some(a) = plan.arrays.get(f.record as usize) {
+                match a.item(idx) {
+                    Ok(Some(c)) => self.fast_apply(p, c, offset),
+                    Ok(None) => {}
+                    Err(kw) => {
+                        self.fast_fail(p, At::Frame(t), kw, offset);
+                        return None;
+                    }
                 }
             }
         }
-        let container = matches!(ev, Event::BeginObject | Event::BeginArray);
-        let Some(next) = self.fast_next.take() else {
-            if container {
+        self.fast_next.take()
+    }
+
+    /// Whether the root value goes to the dispatch of a root `oneOf`/`anyOf` (it then
+    /// handled it).
+    #[inline(always)]
+    fn fast_dispatched(&mut self, p: &Program, plan: &Plan, ev: &Event<'_>, offset: u64) -> bool {
+        if p.dispatch.is_none() {
+            return false;
+        }
+        if self.fast_depth == 0 {
+            self.fast_dispatch_begin(p, plan, ev, offset);
+            return true;
+        }
+        if self.fast_dispatch == DispatchState::Value && self.fast_depth == 1 {
+            self.fast_dispatch_choose(p, plan, ev, offset);
+            return true;
+        }
+        false
+    }
+
+    /// A string value.
+    #[inline(never)]
+    fn fast_string(&mut self, p: &Program, plan: &Plan, s: &str, offset: u64) {
+        let ev = Event::String(s);
+        if self.fast_dispatched(p, plan, &ev, offset) {
+            return;
+        }
+        let Some(next) = self.fast_take_next(p, plan, offset) else {
+            return;
+        };
+        self.charge(1 + u64::from(next.skipped));
+        let pn = plan.nodes[next.node as usize];
+        let r = if pn.accept & kind::STRING == 0 {
+            self.fast_scalar_general(p, next.node, &ev).map(|_| ())
+        } else if pn.checked & kind::STRING == 0 {
+            Ok(())
+        } else {
+            let mut units = 0;
+            let r = plan.scalars[pn.scalar as usize].check(&ev, None, &mut units);
+            self.charge(units);
+            self.fast_stop(r)
+        };
+        match r {
+            Ok(()) => self.fast_scalar_passed(p, &ev, None, offset),
+            Err(kw) => self.fast_fail_child(next.node, next.label, kw, offset, p),
+        }
+    }
+
+    /// A number, `true`, `false` or `null`.
+    #[inline(never)]
+    fn fast_other(&mut self, p: &Program, plan: &Plan, ev: &Event<'_>, offset: u64) {
+        if self.fast_dispatched(p, plan, ev, offset) {
+            return;
+        }
+        let Some(next) = self.fast_take_next(p, plan, offset) else {
+            return;
+        };
+        self.charge(1 + u64::from(next.skipped));
+        match self.fast_scalar(p, plan, next.node, ev) {
+            Ok(num) => self.fast_scalar_passed(p, ev, num.as_ref(), offset),
+            Err(kw) => self.fast_fail_child(next.node, next.label, kw, offset, p),
+        }
+    }
+
+    /// A scalar value passed its subschema: the root's verdict, or the next item of an
+    /// array under `uniqueItems`.
+    #[inline(always)]
+    fn fast_scalar_passed(&mut self, p: &Program, ev: &Event<'_>, num: Option<&Decimal>, offset: u64) {
+        if self.fast_depth == 0 {
+            self.root_result = Some(true);
+        } else if self.fast_frames[self.fast_depth - 1].unique {
+            self.fast_unique(p, ev, num, offset);
+        }
+    }
+
+    /// The end of a record's checks: a failing keyword, or an exhausted pattern budget.
+    #[inline(always)]
+    fn fast_stop(&mut self, r: Result<(), Stop>) -> Result<(), &'static str> {
+        match r {
+            Ok(()) => Ok(()),
+            Err(Stop::Keyword(kw)) => Err(kw),
+            Err(Stop::Budget) => {
+                self.budget_exceeded = true;
+                Err("pattern")
+            }
+        }
+    }
+
+    /// The start of an object or an array.
+    #[inline(never)]
+    fn fast_begin(&mut self, p: &Program, plan: &Plan, object: bool, offset: u64) {
+        let ev = if object {
+            Event::BeginObject
+        } else {
+            Event::BeginArray
+        };
+        if self.fast_dispatched(p, plan, &ev, offset) {
+            return;
+        }
+        let Some(next) = self.fast_take_next(p, plan, offset) else {
+            // Nothing applies to it: skipped to its end.
+            if self.violations.is_empty() {
                 self.skip = 1;
             }
             return;
         };
-        if !container {
-            self.charge(1 + u64::from(next.skipped));
-            let owned;
-            let num = match ev {
-                Event::Number(n) if node_needs_decimal(p, next.node) => {
-                    owned = Decimal::parse(n.as_str());
-                    owned.as_ref()
-                }
-                _ => None,
-            };
-            match self.check_scalar(p, next.node, ev, num) {
-                Ok(()) => {
-                    if self.fast_depth == 0 {
-                        self.root_result = Some(true);
-                    } else if self.fast_frames[self.fast_depth - 1].unique {
-                        self.fast_unique(ev, num, offset, p);
-                    }
-                }
-                Err(kw) => self.fast_fail_child(p, next.node, next.label, kw, offset),
-            }
-            return;
-        }
         if next.skipped > 0 {
             self.charge(u64::from(next.skipped));
         }
@@ -286,42 +432,63 @@ impl Runtime {
         if self.fast_depth >= MAX_LIVE_EVALS {
             self.budget_exceeded = true;
         }
-        let object = matches!(ev, Event::BeginObject);
-        self.fast_push(next.node, next.label, object);
-        let t = self.fast_depth - 1;
-        let kw = match &p.nodes[next.node as usize].kind {
-            NodeKind::Bool(true) => return,
-            NodeKind::Bool(false) => "false",
-            // Only scalar constants reach this tier: a container never equals one.
-            NodeKind::Const(_) => "const",
-            NodeKind::Keywords(k) => match self.fast_container_start(k, ev) {
-                Ok(()) if k.unique_items && !object => {
-                    self.fast_frames[t].unique = true;
-                    return;
-                }
-                Ok(()) => return,
-                Err(kw) => kw,
-            },
+        let pn = plan.nodes[next.node as usize];
+        let (k, record) = if object {
+            (kind::OBJECT, pn.object)
+        } else {
+            (kind::ARRAY, pn.array)
         };
-        self.fast_fail(p, At::Frame(t), kw, offset);
+        let unique = !object && plan.arrays.get(record as usize).is_some_and(|a| a.unique);
+        self.fast_push(next.node, next.label, record, object, unique);
+        if pn.accept & k == 0 {
+            let t = self.fast_depth - 1;
+            let kw = self.fast_container_fails(p, next.node, &ev);
+            self.fast_fail(p, At::Frame(t), kw, offset);
+        }
+    }
+
+    /// The keyword a container fails as it begins under a node whose record does not accept
+    /// it, in the general tier's order: `false`; `type`; then `enum` and `const` (scalar
+    /// alternatives only, so they fail).
+    #[cold]
+    #[inline(never)]
+    fn fast_container_fails(&mut self, p: &Program, node: NodeId, ev: &Event<'_>) -> &'static str {
+        match &p.nodes[node as usize].kind {
+            NodeKind::Bool(_) => "false",
+            NodeKind::Const(_) => "const",
+            NodeKind::Keywords(k) => self.fast_container_start(k, ev).err().unwrap_or("type"),
+        }
+    }
+
+    /// The keywords a container is checked against when it begins, in the general tier's
+    /// order: `type`, then `enum` and `const` (scalar alternatives only, so they fail).
+    fn fast_container_start(&mut self, k: &Keywords, ev: &Event<'_>) -> Result<(), &'static str> {
+        self.check_value(k, ev, None)?;
+        if k.plain {
+            return Ok(());
+        }
+        if let Some(alts) = &k.enum_ {
+            self.charge(alts.len() as u64 / 8);
+            return Err("enum");
+        }
+        if !k.consts.is_empty() {
+            return Err("const");
+        }
+        Ok(())
     }
 
     /// The root value of a program with a dispatch: an object opens a frame for the
     /// combinator and waits for its first member; anything else fails every alternative
     /// (each requires an object) and so the combinator, at once.
-    fn fast_dispatch_begin(
-        &mut self,
-        p: &Program,
-        d: &crate::schema::program::Dispatch,
-        ev: &Event<'_>,
-        offset: u64,
-    ) {
+    fn fast_dispatch_begin(&mut self, p: &Program, plan: &Plan, ev: &Event<'_>, offset: u64) {
+        let Some(d) = &p.dispatch else { return };
         self.charge(1 + d.branches.len() as u64);
         if !matches!(ev, Event::BeginObject) {
             self.fast_dispatch = DispatchState::Value;
             return self.fast_fail(p, At::Frame(0), "", offset);
         }
-        self.fast_push(p.root, NONE, true);
+        let record = plan.nodes[p.root as usize].object;
+        self.fast_push(p.root, NONE, record, true, false);
         self.fast_dispatch = DispatchState::Begun {
             offset,
             line: self.line,
@@ -331,13 +498,8 @@ impl Runtime {
 
     /// The discriminator's value: the alternative whose member subschema accepts it
     /// evaluates the rest of the document; if none does, the combinator fails here.
-    fn fast_dispatch_choose(
-        &mut self,
-        p: &Program,
-        d: &crate::schema::program::Dispatch,
-        ev: &Event<'_>,
-        offset: u64,
-    ) {
+    fn fast_dispatch_choose(&mut self, p: &Program, plan: &Plan, ev: &Event<'_>, offset: u64) {
+        let Some(d) = &p.dispatch else { return };
         let container = matches!(ev, Event::BeginObject | Event::BeginArray);
         let mut chosen = None;
         let mut parsed: Option<Option<Decimal>> = None;
@@ -365,6 +527,9 @@ impl Runtime {
         let f = &mut self.fast_frames[0];
         f.node = b.node;
         f.label = b.label;
+        f.record = plan.nodes[b.node as usize].object;
+        // The discriminator was the first member, in the table or not.
+        f.hint = 0;
         if let Some(w) = b.watch {
             f.seen.set(w);
         }
@@ -413,62 +578,57 @@ impl Runtime {
 
     /// `uniqueItems`: the scalar item just checked against those before it (by the general
     /// tier's canonical hash, so `1` and `1.0` collide).
-    fn fast_unique(&mut self, ev: &Event<'_>, num: Option<&Decimal>, offset: u64, p: &Program) {
+    fn fast_unique(&mut self, p: &Program, ev: &Event<'_>, num: Option<&Decimal>, offset: u64) {
         self.charge(1);
         let h = self.scalar_hash(ev, num);
         let t = self.fast_depth - 1;
-        if !self.fast_frames[t].hashes.insert(h) {
+        if !self.fast_hashes[t].insert(h) {
             self.fast_fail(p, At::Frame(t), "uniqueItems", offset);
         }
     }
 
     /// Opens a frame for a container that `node` applies to.
-    fn fast_push(&mut self, node: NodeId, label: u32, object: bool) {
+    fn fast_push(&mut self, node: NodeId, label: u32, record: u32, object: bool, unique: bool) {
         let names_base = self.fast_names.len() as u32;
-        if self.fast_frames.len() == self.fast_depth {
+        let d = self.fast_depth;
+        if self.fast_frames.len() == d {
             self.fast_frames.push(Frame {
                 node,
                 label,
+                record,
                 object,
+                unique,
                 count: 0,
                 seen: Bits::default(),
-                unique: false,
-                hashes: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0)),
+                hint: 0,
                 child: Seg::Index(0),
                 names_base,
             });
         } else {
-            let f = &mut self.fast_frames[self.fast_depth];
+            let f = &mut self.fast_frames[d];
             f.node = node;
             f.label = label;
+            f.record = record;
             f.object = object;
+            f.unique = unique;
             f.count = 0;
             f.seen.clear();
-            f.unique = false;
-            f.hashes.clear();
+            f.hint = 0;
             f.names_base = names_base;
+        }
+        if unique {
+            if self.fast_hashes.len() <= d {
+                self.fast_hashes.resize_with(d + 1, || {
+                    hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0))
+                });
+            }
+            self.fast_hashes[d].clear();
         }
         self.fast_depth += 1;
     }
 
-    /// The keywords a container is checked against when it begins, in the general tier's
-    /// order: `type`, then `enum` and `const` (scalar alternatives only, so they fail).
-    fn fast_container_start(&mut self, k: &Keywords, ev: &Event<'_>) -> Result<(), &'static str> {
-        self.check_value(k, ev, None)?;
-        if k.plain {
-            return Ok(());
-        }
-        if let Some(alts) = &k.enum_ {
-            self.charge(alts.len() as u64 / 8);
-            return Err("enum");
-        }
-        if !k.consts.is_empty() {
-            return Err("const");
-        }
-        Ok(())
-    }
-
-    fn fast_end(&mut self, p: &Program, offset: u64) {
+    #[inline(never)]
+    fn fast_end(&mut self, p: &Program, plan: &Plan, offset: u64) {
         let t = self.fast_depth - 1;
         self.charge(1);
         if t == 0 {
@@ -481,32 +641,21 @@ impl Runtime {
             }
         }
         let f = &self.fast_frames[t];
-        if let NodeKind::Keywords(k) = &p.nodes[f.node as usize].kind {
-            let count = f.count;
-            let kw = if f.object {
-                self.charge((k.required_watch.len() + k.dependent_required_watch.len()) as u64 / 8);
-                let f = &self.fast_frames[t];
-                if k.min_properties.is_some_and(|m| count < m) {
-                    Some("minProperties")
-                } else if !f.seen.has_all(k.required_mask, &k.required_far) {
-                    Some("required")
-                } else if k
-                    .dependent_required_watch
-                    .iter()
-                    .any(|(key, names)| f.seen.get(*key) && names.iter().any(|&n| !f.seen.get(n)))
-                {
-                    Some(k.dependent_required_keyword())
-                } else {
-                    None
+        let kw = if f.object {
+            match plan.objects.get(f.record as usize) {
+                Some(o) => {
+                    let units = o.end_units;
+                    let kw = o.end(f.count, f.seen.first, |i| f.seen.get(i));
+                    self.charge(units);
+                    kw
                 }
-            } else if k.min_items.is_some_and(|m| count < m) {
-                Some("minItems")
-            } else {
-                None
-            };
-            if let Some(kw) = kw {
-                return self.fast_fail(p, At::Frame(t), kw, offset);
+                None => None,
             }
+        } else {
+            plan.arrays.get(f.record as usize).and_then(|a| a.end(f.count))
+        };
+        if let Some(kw) = kw {
+            return self.fast_fail(p, At::Frame(t), kw, offset);
         }
         self.fast_depth -= 1;
         if self.fast_depth == 0 {
@@ -516,11 +665,11 @@ impl Runtime {
 
     fn fast_fail_child(
         &mut self,
-        p: &Program,
         node: NodeId,
         label: u32,
         keyword: &'static str,
         offset: u64,
+        p: &Program,
     ) {
         self.fast_fail(p, At::Child { node, label }, keyword, offset);
     }

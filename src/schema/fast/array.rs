@@ -1,0 +1,83 @@
+//! Array keywords: `prefixItems`, `items` (draft-07's array `items` and `additionalItems`
+//! arrive as these two), `minItems`, `maxItems`, `uniqueItems`.
+//!
+//! `uniqueItems` reaches this tier only over items that are scalars or fail as they begin;
+//! the runtime hashes each scalar item (numbers by their canonical text, so `1` and `1.0`
+//! collide) and rejects the first repeat.
+
+use super::Edge;
+use crate::schema::program::{Keywords, Program};
+
+/// The array keywords of one node.
+#[derive(Debug)]
+pub(crate) struct ArrayPlan {
+    prefix: Box<[Edge]>,
+    items: Option<Edge>,
+    /// `minItems`, 0 when absent.
+    min_items: u64,
+    /// `maxItems`, `u64::MAX` when absent.
+    max_items: u64,
+    pub(crate) unique: bool,
+}
+
+impl ArrayPlan {
+    /// The record of `k`'s array keywords; `None` when it has none.
+    pub(crate) fn lower(p: &Program, k: &Keywords) -> Option<ArrayPlan> {
+        let any = !k.prefix_items.is_empty()
+            || k.items.is_some()
+            || k.min_items.is_some()
+            || k.max_items.is_some()
+            || k.unique_items;
+        any.then(|| ArrayPlan {
+            prefix: k.prefix_items.iter().map(|c| Edge::lower(p, c)).collect(),
+            items: k.items.as_ref().map(|c| Edge::lower(p, c)),
+            min_items: k.min_items.unwrap_or(0),
+            max_items: k.max_items.unwrap_or(u64::MAX),
+            unique: k.unique_items,
+        })
+    }
+
+    /// The subschema of item `index`, or `Err("maxItems")` when the array has one too many.
+    #[inline]
+    pub(crate) fn item(&self, index: u64) -> Result<Option<&Edge>, &'static str> {
+        if index >= self.max_items {
+            return Err("maxItems");
+        }
+        Ok(usize::try_from(index)
+            .ok()
+            .and_then(|i| self.prefix.get(i))
+            .or(self.items.as_ref()))
+    }
+
+    /// The keyword an array of `count` items fails at its end, if any.
+    pub(crate) fn end(&self, count: u64) -> Option<&'static str> {
+        (count < self.min_items).then_some("minItems")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ArrayPlan;
+    use crate::schema::program::NodeKind;
+    use crate::Schema;
+
+    #[test]
+    fn items_counts_and_prefix() {
+        let s = Schema::compile(
+            br#"{"prefixItems":[{"type":"string"}],"items":{"type":"integer"},"minItems":2,"maxItems":3}"#,
+        )
+        .unwrap();
+        let p = s.program();
+        let NodeKind::Keywords(k) = &p.nodes[p.root as usize].kind else {
+            panic!()
+        };
+        let a = ArrayPlan::lower(p, k).unwrap();
+        let node = |i| a.item(i).unwrap().map(|e| e.node);
+        assert_eq!(node(0), Some(k.prefix_items[0].node));
+        assert_eq!(node(1), k.items.as_ref().map(|c| c.node));
+        assert_eq!(node(2), node(1));
+        assert_eq!(a.item(3).unwrap_err(), "maxItems");
+        assert_eq!(a.end(1), Some("minItems"));
+        assert_eq!(a.end(2), None);
+    }
+}

@@ -1,0 +1,381 @@
+//! The specialised tier's program: the subschemas of a program that the specialised
+//! validator runs (`Program::fast_tier_applies`), lowered into compact records that hold only
+//! the checks a subschema has.
+//!
+//! The general program ([`Program`]) keeps every keyword of a node in one wide record, so
+//! that any evaluation can find any keyword; walking it for every value costs a compare per
+//! keyword a node does not have. Here each node is a few bytes ([`PNode`]): which kinds of
+//! value pass its `type`, which of them have further checks, and where the records of those
+//! checks are. A string value under `{"type":"string"}` is then one bit test; under
+//! `{"enum":["a","b"]}` a bit test and two key compares.
+//!
+//! One file per keyword group, each with its compile step (lowering from the node's
+//! keywords), the hooks the runtime calls while the instance streams by, and the keyword a
+//! failure names:
+//! - [`object`]: `properties`, `additionalProperties`, `propertyNames`, `required`,
+//!   `dependentRequired`, `minProperties`, `maxProperties` (the member table);
+//! - [`array`]: `prefixItems`, `items`, `minItems`, `maxItems`, `uniqueItems`;
+//! - [`string`]: `minLength`, `maxLength`, `pattern`, `format`;
+//! - [`number`]: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`;
+//! - [`values`]: `enum` and `const` on scalars.
+//!
+//! `type` is [`PNode::accept`]. Every check here gives the general tier's verdict, keyword
+//! and evaluation-budget units (tests compare the two tiers on every input they run); where
+//! the answer takes more than this record holds (a type mismatch, whose keyword may still be
+//! `false`, `const` or `type`, or `1.0` under `"type":"integer"`), the runtime asks the
+//! general program instead.
+
+pub(crate) mod array;
+pub(crate) mod number;
+pub(crate) mod object;
+pub(crate) mod string;
+pub(crate) mod values;
+
+use super::decimal::Decimal;
+use super::program::{types, Child, Const, NodeId, NodeKind, Program};
+use crate::scan::Event;
+
+/// "No record" in the index fields of [`PNode`], and "no watched name" in a member.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// The kinds of first event a value can have, as bits.
+pub(crate) mod kind {
+    pub(crate) const NULL: u8 = 1;
+    pub(crate) const BOOL: u8 = 2;
+    pub(crate) const OBJECT: u8 = 4;
+    pub(crate) const ARRAY: u8 = 8;
+    pub(crate) const STRING: u8 = 16;
+    /// A number written without fraction or exponent.
+    pub(crate) const INT: u8 = 32;
+    /// Any other number.
+    pub(crate) const NUM: u8 = 64;
+    pub(crate) const SCALARS: u8 = NULL | BOOL | STRING | INT | NUM;
+    pub(crate) const ALL: u8 = SCALARS | OBJECT | ARRAY;
+}
+
+/// The kind of a value's first event. A number is [`kind::INT`] unless `accept` tells the
+/// two kinds of number apart (only `"type":"integer"` does) and it is written with a
+/// fraction or an exponent: other checks treat every number alike, so the text is not read
+/// for them.
+#[inline(always)]
+pub(crate) fn kind_of(ev: &Event<'_>, accept: u8) -> u8 {
+    match ev {
+        Event::Null => kind::NULL,
+        Event::Bool(_) => kind::BOOL,
+        Event::BeginObject => kind::OBJECT,
+        Event::BeginArray => kind::ARRAY,
+        Event::String(_) => kind::STRING,
+        Event::Number(n) => {
+            if accept & kind::NUM == 0 && !n.is_integer() {
+                kind::NUM
+            } else {
+                kind::INT
+            }
+        }
+        Event::Name(_) | Event::EndObject | Event::EndArray => 0,
+    }
+}
+
+/// What an edge leads to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum To {
+    /// A subschema to apply to the value.
+    Schema,
+    /// `true`: the value is not constrained (and is skipped).
+    Anything,
+    /// `false`: the value fails as it begins.
+    Nothing,
+}
+
+/// An edge to the subschema of a child value (`properties/id`, `items`), as the runtime
+/// follows it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Edge {
+    pub(crate) node: NodeId,
+    /// Index into [`Program::labels`].
+    pub(crate) label: u32,
+    /// `$ref`-only subschemas the edge goes through (charged to the budget).
+    pub(crate) skipped: u32,
+    pub(crate) to: To,
+}
+
+impl Edge {
+    /// The edge to the root of the program.
+    pub(crate) fn root(p: &Program) -> Edge {
+        Edge {
+            node: p.root,
+            label: NONE,
+            skipped: 0,
+            to: To::Schema,
+        }
+    }
+
+    fn lower(p: &Program, c: &Child) -> Edge {
+        let to = match p.nodes[c.node as usize].kind {
+            NodeKind::Bool(true) => To::Anything,
+            NodeKind::Bool(false) => To::Nothing,
+            _ => To::Schema,
+        };
+        Edge {
+            node: c.node,
+            label: c.label,
+            skipped: c.skipped,
+            to,
+        }
+    }
+}
+
+/// One subschema, lowered.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PNode {
+    /// The kinds of value that pass the node's `type` and can pass everything else it
+    /// says of a value's first event (none for `false`, the constant's kind for a scalar
+    /// constant, no container when a scalar `enum` or `const` is there); other kinds are
+    /// decided by the general program.
+    pub(crate) accept: u8,
+    /// The kinds (among `accept`) that [`PNode::scalar`]'s checks apply to.
+    pub(crate) checked: u8,
+    /// Whether a number must be parsed exactly before the node sees it.
+    pub(crate) decimal: bool,
+    /// Index into [`Plan::objects`], or [`NONE`]: nothing is checked per member.
+    pub(crate) object: u32,
+    /// Index into [`Plan::arrays`], or [`NONE`].
+    pub(crate) array: u32,
+    /// Index into [`Plan::scalars`], or [`NONE`].
+    pub(crate) scalar: u32,
+}
+
+impl PNode {
+    const NOTHING: PNode = PNode {
+        accept: 0,
+        checked: 0,
+        decimal: false,
+        object: NONE,
+        array: NONE,
+        scalar: NONE,
+    };
+}
+
+/// Why a scalar check failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The keyword that said no.
+    Keyword(&'static str),
+    /// A pattern search ran out of its budget (the document is then rejected as over
+    /// budget, at `pattern`).
+    Budget,
+}
+
+/// The scalar checks of one node, in the general tier's order: numbers or strings, then
+/// `enum`, then `const`.
+#[derive(Debug)]
+pub(crate) struct ScalarPlan {
+    pub(crate) number: Option<number::NumberChecks>,
+    pub(crate) string: Option<string::StringChecks>,
+    pub(crate) values: Option<values::Values>,
+}
+
+impl ScalarPlan {
+    /// Checks a scalar's first (and only) event; `num` is its exact value when the node asked
+    /// for one ([`PNode::decimal`]). Adds the budget units the checks cost to `units`.
+    #[inline]
+    pub(crate) fn check(
+        &self,
+        ev: &Event<'_>,
+        num: Option<&Decimal>,
+        units: &mut u64,
+    ) -> Result<(), Stop> {
+        match ev {
+            Event::Number(n) => {
+                if let Some(c) = &self.number {
+                    c.check(n.as_str(), num).map_err(Stop::Keyword)?;
+                }
+            }
+            Event::String(s) => {
+                if let Some(c) = &self.string {
+                    c.check(s, units)?;
+                }
+            }
+            _ => {}
+        }
+        match &self.values {
+            Some(v) => v.check(ev, num, units).map_err(Stop::Keyword),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The lowered program.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// One per node of the program, by [`NodeId`].
+    pub(crate) nodes: Vec<PNode>,
+    pub(crate) objects: Vec<object::ObjectPlan>,
+    pub(crate) arrays: Vec<array::ArrayPlan>,
+    pub(crate) scalars: Vec<ScalarPlan>,
+}
+
+impl Plan {
+    /// Lowers every node of `p` (those the specialised tier never reaches too: lowering
+    /// reads only what each node holds).
+    pub(crate) fn lower(p: &Program) -> Plan {
+        let mut plan = Plan {
+            nodes: Vec::with_capacity(p.nodes.len()),
+            objects: Vec::new(),
+            arrays: Vec::new(),
+            scalars: Vec::new(),
+        };
+        for node in &p.nodes {
+            let lowered = match &node.kind {
+                NodeKind::Bool(true) => PNode {
+                    accept: kind::ALL,
+                    ..PNode::NOTHING
+                },
+                NodeKind::Bool(false) => PNode::NOTHING,
+                NodeKind::Const(c) => match values::Scalar::of(c) {
+                    Some(s) => {
+                        let k = s.kind();
+                        let decimal = matches!(c, Const::Number(_));
+                        plan.scalars.push(ScalarPlan {
+                            number: None,
+                            string: None,
+                            values: Some(values::Values::constant(s)),
+                        });
+                        PNode {
+                            accept: k,
+                            checked: k,
+                            decimal,
+                            scalar: plan.scalars.len() as u32 - 1,
+                            ..PNode::NOTHING
+                        }
+                    }
+                    None => PNode::NOTHING,
+                },
+                NodeKind::Keywords(k) => {
+                    let mut accept = match k.types {
+                        None => kind::ALL,
+                        Some(t) => accept_of(t),
+                    };
+                    let values = values::Values::lower(p, k);
+                    if values.is_some() {
+                        // Only scalar constants reach this tier: a container never equals one.
+                        accept &= kind::SCALARS;
+                    }
+                    let number = number::NumberChecks::lower(k);
+                    let string = string::StringChecks::lower(k);
+                    let mut checked = 0;
+                    if number.is_some() {
+                        checked |= kind::INT | kind::NUM;
+                    }
+                    if string.is_some() {
+                        checked |= kind::STRING;
+                    }
+                    if values.is_some() {
+                        checked |= kind::SCALARS;
+                    }
+                    checked &= accept;
+                    let scalar = if checked == 0 {
+                        NONE
+                    } else {
+                        plan.scalars.push(ScalarPlan {
+                            number,
+                            string,
+                            values,
+                        });
+                        plan.scalars.len() as u32 - 1
+                    };
+                    let object = match object::ObjectPlan::lower(p, k) {
+                        Some(o) => {
+                            plan.objects.push(o);
+                            plan.objects.len() as u32 - 1
+                        }
+                        None => NONE,
+                    };
+                    let array = match array::ArrayPlan::lower(p, k) {
+                        Some(a) => {
+                            plan.arrays.push(a);
+                            plan.arrays.len() as u32 - 1
+                        }
+                        None => NONE,
+                    };
+                    PNode {
+                        accept,
+                        checked,
+                        decimal: k.needs_decimal,
+                        object,
+                        array,
+                        scalar,
+                    }
+                }
+            };
+            plan.nodes.push(lowered);
+        }
+        plan
+    }
+}
+
+/// The kinds that pass a `type` keyword without further reading: `integer` alone lets
+/// through numbers written as integers, and leaves `1.0` to the general program.
+fn accept_of(t: u8) -> u8 {
+    let mut a = 0;
+    for (bit, k) in [
+        (types::NULL, kind::NULL),
+        (types::BOOLEAN, kind::BOOL),
+        (types::OBJECT, kind::OBJECT),
+        (types::ARRAY, kind::ARRAY),
+        (types::STRING, kind::STRING),
+        (types::NUMBER, kind::INT | kind::NUM),
+        (types::INTEGER, kind::INT),
+    ] {
+        if t & bit != 0 {
+            a |= k;
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Schema;
+
+    fn lowered(schema: &str) -> (Schema, PNode) {
+        let s = Schema::compile(schema.as_bytes()).unwrap();
+        let plan = Plan::lower(s.program());
+        let root = plan.nodes[s.program().root as usize];
+        (s, root)
+    }
+
+    #[test]
+    fn type_is_a_set_of_kinds() {
+        assert_eq!(lowered(r#"{"type":"string"}"#).1.accept, kind::STRING);
+        assert_eq!(lowered(r#"{"type":"integer"}"#).1.accept, kind::INT);
+        assert_eq!(
+            lowered(r#"{"type":["number","null"]}"#).1.accept,
+            kind::INT | kind::NUM | kind::NULL
+        );
+        assert_eq!(lowered("{}").1.accept, kind::ALL);
+        assert_eq!(lowered("false").1.accept, 0);
+    }
+
+    #[test]
+    fn only_present_checks_are_recorded() {
+        let (_, n) = lowered(r#"{"type":"string"}"#);
+        assert_eq!((n.checked, n.scalar, n.object, n.array), (0, NONE, NONE, NONE));
+        let (_, n) = lowered(r#"{"type":"string","maxLength":3,"minimum":1}"#);
+        assert_eq!(n.checked, kind::STRING);
+        let (_, n) = lowered(r#"{"enum":["a",1]}"#);
+        assert_eq!((n.accept, n.checked), (kind::SCALARS, kind::SCALARS));
+        let (_, n) = lowered(r#"{"properties":{"a":true}}"#);
+        assert!(n.object != NONE && n.array == NONE);
+    }
+
+    #[test]
+    fn numbers_are_told_apart_only_for_integer() {
+        let ev = Event::Number(crate::scan::Number::parse("1.5").unwrap());
+        assert_eq!(kind_of(&ev, kind::INT), kind::NUM);
+        assert_eq!(kind_of(&ev, kind::ALL), kind::INT);
+        let ev = Event::Number(crate::scan::Number::parse("15").unwrap());
+        assert_eq!(kind_of(&ev, kind::INT), kind::INT);
+    }
+}
