@@ -17,7 +17,6 @@ use std::hash::{BuildHasher, Hasher};
 use crate::scan::Event;
 use crate::schema::decimal::Decimal;
 use crate::schema::fast::number::{small_number, Small};
-use crate::schema::fast::Edge;
 use crate::schema::format;
 use crate::schema::program::{
     types, Child, Const, Dynamic, Keywords, NodeId, NodeKind, Program, Scalar,
@@ -335,11 +334,17 @@ pub(crate) struct Runtime {
     fast_mode: bool,
     /// Run the general tier even where the specialised one applies (for comparison).
     pub(crate) force_general: bool,
+    /// The open frames of the specialised tier but the innermost, by depth.
     fast_frames: Vec<fast::Frame>,
+    /// The innermost open frame (when `fast_depth > 0`).
+    fast_top: fast::Frame,
     fast_depth: usize,
-    fast_next: Option<Edge>,
+    /// The edge (into the plan's edges) waiting for the next value, or `NONE`.
+    fast_next: u32,
     fast_names: String,
     fast_dispatch: fast::DispatchState,
+    /// The watched names past the 64th that each open frame has seen, by depth.
+    fast_far: Vec<Bits>,
     /// The hashes of the items of each open array under `uniqueItems`, by depth.
     fast_hashes: Vec<hashbrown::HashSet<u128, foldhash::fast::FixedState>>,
 }
@@ -402,10 +407,12 @@ impl Runtime {
             fast_mode: false,
             force_general: false,
             fast_frames: Vec::new(),
+            fast_top: fast::Frame::new(),
             fast_depth: 0,
-            fast_next: None,
+            fast_next: NONE,
             fast_names: String::new(),
             fast_dispatch: fast::DispatchState::Off,
+            fast_far: Vec::new(),
             fast_hashes: Vec::new(),
         }
     }
@@ -417,10 +424,10 @@ impl Runtime {
 
     pub(crate) fn reset(&mut self, p: &Program) {
         self.fast_mode = p.plan.is_some() && self.max_errors <= 1 && !self.force_general;
-        if self.fast_mode {
+        if let (Some(plan), true) = (&p.plan, self.fast_mode) {
             self.reset_common();
             self.fast_depth = 0;
-            self.fast_next = Some(fast::root_edge(p));
+            self.fast_next = plan.root_edge();
             self.fast_names.clear();
             self.fast_dispatch = fast::DispatchState::Off;
             return;

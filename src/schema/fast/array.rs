@@ -5,14 +5,15 @@
 //! the runtime hashes each scalar item (numbers by their canonical text, so `1` and `1.0`
 //! collide) and rejects the first repeat.
 
-use super::Edge;
+use super::{Edges, NONE};
 use crate::schema::program::{Keywords, Program};
 
 /// The array keywords of one node.
 #[derive(Debug)]
 pub(crate) struct ArrayPlan {
-    prefix: Box<[Edge]>,
-    items: Option<Edge>,
+    /// Edges (into `Plan::edges`) of `prefixItems`, and of `items` or [`NONE`].
+    prefix: Box<[u32]>,
+    items: u32,
     /// `minItems`, 0 when absent.
     min_items: u64,
     /// `maxItems`, `u64::MAX` when absent.
@@ -21,32 +22,45 @@ pub(crate) struct ArrayPlan {
 }
 
 impl ArrayPlan {
+    /// The record that checks nothing (for arrays under a node without array keywords).
+    pub(crate) fn empty() -> ArrayPlan {
+        ArrayPlan {
+            prefix: Box::new([]),
+            items: NONE,
+            min_items: 0,
+            max_items: u64::MAX,
+            unique: false,
+        }
+    }
+
     /// The record of `k`'s array keywords; `None` when it has none.
-    pub(crate) fn lower(p: &Program, k: &Keywords) -> Option<ArrayPlan> {
+    pub(crate) fn lower(p: &Program, k: &Keywords, edges: &mut Edges) -> Option<ArrayPlan> {
         let any = !k.prefix_items.is_empty()
             || k.items.is_some()
             || k.min_items.is_some()
             || k.max_items.is_some()
             || k.unique_items;
         any.then(|| ArrayPlan {
-            prefix: k.prefix_items.iter().map(|c| Edge::lower(p, c)).collect(),
-            items: k.items.as_ref().map(|c| Edge::lower(p, c)),
+            prefix: k.prefix_items.iter().map(|c| edges.add(p, c)).collect(),
+            items: k.items.as_ref().map_or(NONE, |c| edges.add(p, c)),
             min_items: k.min_items.unwrap_or(0),
             max_items: k.max_items.unwrap_or(u64::MAX),
             unique: k.unique_items,
         })
     }
 
-    /// The subschema of item `index`, or `Err("maxItems")` when the array has one too many.
+    /// The edge of item `index` (or [`NONE`]), or `Err("maxItems")` when the array has one
+    /// too many.
     #[inline]
-    pub(crate) fn item(&self, index: u64) -> Result<Option<&Edge>, &'static str> {
+    pub(crate) fn item(&self, index: u64) -> Result<u32, &'static str> {
         if index >= self.max_items {
             return Err("maxItems");
         }
         Ok(usize::try_from(index)
             .ok()
             .and_then(|i| self.prefix.get(i))
-            .or(self.items.as_ref()))
+            .copied()
+            .unwrap_or(self.items))
     }
 
     /// The keyword an array of `count` items fails at its end, if any.
@@ -57,7 +71,7 @@ impl ArrayPlan {
 
 #[cfg(test)]
 mod tests {
-    use super::ArrayPlan;
+    use super::{ArrayPlan, Edges};
     use crate::schema::program::NodeKind;
     use crate::Schema;
 
@@ -71,10 +85,11 @@ mod tests {
         let NodeKind::Keywords(k) = &p.nodes[p.root as usize].kind else {
             panic!()
         };
-        let a = ArrayPlan::lower(p, k).unwrap();
-        let node = |i| a.item(i).unwrap().map(|e| e.node);
-        assert_eq!(node(0), Some(k.prefix_items[0].node));
-        assert_eq!(node(1), k.items.as_ref().map(|c| c.node));
+        let mut edges = Edges::default();
+        let a = ArrayPlan::lower(p, k, &mut edges).unwrap();
+        let node = |i| edges.0[a.item(i).unwrap() as usize].node;
+        assert_eq!(node(0), k.prefix_items[0].node);
+        assert_eq!(Some(node(1)), k.items.as_ref().map(|c| c.node));
         assert_eq!(node(2), node(1));
         assert_eq!(a.item(3).unwrap_err(), "maxItems");
         assert_eq!(a.end(1), Some("minItems"));

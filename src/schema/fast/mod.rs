@@ -35,8 +35,12 @@ use super::decimal::Decimal;
 use super::program::{types, Child, Const, NodeId, NodeKind, Program};
 use crate::scan::Event;
 
-/// "No record" in the index fields of [`PNode`], and "no watched name" in a member.
+/// "No edge", "no record", "no watched name".
 pub(crate) const NONE: u32 = u32::MAX;
+
+/// The record of a node without object (or array) keywords: index 0 of [`Plan::objects`]
+/// and [`Plan::arrays`] is an empty record, which checks nothing.
+pub(crate) const EMPTY: u32 = 0;
 
 /// The kinds of first event a value can have, as bits.
 pub(crate) mod kind {
@@ -88,7 +92,7 @@ pub(crate) enum To {
 }
 
 /// An edge to the subschema of a child value (`properties/id`, `items`), as the runtime
-/// follows it.
+/// follows it, with the lowered target at hand.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Edge {
     pub(crate) node: NodeId,
@@ -97,31 +101,30 @@ pub(crate) struct Edge {
     /// `$ref`-only subschemas the edge goes through (charged to the budget).
     pub(crate) skipped: u32,
     pub(crate) to: To,
+    /// `node`, lowered.
+    pub(crate) pn: PNode,
 }
 
-impl Edge {
-    /// The edge to the root of the program.
-    pub(crate) fn root(p: &Program) -> Edge {
-        Edge {
-            node: p.root,
-            label: NONE,
-            skipped: 0,
-            to: To::Schema,
-        }
-    }
+/// The edges of a plan, added while its nodes are lowered (by index: [`Plan::edges`]).
+#[derive(Debug, Default)]
+pub(crate) struct Edges(Vec<Edge>);
 
-    fn lower(p: &Program, c: &Child) -> Edge {
+impl Edges {
+    /// Adds the edge `c` (whose target is lowered later) and returns its index.
+    pub(crate) fn add(&mut self, p: &Program, c: &Child) -> u32 {
         let to = match p.nodes[c.node as usize].kind {
             NodeKind::Bool(true) => To::Anything,
             NodeKind::Bool(false) => To::Nothing,
             _ => To::Schema,
         };
-        Edge {
+        self.0.push(Edge {
             node: c.node,
             label: c.label,
             skipped: c.skipped,
             to,
-        }
+            pn: PNode::NOTHING,
+        });
+        self.0.len() as u32 - 1
     }
 }
 
@@ -137,9 +140,9 @@ pub(crate) struct PNode {
     pub(crate) checked: u8,
     /// Whether a number must be parsed exactly before the node sees it.
     pub(crate) decimal: bool,
-    /// Index into [`Plan::objects`], or [`NONE`]: nothing is checked per member.
+    /// Index into [`Plan::objects`] ([`EMPTY`]: nothing is checked per member).
     pub(crate) object: u32,
-    /// Index into [`Plan::arrays`], or [`NONE`].
+    /// Index into [`Plan::arrays`] ([`EMPTY`]: nothing is checked per item).
     pub(crate) array: u32,
     /// Index into [`Plan::scalars`], or [`NONE`].
     pub(crate) scalar: u32,
@@ -150,8 +153,8 @@ impl PNode {
         accept: 0,
         checked: 0,
         decimal: false,
-        object: NONE,
-        array: NONE,
+        object: EMPTY,
+        array: EMPTY,
         scalar: NONE,
     };
 }
@@ -191,15 +194,23 @@ impl ScalarPlan {
                     c.check(n.as_str(), num).map_err(Stop::Keyword)?;
                 }
             }
-            Event::String(s) => {
-                if let Some(c) = &self.string {
-                    c.check(s, units)?;
-                }
-            }
+            Event::String(s) => return self.check_string(s, units),
             _ => {}
         }
         match &self.values {
             Some(v) => v.check(ev, num, units).map_err(Stop::Keyword),
+            None => Ok(()),
+        }
+    }
+
+    /// [`check`](Self::check) for a string value.
+    #[inline]
+    pub(crate) fn check_string(&self, s: &str, units: &mut u64) -> Result<(), Stop> {
+        if let Some(c) = &self.string {
+            c.check(s, units)?;
+        }
+        match &self.values {
+            Some(v) => v.check_string(s, units).map_err(Stop::Keyword),
             None => Ok(()),
         }
     }
@@ -210,6 +221,8 @@ impl ScalarPlan {
 pub(crate) struct Plan {
     /// One per node of the program, by [`NodeId`].
     pub(crate) nodes: Vec<PNode>,
+    /// The edges the records below name, by index.
+    pub(crate) edges: Vec<Edge>,
     pub(crate) objects: Vec<object::ObjectPlan>,
     pub(crate) arrays: Vec<array::ArrayPlan>,
     pub(crate) scalars: Vec<ScalarPlan>,
@@ -221,10 +234,12 @@ impl Plan {
     pub(crate) fn lower(p: &Program) -> Plan {
         let mut plan = Plan {
             nodes: Vec::with_capacity(p.nodes.len()),
-            objects: Vec::new(),
-            arrays: Vec::new(),
+            edges: Vec::new(),
+            objects: vec![object::ObjectPlan::empty()],
+            arrays: vec![array::ArrayPlan::empty()],
             scalars: Vec::new(),
         };
+        let mut edges = Edges::default();
         for node in &p.nodes {
             let lowered = match &node.kind {
                 NodeKind::Bool(true) => PNode {
@@ -284,19 +299,19 @@ impl Plan {
                         });
                         plan.scalars.len() as u32 - 1
                     };
-                    let object = match object::ObjectPlan::lower(p, k) {
+                    let object = match object::ObjectPlan::lower(p, k, &mut edges) {
                         Some(o) => {
                             plan.objects.push(o);
                             plan.objects.len() as u32 - 1
                         }
-                        None => NONE,
+                        None => EMPTY,
                     };
-                    let array = match array::ArrayPlan::lower(p, k) {
+                    let array = match array::ArrayPlan::lower(p, k, &mut edges) {
                         Some(a) => {
                             plan.arrays.push(a);
                             plan.arrays.len() as u32 - 1
                         }
-                        None => NONE,
+                        None => EMPTY,
                     };
                     PNode {
                         accept,
@@ -310,7 +325,28 @@ impl Plan {
             };
             plan.nodes.push(lowered);
         }
+        edges.add(
+            p,
+            &Child {
+                node: p.root,
+                label: NONE,
+                skipped: 0,
+            },
+        );
+        plan.edges = edges.0;
+        // The root is evaluated whatever it is (`true` and `false` included).
+        if let Some(root) = plan.edges.last_mut() {
+            root.to = To::Schema;
+        }
+        for e in &mut plan.edges {
+            e.pn = plan.nodes[e.node as usize];
+        }
         plan
+    }
+
+    /// The edge to the root value, where a document starts (the last of [`Plan::edges`]).
+    pub(crate) fn root_edge(&self) -> u32 {
+        self.edges.len() as u32 - 1
     }
 }
 
@@ -361,13 +397,13 @@ mod tests {
     #[test]
     fn only_present_checks_are_recorded() {
         let (_, n) = lowered(r#"{"type":"string"}"#);
-        assert_eq!((n.checked, n.scalar, n.object, n.array), (0, NONE, NONE, NONE));
+        assert_eq!((n.checked, n.scalar, n.object, n.array), (0, NONE, EMPTY, EMPTY));
         let (_, n) = lowered(r#"{"type":"string","maxLength":3,"minimum":1}"#);
         assert_eq!(n.checked, kind::STRING);
         let (_, n) = lowered(r#"{"enum":["a",1]}"#);
         assert_eq!((n.accept, n.checked), (kind::SCALARS, kind::SCALARS));
         let (_, n) = lowered(r#"{"properties":{"a":true}}"#);
-        assert!(n.object != NONE && n.array == NONE);
+        assert!(n.object != EMPTY && n.array == EMPTY);
     }
 
     #[test]

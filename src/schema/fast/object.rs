@@ -10,7 +10,7 @@
 //! when the table is large. Presence is recorded as a bit per watched name, so `required` at
 //! the object's end is one mask test (names past the 64th are listed).
 
-use super::{Edge, NONE};
+use super::{Edges, NONE};
 use crate::scan::{name_words, SHORT_NAME};
 use crate::schema::program::{Keywords, Program};
 
@@ -22,10 +22,12 @@ const LINEAR: usize = 16;
 pub(crate) struct Member {
     /// Index in the node's `properties` (for the pointer of a failure below), or [`NONE`].
     pub(crate) prop: u32,
-    /// The subschema `properties` gives the member's value.
-    pub(crate) edge: Option<Edge>,
-    /// Index among the watched names, or [`NONE`].
-    pub(crate) watch: u32,
+    /// The edge (into `Plan::edges`) `properties` gives the member's value, or [`NONE`].
+    pub(crate) edge: u32,
+    /// The member's bit among the first 64 watched names (0 when it is not one of them).
+    pub(crate) bit: u64,
+    /// Its index among the watched names when that is 64 or more, or [`NONE`].
+    pub(crate) far: u32,
 }
 
 #[derive(Debug)]
@@ -43,9 +45,10 @@ pub(crate) struct ObjectPlan {
     entries: Box<[Entry]>,
     /// Entry by name, for large tables.
     index: Option<hashbrown::HashMap<Box<[u8]>, u32, foldhash::fast::FixedState>>,
-    /// The subschema of members `properties` does not name.
-    pub(crate) additional: Option<Edge>,
-    pub(crate) property_names: Option<Edge>,
+    /// The edge of members `properties` does not name, or [`NONE`].
+    pub(crate) additional: u32,
+    /// The edge of `propertyNames`, or [`NONE`].
+    pub(crate) property_names: u32,
     /// `maxProperties`, `u64::MAX` when absent.
     pub(crate) max_properties: u64,
     /// `minProperties`, 0 when absent.
@@ -64,8 +67,26 @@ pub(crate) struct ObjectPlan {
 }
 
 impl ObjectPlan {
+    /// The record that checks nothing (for objects under a node without object keywords).
+    pub(crate) fn empty() -> ObjectPlan {
+        ObjectPlan {
+            entries: Box::new([]),
+            index: None,
+            additional: NONE,
+            property_names: NONE,
+            max_properties: u64::MAX,
+            min_properties: 0,
+            required_mask: 0,
+            required_far: Box::new([]),
+            dependent: Box::new([]),
+            dependent_keyword: "dependentRequired",
+            end_units: 0,
+            copy_unknown: false,
+        }
+    }
+
     /// The record of `k`'s object keywords; `None` when it reads no member name.
-    pub(crate) fn lower(p: &Program, k: &Keywords) -> Option<ObjectPlan> {
+    pub(crate) fn lower(p: &Program, k: &Keywords, edges: &mut Edges) -> Option<ObjectPlan> {
         if !k.names_wanted {
             return None;
         }
@@ -84,8 +105,15 @@ impl ObjectPlan {
                 name: n.as_bytes().into(),
                 member: Member {
                     prop: prop.map_or(NONE, |i| i as u32),
-                    edge: prop.map(|i| Edge::lower(p, &k.properties[i].1)),
-                    watch: watch.map_or(NONE, |i| i as u32),
+                    edge: prop.map_or(NONE, |i| edges.add(p, &k.properties[i].1)),
+                    bit: match watch {
+                        Some(w) if w < 64 => 1 << w,
+                        _ => 0,
+                    },
+                    far: match watch {
+                        Some(w) if w >= 64 => w as u32,
+                        _ => NONE,
+                    },
                 },
             });
         }
@@ -99,8 +127,11 @@ impl ObjectPlan {
         Some(ObjectPlan {
             entries: entries.into_boxed_slice(),
             index,
-            additional: k.additional_properties.as_ref().map(|c| Edge::lower(p, c)),
-            property_names: k.property_names.as_ref().map(|c| Edge::lower(p, c)),
+            additional: k
+                .additional_properties
+                .as_ref()
+                .map_or(NONE, |c| edges.add(p, c)),
+            property_names: k.property_names.as_ref().map_or(NONE, |c| edges.add(p, c)),
             max_properties: k.max_properties.unwrap_or(u64::MAX),
             min_properties: k.min_properties.unwrap_or(0),
             required_mask: k.required_mask,
@@ -167,7 +198,7 @@ impl ObjectPlan {
 
 #[cfg(test)]
 mod tests {
-    use super::{ObjectPlan, NONE};
+    use super::{Edges, ObjectPlan, NONE};
     use crate::schema::program::NodeKind;
     use crate::Schema;
 
@@ -175,7 +206,7 @@ mod tests {
         let s = Schema::compile(schema.as_bytes()).unwrap();
         let p = s.program();
         match &p.nodes[p.root as usize].kind {
-            NodeKind::Keywords(k) => ObjectPlan::lower(p, k).unwrap(),
+            NodeKind::Keywords(k) => ObjectPlan::lower(p, k, &mut Edges::default()).unwrap(),
             _ => panic!("{schema}"),
         }
     }
@@ -203,8 +234,8 @@ mod tests {
             assert!(o.member(b"name-x", &mut hint).is_none());
             assert!(o.member(b"name-0-x", &mut hint).is_none());
             let other = o.member(b"other", &mut hint).unwrap();
-            assert_eq!((other.prop, other.watch), (NONE, 1));
-            assert_eq!(o.member(names[0].as_bytes(), &mut hint).unwrap().watch, 0);
+            assert_eq!((other.prop, other.bit, other.far), (NONE, 2, NONE));
+            assert_eq!(o.member(names[0].as_bytes(), &mut hint).unwrap().bit, 1);
         }
     }
 

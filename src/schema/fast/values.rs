@@ -213,6 +213,47 @@ impl Values {
     }
 }
 
+impl Values {
+    /// [`check`](Self::check) for a string value.
+    #[inline]
+    pub(crate) fn check_string(&self, s: &str, units: &mut u64) -> Result<(), &'static str> {
+        if self.enum_.is_none() && self.consts.is_empty() {
+            return Ok(());
+        }
+        let ab = name_words(s.as_bytes());
+        let cost16 = s.len() as u64 / 16;
+        if let Some(e) = &self.enum_ {
+            let hit = match e {
+                Enum::Table(t) => {
+                    *units += 1 + s.len() as u64 / 64;
+                    t.contains(Lookup::String(s))
+                }
+                Enum::Strings(keys) => {
+                    *units += 1 + self.alternatives / 8 + cost16;
+                    keys.iter().any(|k| k.is(s, ab))
+                }
+                Enum::Scan(alts) => {
+                    *units += 1 + self.alternatives / 8 + cost16;
+                    alts.iter()
+                        .any(|a| matches!(a, Scalar::String(k) if k.is(s, ab)))
+                }
+            };
+            if !hit {
+                return Err("enum");
+            }
+        }
+        for c in &*self.consts {
+            if self.consts_cost {
+                *units += s.len() as u64 / 64;
+            }
+            if !matches!(c, Scalar::String(k) if k.is(s, ab)) {
+                return Err("const");
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Whether a scalar event is in a large `enum`'s table.
 fn table_hit(t: &EnumTable, ev: &Event<'_>, num: Option<&Decimal>) -> bool {
     match ev {
@@ -254,7 +295,13 @@ mod tests {
             _ => None,
         };
         let mut units = 0;
-        (v.check(ev, num.as_ref(), &mut units), units)
+        let r = v.check(ev, num.as_ref(), &mut units);
+        if let Event::String(s) = ev {
+            let mut again = 0;
+            assert_eq!(v.check_string(s, &mut again), r, "{schema}");
+            assert_eq!(again, units, "{schema}");
+        }
+        (r, units)
     }
 
     #[test]

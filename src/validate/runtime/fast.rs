@@ -56,21 +56,42 @@ pub(super) struct Frame {
     node: NodeId,
     /// Label of the edge that applied `node` to this container (`NONE` for the root).
     label: u32,
-    /// The node's object or array record (`NONE`: nothing is checked per member or item).
+    /// The node's object or array record (the empty one when it has no such keywords).
     record: u32,
     object: bool,
     /// Whether the array's items must be unique (their hashes are in `fast_hashes` at this
     /// frame's depth).
     unique: bool,
     count: u64,
-    /// Watched names seen (`required`, `dependentRequired`).
-    seen: Bits,
+    /// The first 64 watched names seen (`required`, `dependentRequired`), as bits.
+    seen: u64,
+    /// Whether the frame has seen a watched name past the 64th (its bits are then in
+    /// `fast_far` at this frame's depth).
+    far: bool,
     /// The member-table entry expected next.
     hint: u32,
     /// The member or item being read.
     child: Seg,
     /// Where this frame's copied names start in `fast_names`.
     names_base: u32,
+}
+
+impl Frame {
+    pub(super) fn new() -> Frame {
+        Frame {
+            node: 0,
+            label: NONE,
+            record: 0,
+            object: false,
+            unique: false,
+            count: 0,
+            seen: 0,
+            far: false,
+            hint: 0,
+            child: Seg::Index(0),
+            names_base: 0,
+        }
+    }
 }
 
 /// Where the dispatch of a root `oneOf`/`anyOf` stands ([`crate::schema::program::Dispatch`]).
@@ -92,11 +113,6 @@ pub(super) enum DispatchState {
 enum At {
     Frame(usize),
     Child { node: NodeId, label: u32 },
-}
-
-/// The edge to the root value, where a document starts.
-pub(super) fn root_edge(p: &Program) -> Edge {
-    Edge::root(p)
 }
 
 impl Runtime {
@@ -127,44 +143,54 @@ impl Runtime {
         self.violations.is_empty() && !self.budget_exceeded
     }
 
+    /// Open frame `i` (0: the root's): the innermost one is kept apart, in `fast_top`.
+    fn fast_frame(&self, i: usize) -> &Frame {
+        if i + 1 == self.fast_depth {
+            &self.fast_top
+        } else {
+            &self.fast_frames[i]
+        }
+    }
+
     #[inline(never)]
     fn fast_name(&mut self, p: &Program, plan: &Plan, name: &str, offset: u64) {
-        let t = self.fast_depth - 1;
-        if t == 0 && p.dispatch.is_some() && self.fast_dispatch_name(p, name, offset) {
+        if p.dispatch.is_some() && self.fast_depth == 1 && self.fast_dispatch_name(p, name, offset)
+        {
             return;
         }
         self.charge(1);
-        self.fast_next = None;
-        let f = &mut self.fast_frames[t];
+        self.fast_next = NONE;
+        let f = &mut self.fast_top;
         f.count += 1;
-        let Some(o) = plan.objects.get(f.record as usize) else {
-            return;
-        };
+        let o = &plan.objects[f.record as usize];
         if f.count > o.max_properties {
+            let t = self.fast_depth - 1;
             return self.fast_fail(p, At::Frame(t), "maxProperties", offset);
         }
         let (prop, edge) = match o.member(name.as_bytes(), &mut f.hint) {
             Some(m) => {
-                if m.watch != NONE {
-                    f.seen.set(m.watch);
+                f.seen |= m.bit;
+                if m.far != NONE {
+                    self.fast_see_far(m.far);
                 }
                 (m.prop, m.edge)
             }
-            None => (NONE, None),
+            None => (NONE, NONE),
         };
+        let f = &mut self.fast_top;
         if prop != NONE {
             f.child = Seg::Prop(prop);
         } else if o.copy_unknown {
             // The name is needed only for the pointer of a failure below it.
-            self.fast_copy_name(t, name);
+            self.fast_copy_name(name);
         }
-        if let Some(c) = &o.property_names {
-            if !self.fast_property_name(p, plan, c, name, offset) {
-                return;
-            }
+        if o.property_names != NONE && !self.fast_property_name(p, plan, o.property_names, name, offset)
+        {
+            return;
         }
-        if let Some(c) = edge.as_ref().or(o.additional.as_ref()) {
-            self.fast_apply(p, c, offset);
+        let edge = if prop != NONE { edge } else { o.additional };
+        if edge != NONE {
+            self.fast_apply(p, plan, edge, offset);
         }
     }
 
@@ -178,8 +204,8 @@ impl Runtime {
             DispatchState::Begun { .. } if *d.name == *name => {
                 // The general tier visits the combinator and every alternative.
                 self.charge(1 + d.branches.len() as u64);
-                self.fast_frames[0].count = 1;
-                self.fast_next = None;
+                self.fast_top.count = 1;
+                self.fast_next = NONE;
                 self.fast_dispatch = DispatchState::Value;
                 true
             }
@@ -195,23 +221,48 @@ impl Runtime {
         }
     }
 
-    /// Records `name` as the current member of frame `t`, copied.
-    fn fast_copy_name(&mut self, t: usize, name: &str) {
-        let base = self.fast_frames[t].names_base;
-        self.fast_names.truncate(base as usize);
-        self.fast_names.push_str(name);
-        self.fast_frames[t].child = Seg::Copied(base, self.fast_names.len() as u32);
+    /// Records that the innermost frame has seen watched name `w` (64 or more).
+    #[cold]
+    fn fast_see_far(&mut self, w: u32) {
+        let t = self.fast_depth - 1;
+        if self.fast_far.len() <= t {
+            self.fast_far.resize_with(t + 1, Bits::default);
+        }
+        if !self.fast_top.far {
+            self.fast_far[t].clear();
+            self.fast_top.far = true;
+        }
+        self.fast_far[t].set(w);
     }
 
-    /// `propertyNames` on a member name; `false` when it failed.
+    /// Whether the open frame `t` has seen watched name `w`.
+    fn fast_seen(&self, t: usize, w: u32) -> bool {
+        let f = self.fast_frame(t);
+        if w < 64 {
+            f.seen & (1 << w) != 0
+        } else {
+            f.far && self.fast_far[t].get(w)
+        }
+    }
+
+    /// Records `name` as the current member of the innermost frame, copied.
+    fn fast_copy_name(&mut self, name: &str) {
+        let base = self.fast_top.names_base;
+        self.fast_names.truncate(base as usize);
+        self.fast_names.push_str(name);
+        self.fast_top.child = Seg::Copied(base, self.fast_names.len() as u32);
+    }
+
+    /// `propertyNames` (edge `e`) on a member name; `false` when it failed.
     fn fast_property_name(
         &mut self,
         p: &Program,
         plan: &Plan,
-        c: &Edge,
+        e: u32,
         name: &str,
         offset: u64,
     ) -> bool {
+        let c = &plan.edges[e as usize];
         match c.to {
             To::Anything => true,
             To::Nothing => {
@@ -221,9 +272,8 @@ impl Runtime {
             }
             To::Schema => {
                 self.charge(1 + u64::from(c.skipped));
-                let ev = Event::String(name);
-                match self.fast_scalar(p, plan, c.node, &ev) {
-                    Ok(_) => true,
+                match self.fast_check_string(p, plan, c, name) {
+                    Ok(()) => true,
                     Err(kw) => {
                         self.fast_fail_child(c.node, c.label, kw, offset, p);
                         false
@@ -233,12 +283,13 @@ impl Runtime {
         }
     }
 
-    /// Applies the subschema of edge `c` to the next value: `false` fails at once, `true`
+    /// Applies the subschema of edge `e` to the next value: `false` fails at once, `true`
     /// leaves the value unconstrained.
     #[inline]
-    fn fast_apply(&mut self, p: &Program, c: &Edge, offset: u64) {
+    fn fast_apply(&mut self, p: &Program, plan: &Plan, e: u32, offset: u64) {
+        let c = &plan.edges[e as usize];
         match c.to {
-            To::Schema => self.fast_next = Some(*c),
+            To::Schema => self.fast_next = e,
             To::Anything => {}
             To::Nothing => {
                 self.charge(1);
@@ -247,21 +298,44 @@ impl Runtime {
         }
     }
 
-    /// A scalar against `node`: the record's checks where it accepts the value's kind, the
-    /// general tier's own check where it does not. Returns the value's exact number, when
-    /// one was parsed (for `uniqueItems`).
+    /// A string against the target of edge `c`: the record's checks where it accepts
+    /// strings, the general tier's own check where it does not.
     #[inline(always)]
-    fn fast_scalar(
+    fn fast_check_string(
         &mut self,
         p: &Program,
         plan: &Plan,
-        node: NodeId,
+        c: &Edge,
+        s: &str,
+    ) -> Result<(), &'static str> {
+        let pn = c.pn;
+        if pn.accept & kind::STRING == 0 {
+            return self.fast_scalar_general(p, c.node, &Event::String(s)).map(|_| ());
+        }
+        if pn.checked & kind::STRING == 0 {
+            return Ok(());
+        }
+        let mut units = 0;
+        let r = plan.scalars[pn.scalar as usize].check_string(s, &mut units);
+        self.charge(units);
+        self.fast_stop(r)
+    }
+
+    /// A scalar other than a string against the target of edge `c` (as
+    /// [`fast_check_string`](Self::fast_check_string)). Returns the value's exact number,
+    /// when one was parsed (for `uniqueItems`).
+    #[inline(always)]
+    fn fast_check_other(
+        &mut self,
+        p: &Program,
+        plan: &Plan,
+        c: &Edge,
         ev: &Event<'_>,
     ) -> Result<Option<Decimal>, &'static str> {
-        let pn = plan.nodes[node as usize];
+        let pn = c.pn;
         let k = kind_of(ev, pn.accept);
         if pn.accept & k == 0 {
-            return self.fast_scalar_general(p, node, ev);
+            return self.fast_scalar_general(p, c.node, ev);
         }
         if pn.checked & k == 0 {
             return Ok(None);
@@ -277,7 +351,8 @@ impl Runtime {
         Ok(num)
     }
 
-    /// [`fast_scalar`](Self::fast_scalar) for a kind the record does not accept.
+    /// A scalar against a node whose record does not accept its kind: the general tier's
+    /// check decides (and names the keyword).
     #[cold]
     #[inline(never)]
     fn fast_scalar_general(
@@ -294,31 +369,29 @@ impl Runtime {
         Ok(num)
     }
 
-    /// The subschema for the value whose first event is at `offset`: for an item, from the
+    /// The edge for the value whose first event is at `offset`: for an item, from the
     /// array's record (the item is counted, and `maxItems` checked, here); for a member, the
-    /// one its name chose. `None` when nothing applies to it (or it has failed already).
+    /// one its name chose. [`NONE`] when nothing applies to the value (or it has failed).
     #[inline(always)]
-    fn fast_take_next(&mut self, p: &Program, plan: &Plan, offset: u64) -> Option<Edge> {
-        if self.fast_depth > 0 && !self.fast_frames[self.fast_depth - 1].object {
-            let t = self.fast_depth - 1;
+    fn fast_take_next(&mut self, p: &Program, plan: &Plan, offset: u64) -> u32 {
+        if self.fast_depth > 0 && !self.fast_top.object {
             self.charge(1);
-            self.fast_next = None;
-            let f = &mut self.fast_frames[t];
+            self.fast_next = NONE;
+            let f = &mut self.fast_top;
             let idx = f.count;
             f.count += 1;
             f.child = Seg::Index(idx);
-            if let Some(a) = plan.arrays.get(f.record as usize) {
-                match a.item(idx) {
-                    Ok(Some(c)) => self.fast_apply(p, c, offset),
-                    Ok(None) => {}
-                    Err(kw) => {
-                        self.fast_fail(p, At::Frame(t), kw, offset);
-                        return None;
-                    }
+            match plan.arrays[f.record as usize].item(idx) {
+                Ok(NONE) => {}
+                Ok(e) => self.fast_apply(p, plan, e, offset),
+                Err(kw) => {
+                    let t = self.fast_depth - 1;
+                    self.fast_fail(p, At::Frame(t), kw, offset);
+                    return NONE;
                 }
             }
         }
-        self.fast_next.take()
+        std::mem::replace(&mut self.fast_next, NONE)
     }
 
     /// Whether the root value goes to the dispatch of a root `oneOf`/`anyOf` (it then
@@ -342,28 +415,18 @@ impl Runtime {
     /// A string value.
     #[inline(never)]
     fn fast_string(&mut self, p: &Program, plan: &Plan, s: &str, offset: u64) {
-        let ev = Event::String(s);
-        if self.fast_dispatched(p, plan, &ev, offset) {
+        if p.dispatch.is_some() && self.fast_dispatched(p, plan, &Event::String(s), offset) {
             return;
         }
-        let Some(next) = self.fast_take_next(p, plan, offset) else {
+        let e = self.fast_take_next(p, plan, offset);
+        if e == NONE {
             return;
-        };
-        self.charge(1 + u64::from(next.skipped));
-        let pn = plan.nodes[next.node as usize];
-        let r = if pn.accept & kind::STRING == 0 {
-            self.fast_scalar_general(p, next.node, &ev).map(|_| ())
-        } else if pn.checked & kind::STRING == 0 {
-            Ok(())
-        } else {
-            let mut units = 0;
-            let r = plan.scalars[pn.scalar as usize].check(&ev, None, &mut units);
-            self.charge(units);
-            self.fast_stop(r)
-        };
-        match r {
-            Ok(()) => self.fast_scalar_passed(p, &ev, None, offset),
-            Err(kw) => self.fast_fail_child(next.node, next.label, kw, offset, p),
+        }
+        let c = &plan.edges[e as usize];
+        self.charge(1 + u64::from(c.skipped));
+        match self.fast_check_string(p, plan, c, s) {
+            Ok(()) => self.fast_scalar_passed(p, &Event::String(s), None, offset),
+            Err(kw) => self.fast_fail_child(c.node, c.label, kw, offset, p),
         }
     }
 
@@ -373,13 +436,15 @@ impl Runtime {
         if self.fast_dispatched(p, plan, ev, offset) {
             return;
         }
-        let Some(next) = self.fast_take_next(p, plan, offset) else {
+        let e = self.fast_take_next(p, plan, offset);
+        if e == NONE {
             return;
-        };
-        self.charge(1 + u64::from(next.skipped));
-        match self.fast_scalar(p, plan, next.node, ev) {
+        }
+        let c = &plan.edges[e as usize];
+        self.charge(1 + u64::from(c.skipped));
+        match self.fast_check_other(p, plan, c, ev) {
             Ok(num) => self.fast_scalar_passed(p, ev, num.as_ref(), offset),
-            Err(kw) => self.fast_fail_child(next.node, next.label, kw, offset, p),
+            Err(kw) => self.fast_fail_child(c.node, c.label, kw, offset, p),
         }
     }
 
@@ -389,7 +454,7 @@ impl Runtime {
     fn fast_scalar_passed(&mut self, p: &Program, ev: &Event<'_>, num: Option<&Decimal>, offset: u64) {
         if self.fast_depth == 0 {
             self.root_result = Some(true);
-        } else if self.fast_frames[self.fast_depth - 1].unique {
+        } else if self.fast_top.unique {
             self.fast_unique(p, ev, num, offset);
         }
     }
@@ -418,31 +483,32 @@ impl Runtime {
         if self.fast_dispatched(p, plan, &ev, offset) {
             return;
         }
-        let Some(next) = self.fast_take_next(p, plan, offset) else {
+        let e = self.fast_take_next(p, plan, offset);
+        if e == NONE {
             // Nothing applies to it: skipped to its end.
             if self.violations.is_empty() {
                 self.skip = 1;
             }
             return;
-        };
-        if next.skipped > 0 {
-            self.charge(u64::from(next.skipped));
+        }
+        let c = plan.edges[e as usize];
+        if c.skipped > 0 {
+            self.charge(u64::from(c.skipped));
         }
         self.charge(1);
         if self.fast_depth >= MAX_LIVE_EVALS {
             self.budget_exceeded = true;
         }
-        let pn = plan.nodes[next.node as usize];
         let (k, record) = if object {
-            (kind::OBJECT, pn.object)
+            (kind::OBJECT, c.pn.object)
         } else {
-            (kind::ARRAY, pn.array)
+            (kind::ARRAY, c.pn.array)
         };
-        let unique = !object && plan.arrays.get(record as usize).is_some_and(|a| a.unique);
-        self.fast_push(next.node, next.label, record, object, unique);
-        if pn.accept & k == 0 {
+        let unique = !object && plan.arrays[record as usize].unique;
+        self.fast_push(c.node, c.label, record, object, unique);
+        if c.pn.accept & k == 0 {
             let t = self.fast_depth - 1;
-            let kw = self.fast_container_fails(p, next.node, &ev);
+            let kw = self.fast_container_fails(p, c.node, &ev);
             self.fast_fail(p, At::Frame(t), kw, offset);
         }
     }
@@ -524,14 +590,18 @@ impl Runtime {
             return self.fast_fail(p, At::Frame(0), "", offset);
         };
         let b = &d.branches[i];
-        let f = &mut self.fast_frames[0];
+        let f = &mut self.fast_top;
         f.node = b.node;
         f.label = b.label;
         f.record = plan.nodes[b.node as usize].object;
         // The discriminator was the first member, in the table or not.
         f.hint = 0;
         if let Some(w) = b.watch {
-            f.seen.set(w);
+            if w < 64 {
+                f.seen |= 1 << w;
+            } else {
+                self.fast_see_far(w);
+            }
         }
         self.fast_dispatch = DispatchState::On;
     }
@@ -587,35 +657,29 @@ impl Runtime {
         }
     }
 
-    /// Opens a frame for a container that `node` applies to.
+    /// Opens a frame for a container that `node` applies to. The innermost frame is
+    /// `fast_top`; the others are in `fast_frames`, by depth.
     fn fast_push(&mut self, node: NodeId, label: u32, record: u32, object: bool, unique: bool) {
-        let names_base = self.fast_names.len() as u32;
         let d = self.fast_depth;
-        if self.fast_frames.len() == d {
-            self.fast_frames.push(Frame {
-                node,
-                label,
-                record,
-                object,
-                unique,
-                count: 0,
-                seen: Bits::default(),
-                hint: 0,
-                child: Seg::Index(0),
-                names_base,
-            });
-        } else {
-            let f = &mut self.fast_frames[d];
-            f.node = node;
-            f.label = label;
-            f.record = record;
-            f.object = object;
-            f.unique = unique;
-            f.count = 0;
-            f.seen.clear();
-            f.hint = 0;
-            f.names_base = names_base;
+        if d > 0 {
+            if self.fast_frames.len() < d {
+                self.fast_frames.push(Frame::new());
+            }
+            std::mem::swap(&mut self.fast_frames[d - 1], &mut self.fast_top);
         }
+        let names_base = self.fast_names.len() as u32;
+        let f = &mut self.fast_top;
+        f.node = node;
+        f.label = label;
+        f.record = record;
+        f.object = object;
+        f.unique = unique;
+        f.count = 0;
+        f.seen = 0;
+        f.far = false;
+        f.hint = 0;
+        f.child = Seg::Index(0);
+        f.names_base = names_base;
         if unique {
             if self.fast_hashes.len() <= d {
                 self.fast_hashes.resize_with(d + 1, || {
@@ -625,6 +689,15 @@ impl Runtime {
             self.fast_hashes[d].clear();
         }
         self.fast_depth += 1;
+    }
+
+    /// Closes the innermost frame.
+    fn fast_pop(&mut self) {
+        self.fast_depth -= 1;
+        let d = self.fast_depth;
+        if d > 0 {
+            std::mem::swap(&mut self.fast_frames[d - 1], &mut self.fast_top);
+        }
     }
 
     #[inline(never)]
@@ -640,24 +713,19 @@ impl Runtime {
                 self.charge(d.branches.len() as u64);
             }
         }
-        let f = &self.fast_frames[t];
+        let f = &self.fast_top;
         let kw = if f.object {
-            match plan.objects.get(f.record as usize) {
-                Some(o) => {
-                    let units = o.end_units;
-                    let kw = o.end(f.count, f.seen.first, |i| f.seen.get(i));
-                    self.charge(units);
-                    kw
-                }
-                None => None,
-            }
+            let o = &plan.objects[f.record as usize];
+            let kw = o.end(f.count, f.seen, |i| self.fast_seen(t, i));
+            self.charge(o.end_units);
+            kw
         } else {
-            plan.arrays.get(f.record as usize).and_then(|a| a.end(f.count))
+            plan.arrays[f.record as usize].end(f.count)
         };
         if let Some(kw) = kw {
             return self.fast_fail(p, At::Frame(t), kw, offset);
         }
-        self.fast_depth -= 1;
+        self.fast_pop();
         if self.fast_depth == 0 {
             self.root_result = Some(true);
         }
@@ -699,11 +767,11 @@ impl Runtime {
         }
         // Frames whose labels lead to the failing subschema, and the levels of the pointer.
         let (frames, node, label, levels) = match at {
-            At::Frame(f) => (f + 1, self.fast_frames[f].node, NONE, f),
+            At::Frame(f) => (f + 1, self.fast_frame(f).node, NONE, f),
             At::Child { node, label } => (self.fast_depth, node, label, self.fast_depth),
         };
         let mut keyword_location = String::new();
-        for f in &self.fast_frames[..frames] {
+        for f in (0..frames).map(|i| self.fast_frame(i)) {
             if f.label != NONE {
                 p.write_label(f.label, &mut keyword_location);
             }
@@ -716,20 +784,19 @@ impl Runtime {
             keyword_location.push_str(keyword);
         }
         let own_label = match at {
-            At::Frame(f) => self.fast_frames[f].label,
+            At::Frame(f) => self.fast_frame(f).label,
             At::Child { .. } => label,
         };
         let detail = match at {
             At::Frame(f) => {
-                let seen = &self.fast_frames[f].seen;
-                super::super::explain::detail(p, node, keyword, &|w| seen.get(w))
+                super::super::explain::detail(p, node, keyword, &|w| self.fast_seen(f, w))
             }
             At::Child { .. } => super::super::explain::detail(p, node, keyword, &|_| true),
         };
         let own_keyword = keyword != "false";
         let keyword = false_keyword(p, keyword, own_label);
         let mut instance = String::new();
-        for f in &self.fast_frames[..levels] {
+        for f in (0..levels).map(|i| self.fast_frame(i)) {
             match f.child {
                 Seg::Index(i) => crate::pointer::push_index(&mut instance, i),
                 Seg::Prop(i) => {
