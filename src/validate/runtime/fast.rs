@@ -51,7 +51,7 @@ pub(super) enum Seg {
 }
 
 /// One open container.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(super) struct Frame {
     node: NodeId,
     /// Label of the edge that applied `node` to this container (`NONE` for the root).
@@ -310,7 +310,7 @@ impl Runtime {
     ) -> Result<(), &'static str> {
         let pn = c.pn;
         if pn.accept & kind::STRING == 0 {
-            return self.fast_scalar_general(p, c.node, &Event::String(s)).map(|_| ());
+            return self.fast_scalar_general(p, c.node, &Event::String(s));
         }
         if pn.checked & kind::STRING == 0 {
             return Ok(());
@@ -322,8 +322,7 @@ impl Runtime {
     }
 
     /// A scalar other than a string against the target of edge `c` (as
-    /// [`fast_check_string`](Self::fast_check_string)). Returns the value's exact number,
-    /// when one was parsed (for `uniqueItems`).
+    /// [`fast_check_string`](Self::fast_check_string)).
     #[inline(always)]
     fn fast_check_other(
         &mut self,
@@ -331,24 +330,25 @@ impl Runtime {
         plan: &Plan,
         c: &Edge,
         ev: &Event<'_>,
-    ) -> Result<Option<Decimal>, &'static str> {
+    ) -> Result<(), &'static str> {
         let pn = c.pn;
         let k = kind_of(ev, pn.accept);
         if pn.accept & k == 0 {
             return self.fast_scalar_general(p, c.node, ev);
         }
         if pn.checked & k == 0 {
-            return Ok(None);
+            return Ok(());
         }
-        let num = match ev {
-            Event::Number(n) if pn.decimal => Decimal::parse(n.as_str()),
-            _ => None,
-        };
         let mut units = 0;
-        let r = plan.scalars[pn.scalar as usize].check(ev, num.as_ref(), &mut units);
+        let r = match ev {
+            Event::Number(n) if pn.decimal => {
+                let num = Decimal::parse(n.as_str());
+                plan.scalars[pn.scalar as usize].check(ev, num.as_ref(), &mut units)
+            }
+            _ => plan.scalars[pn.scalar as usize].check(ev, None, &mut units),
+        };
         self.charge(units);
-        self.fast_stop(r)?;
-        Ok(num)
+        self.fast_stop(r)
     }
 
     /// A scalar against a node whose record does not accept its kind: the general tier's
@@ -360,13 +360,12 @@ impl Runtime {
         p: &Program,
         node: NodeId,
         ev: &Event<'_>,
-    ) -> Result<Option<Decimal>, &'static str> {
+    ) -> Result<(), &'static str> {
         let num = match ev {
             Event::Number(n) if node_needs_decimal(p, node) => Decimal::parse(n.as_str()),
             _ => None,
         };
-        self.check_scalar(p, node, ev, num.as_ref())?;
-        Ok(num)
+        self.check_scalar(p, node, ev, num.as_ref())
     }
 
     /// The edge for the value whose first event is at `offset`: for an item, from the
@@ -425,7 +424,7 @@ impl Runtime {
         let c = &plan.edges[e as usize];
         self.charge(1 + u64::from(c.skipped));
         match self.fast_check_string(p, plan, c, s) {
-            Ok(()) => self.fast_scalar_passed(p, &Event::String(s), None, offset),
+            Ok(()) => self.fast_scalar_passed(p, &Event::String(s), offset),
             Err(kw) => self.fast_fail_child(c.node, c.label, kw, offset, p),
         }
     }
@@ -443,7 +442,7 @@ impl Runtime {
         let c = &plan.edges[e as usize];
         self.charge(1 + u64::from(c.skipped));
         match self.fast_check_other(p, plan, c, ev) {
-            Ok(num) => self.fast_scalar_passed(p, ev, num.as_ref(), offset),
+            Ok(()) => self.fast_scalar_passed(p, ev, offset),
             Err(kw) => self.fast_fail_child(c.node, c.label, kw, offset, p),
         }
     }
@@ -451,11 +450,11 @@ impl Runtime {
     /// A scalar value passed its subschema: the root's verdict, or the next item of an
     /// array under `uniqueItems`.
     #[inline(always)]
-    fn fast_scalar_passed(&mut self, p: &Program, ev: &Event<'_>, num: Option<&Decimal>, offset: u64) {
+    fn fast_scalar_passed(&mut self, p: &Program, ev: &Event<'_>, offset: u64) {
         if self.fast_depth == 0 {
             self.root_result = Some(true);
         } else if self.fast_top.unique {
-            self.fast_unique(p, ev, num, offset);
+            self.fast_unique(p, ev, offset);
         }
     }
 
@@ -648,9 +647,10 @@ impl Runtime {
 
     /// `uniqueItems`: the scalar item just checked against those before it (by the general
     /// tier's canonical hash, so `1` and `1.0` collide).
-    fn fast_unique(&mut self, p: &Program, ev: &Event<'_>, num: Option<&Decimal>, offset: u64) {
+    #[inline(never)]
+    fn fast_unique(&mut self, p: &Program, ev: &Event<'_>, offset: u64) {
         self.charge(1);
-        let h = self.scalar_hash(ev, num);
+        let h = self.scalar_hash(ev, None);
         let t = self.fast_depth - 1;
         if !self.fast_hashes[t].insert(h) {
             self.fast_fail(p, At::Frame(t), "uniqueItems", offset);
@@ -662,10 +662,12 @@ impl Runtime {
     fn fast_push(&mut self, node: NodeId, label: u32, record: u32, object: bool, unique: bool) {
         let d = self.fast_depth;
         if d > 0 {
+            // The innermost frame goes down into the stack, in the slot of its depth.
             if self.fast_frames.len() < d {
-                self.fast_frames.push(Frame::new());
+                self.fast_frames.push(self.fast_top);
+            } else {
+                self.fast_frames[d - 1] = self.fast_top;
             }
-            std::mem::swap(&mut self.fast_frames[d - 1], &mut self.fast_top);
         }
         let names_base = self.fast_names.len() as u32;
         let f = &mut self.fast_top;
@@ -696,7 +698,7 @@ impl Runtime {
         self.fast_depth -= 1;
         let d = self.fast_depth;
         if d > 0 {
-            std::mem::swap(&mut self.fast_frames[d - 1], &mut self.fast_top);
+            self.fast_top = self.fast_frames[d - 1];
         }
     }
 
