@@ -234,7 +234,10 @@ fn unique_scalar_items_are_decided_alike_in_both_tiers() {
 fn hand_picked_schemas_decide_alike_in_both_tiers() {
     use jsongate::Tier;
     let many: Vec<String> = (0..70).map(|i| format!("m{i}")).collect();
-    let props: Vec<String> = many.iter().map(|n| format!(r#""{n}":{{"type":"integer"}}"#)).collect();
+    let props: Vec<String> = many
+        .iter()
+        .map(|n| format!(r#""{n}":{{"type":"integer"}}"#))
+        .collect();
     let required: Vec<String> = many.iter().map(|n| format!(r#""{n}""#)).collect();
     let wide = format!(
         r#"{{"properties":{{{}}},"required":[{}],"additionalProperties":false}}"#,
@@ -297,7 +300,7 @@ fn hand_picked_schemas_decide_alike_in_both_tiers() {
                 r#"["a"]"#.into(),
                 r#"["a",{},null,null]"#.into(),
                 r#"["a",[],null,null,null]"#.into(),
-                r#"[1,1]"#.into(),
+                "[1,1]".into(),
             ],
         ),
         (

@@ -397,7 +397,10 @@ mod tests {
     #[test]
     fn only_present_checks_are_recorded() {
         let (_, n) = lowered(r#"{"type":"string"}"#);
-        assert_eq!((n.checked, n.scalar, n.object, n.array), (0, NONE, EMPTY, EMPTY));
+        assert_eq!(
+            (n.checked, n.scalar, n.object, n.array),
+            (0, NONE, EMPTY, EMPTY)
+        );
         let (_, n) = lowered(r#"{"type":"string","maxLength":3,"minimum":1}"#);
         assert_eq!(n.checked, kind::STRING);
         let (_, n) = lowered(r#"{"enum":["a",1]}"#);

@@ -130,7 +130,11 @@ impl NumberChecks {
         if self.exclusive_maximum.as_ref().is_some_and(|m| n >= m) {
             return Err("exclusiveMaximum");
         }
-        if self.multiple_of.as_ref().is_some_and(|m| !n.is_multiple_of(m)) {
+        if self
+            .multiple_of
+            .as_ref()
+            .is_some_and(|m| !n.is_multiple_of(m))
+        {
             return Err("multipleOf");
         }
         Ok(())

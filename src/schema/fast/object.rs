@@ -153,7 +153,8 @@ impl ObjectPlan {
     pub(crate) fn member(&self, name: &[u8], hint: &mut u32) -> Option<&Member> {
         let n = name.len();
         let (a, b) = name_words(name);
-        let is = |e: &Entry| e.a == a && e.b == b && e.len == n && (n <= SHORT_NAME || *e.name == *name);
+        let is =
+            |e: &Entry| e.a == a && e.b == b && e.len == n && (n <= SHORT_NAME || *e.name == *name);
         let h = *hint as usize;
         if let Some(e) = self.entries.get(h) {
             if is(e) {
@@ -214,7 +215,9 @@ mod tests {
     #[test]
     fn members_are_found_in_any_order_and_size() {
         for count in [1, 3, 16, 17, 40] {
-            let names: Vec<String> = (0..count).map(|i| format!("name-{i}-{}", "x".repeat(i % 20))).collect();
+            let names: Vec<String> = (0..count)
+                .map(|i| format!("name-{i}-{}", "x".repeat(i % 20)))
+                .collect();
             let props: Vec<String> = names.iter().map(|n| format!(r#""{n}":true"#)).collect();
             let o = plan(&format!(
                 r#"{{"properties":{{{}}},"required":["{}","other"]}}"#,

@@ -108,7 +108,10 @@ mod tests {
         let mut units = 0;
         assert_eq!(c.check("abc", &mut units), Err(Stop::Keyword("format")));
         assert_eq!(units, 2);
-        assert_eq!(c.check("1.2.3.4", &mut units), Err(Stop::Keyword("pattern")));
+        assert_eq!(
+            c.check("1.2.3.4", &mut units),
+            Err(Stop::Keyword("pattern"))
+        );
         let c = checks(r#"{"format":"ipv4"}"#);
         assert_eq!(c.check("1.2.3.4", &mut units), Ok(()));
     }

@@ -323,15 +323,30 @@ mod tests {
     #[test]
     fn mixed_and_large_enums_and_consts() {
         let one = Number::parse("1.0").unwrap();
-        assert_eq!(check(r#"{"enum":[1,"a",null]}"#, &Event::Number(one)).0, Ok(()));
-        assert_eq!(check(r#"{"enum":[1,"a",null]}"#, &Event::Bool(true)).0, Err("enum"));
+        assert_eq!(
+            check(r#"{"enum":[1,"a",null]}"#, &Event::Number(one)).0,
+            Ok(())
+        );
+        assert_eq!(
+            check(r#"{"enum":[1,"a",null]}"#, &Event::Bool(true)).0,
+            Err("enum")
+        );
         let many = r#"{"enum":["a","b","c","d","e","f","g","h",1]}"#;
         assert_eq!(check(many, &Event::String("h")), (Ok(()), 1));
         assert_eq!(check(many, &Event::String("i")).0, Err("enum"));
         assert_eq!(check(r#"{"const":"x"}"#, &Event::String("x")), (Ok(()), 0));
-        assert_eq!(check(r#"{"const":"x"}"#, &Event::String("y")).0, Err("const"));
-        assert_eq!(check(r#"{"enum":["x"],"const":"y"}"#, &Event::String("x")).0, Err("const"));
-        assert_eq!(check(r#"{"const":[]}"#, &Event::String("x")).0, Err("const"));
+        assert_eq!(
+            check(r#"{"const":"x"}"#, &Event::String("y")).0,
+            Err("const")
+        );
+        assert_eq!(
+            check(r#"{"enum":["x"],"const":"y"}"#, &Event::String("x")).0,
+            Err("const")
+        );
+        assert_eq!(
+            check(r#"{"const":[]}"#, &Event::String("x")).0,
+            Err("const")
+        );
         assert_eq!(check(r#"{"enum":[[],"x"]}"#, &Event::String("x")).0, Ok(()));
         assert_eq!(check(r#"{"enum":[{}]}"#, &Event::Null).0, Err("enum"));
     }

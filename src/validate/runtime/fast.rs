@@ -184,11 +184,12 @@ impl Runtime {
             // The name is needed only for the pointer of a failure below it.
             self.fast_copy_name(name);
         }
-        if o.property_names != NONE && !self.fast_property_name(p, plan, o.property_names, name, offset)
+        if o.property_names != NONE
+            && !self.fast_property_name(p, plan, o.property_names, name, offset)
         {
             return;
         }
-        let edge = if prop != NONE { edge } else { o.additional };
+        let edge = if prop == NONE { o.additional } else { edge };
         if edge != NONE {
             self.fast_apply(p, plan, edge, offset);
         }
