@@ -3,9 +3,12 @@
 //! Names are compared after unescaping (the scanner hands over decoded text), byte for byte,
 //! so `"a"` and `"\u0061"` collide while `"A"`/`"a"` and NFC/NFD forms do not. Each nesting
 //! depth owns one reusable set; opening an object clears the set of its depth, so a scanner
-//! that is reset or reused does not allocate again. Small objects are checked by a linear scan;
-//! past [`LINEAR`] members a hash table keyed with a per-scanner random seed takes over, so
-//! crafted names cannot force collisions and cost stays linear in the number of members.
+//! that is reset or reused does not allocate again. Small objects are checked by a linear scan,
+//! which a 128-bit filter of the names so far spares most names (a name whose bit is clear is
+//! new; the filter's hash is fixed, so crafted names can make every bit collide, which costs
+//! at most the linear scan it replaces); past [`LINEAR`] members a hash table keyed with a
+//! per-scanner random seed takes over, so crafted names cannot force collisions and cost
+//! stays linear in the number of members.
 //!
 //! This module also remembers the current member name of each open object, which the scanner
 //! needs to build JSON Pointers for errors.
@@ -99,6 +102,9 @@ impl Entry {
 
 #[derive(Default)]
 struct NameSet {
+    /// A 128-bit filter of the names so far (one bit each, by [`filter_bit`]): a name whose
+    /// bit is clear is new without comparing it to any other.
+    filter: [u64; 2],
     /// The names of the object, in document order.
     entries: Vec<Entry>,
     /// Bytes of the names longer than [`SHORT`], back to back.
@@ -109,6 +115,7 @@ struct NameSet {
 
 impl NameSet {
     fn clear(&mut self) {
+        self.filter = [0; 2];
         self.bytes.clear();
         self.entries.clear();
         self.table.clear();
@@ -124,6 +131,15 @@ impl NameSet {
             && (name.len() <= SHORT
                 || self.bytes[e.start as usize..e.start as usize + name.len()] == *name)
     }
+}
+
+/// The word and bit of a name's key in [`NameSet::filter`]: 7 bits of a multiplicative
+/// hash of the key, which itself holds every byte of a short name and the first and last 8
+/// of a long one.
+#[inline(always)]
+fn filter_bit(a: u64, b: u64, len: usize) -> (usize, u64) {
+    let h = (a ^ b.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57;
+    ((h >> 6) as usize, 1 << (h & 63))
 }
 
 /// The hash of entry `i` in the table: of its key for a short name (which it identifies),
@@ -177,18 +193,12 @@ impl Names {
         let (a, b) = Entry::key(name);
         let set = &mut self.sets[depth - 1];
         let n = set.entries.len();
-        if n >= LINEAR || name.len() > SHORT {
+        let (w, bit) = filter_bit(a, b, name.len());
+        if n >= LINEAR || name.len() > SHORT || set.filter[w] & bit != 0 {
             return self.insert_slow(depth, name, a, b);
         }
-        #[cfg(test)]
-        self.compares.set(self.compares.get() + n as u64);
-        if set
-            .entries
-            .iter()
-            .any(|e| e.a == a && e.b == b && e.len as usize == name.len())
-        {
-            return false;
-        }
+        // A short name whose filter bit is clear: new.
+        set.filter[w] |= bit;
         set.entries.push(Entry {
             a,
             b,
@@ -198,17 +208,22 @@ impl Names {
         true
     }
 
-    /// [`insert`](Self::insert) for a long name or a large object.
+    /// [`insert`](Self::insert) for a long name, a large object, or a name whose filter
+    /// bit is set.
     #[inline(never)]
     fn insert_slow(&mut self, depth: usize, name: &[u8], a: u64, b: u64) -> bool {
         let set = &mut self.sets[depth - 1];
         let n = set.entries.len();
         if n < LINEAR {
-            #[cfg(test)]
-            self.compares.set(self.compares.get() + n as u64);
-            if (0..n).any(|i| set.is(i, a, b, name)) {
-                return false;
+            let (w, bit) = filter_bit(a, b, name.len());
+            if set.filter[w] & bit != 0 {
+                #[cfg(test)]
+                self.compares.set(self.compares.get() + n as u64);
+                if (0..n).any(|i| set.is(i, a, b, name)) {
+                    return false;
+                }
             }
+            set.filter[w] |= bit;
         } else {
             let hasher = &self.hasher;
             if n == LINEAR {
@@ -217,6 +232,7 @@ impl Names {
                     table,
                     entries,
                     bytes,
+                    ..
                 } = &mut *set;
                 for i in 0..n {
                     let h = entry_hash(*hasher, entries, bytes, i);
@@ -245,6 +261,7 @@ impl Names {
                 table,
                 entries,
                 bytes,
+                ..
             } = &mut *set;
             table.insert_unique(h, n, |&j| entry_hash(*hasher, entries, bytes, j));
         }

@@ -7,7 +7,7 @@
 //!     cargo run --release --example calls -- MODE LEN N
 //!
 //! MODE: pass, hold, holdlimits (Hold with `Check::Limits`, no schema), stream, buffered,
-//! doc (prints the document), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), validate.
+//! scanfile (`scanfile PATH N`: a file, scanned N times), doc (prints the document), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), validate.
 
 use std::hint::black_box;
 
@@ -24,6 +24,19 @@ use http_parts::{gateway_schema, layers, roundtrip, Layers};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args[1].as_str();
+    if mode == "scanfile" {
+        // A file's scan instead of a generated document: `scanfile PATH N`.
+        let doc = std::fs::read(&args[2]).unwrap();
+        let n: usize = args[3].parse().unwrap();
+        let mut scanner = jsongate::Scanner::new(jsongate::Limits::new().max_bytes(u64::MAX));
+        for _ in 0..n {
+            scanner
+                .scan_slice(black_box(&doc), &mut jsongate::Ignore)
+                .unwrap();
+        }
+        println!("{}", doc.len());
+        return;
+    }
     let len: usize = args[2].parse().unwrap();
     let n: usize = args[3].parse().unwrap();
     if mode == "doc" {
