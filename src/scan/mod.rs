@@ -379,7 +379,7 @@ impl Literal {
 }
 
 /// One open array or object.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Frame {
     object: bool,
     /// Members or items started so far.
@@ -410,7 +410,13 @@ struct Frame {
 pub struct Scanner {
     limits: Limits,
     state: State,
+    /// The open containers but the innermost, outermost first.
     stack: Vec<Frame>,
+    /// The innermost open container (when `depth > 0`), kept apart so that the grammar
+    /// loop reaches it without going through the stack.
+    top: Frame,
+    /// How many containers are open.
+    depth: usize,
     names: names::Names,
     /// Decoded text of a token that is split or escaped.
     scratch: simd::Utf8Buf,
@@ -451,6 +457,8 @@ impl Scanner {
             limits,
             state: State::Top,
             stack: Vec::new(),
+            top: Frame::default(),
+            depth: 0,
             names: names::Names::new(),
             scratch: simd::Utf8Buf::default(),
             str_state: StrState::default(),
@@ -497,6 +505,7 @@ impl Scanner {
     pub fn reset(&mut self) {
         self.state = State::Top;
         self.stack.clear();
+        self.depth = 0;
         self.scratch.clear();
         self.str_state = StrState::default();
         self.offset = 0;
@@ -535,7 +544,7 @@ impl Scanner {
     /// assert_eq!(s.depth(), 3);
     /// ```
     pub fn depth(&self) -> usize {
-        self.stack.len()
+        self.depth
     }
 
     /// Feeds the next chunk of input. Returns [`Flow::Stop`] if the sink stopped the scan
@@ -635,8 +644,8 @@ impl Scanner {
         }
         let at = self.offset;
         let r = match self.state {
-            State::AfterValue if self.stack.is_empty() => Ok(Outcome::Complete),
-            State::Num if self.stack.is_empty() => {
+            State::AfterValue if self.depth == 0 => Ok(Outcome::Complete),
+            State::Num if self.depth == 0 => {
                 if self.num.is_terminal() {
                     match self.emit_scratch_number(sink) {
                         Flow::Continue => Ok(Outcome::Complete),
@@ -699,7 +708,11 @@ impl Scanner {
     #[cold]
     fn error(&self, kind: ErrorKind, offset: u64, extra: Option<&[u8]>) -> Error {
         let mut p = String::new();
-        for (d, f) in self.stack.iter().enumerate() {
+        let open = self
+            .stack
+            .iter()
+            .chain((self.depth > 0).then_some(&self.top));
+        for (d, f) in open.enumerate() {
             if !f.open {
                 continue;
             }
@@ -740,14 +753,14 @@ impl Scanner {
     /// Counts one more item in the innermost array, enforcing the item limit.
     #[inline(always)]
     fn count_item(&mut self, at: u64) -> Result<(), Error> {
+        // Only an open array reads an item: `top` is that array.
         let limit = self.limits.items;
-        if let Some(f) = self.stack.last_mut() {
-            if f.count >= limit {
-                return Err(self.too_many_items(at));
-            }
-            f.count += 1;
-            f.open = true;
+        let f = &mut self.top;
+        if f.count >= limit {
+            return Err(self.too_many_items(at));
         }
+        f.count += 1;
+        f.open = true;
         Ok(())
     }
 
@@ -755,25 +768,26 @@ impl Scanner {
     #[inline(never)]
     fn too_many_items(&mut self, at: u64) -> Error {
         let limit = self.limits.items;
-        if let Some(f) = self.stack.last_mut() {
-            f.open = false;
-        }
+        self.top.open = false;
         self.error(ErrorKind::TooManyItems { limit }, at, None)
     }
 
     #[inline(always)]
     fn open(&mut self, object: bool, at: u64) -> Result<(), Error> {
-        let depth = self.stack.len() as u64 + 1;
-        if depth > self.limits.depth {
+        if self.depth as u64 >= self.limits.depth {
             return Err(self.too_deep(at));
         }
-        self.stack.push(Frame {
+        if self.depth > 0 {
+            self.stack.push(self.top);
+        }
+        self.top = Frame {
             object,
             count: 0,
             open: false,
-        });
+        };
+        self.depth += 1;
         if object {
-            self.names.open(self.stack.len());
+            self.names.open(self.depth);
         }
         Ok(())
     }
@@ -908,12 +922,13 @@ impl Scanner {
                     i = self.skip_ws(buf, i, base);
                     let Some(&b) = buf.get(i) else { break };
                     let at = base + i as u64;
-                    let Some(top) = self.stack.last_mut() else {
+                    if self.depth == 0 {
                         if b == b'/' {
                             bail!(ErrorKind::Syntax(Syntax::Comment), i);
                         }
                         bail!(ErrorKind::Syntax(Syntax::TrailingCharacters), i);
-                    };
+                    }
+                    let top = &mut self.top;
                     match (b, top.object) {
                         (b',', true) => {
                             top.open = false;
@@ -945,8 +960,8 @@ impl Scanner {
                     match b {
                         b'"' => {
                             let limit = self.limits.members;
-                            let f = self.stack.last().map_or(0, |f| f.count);
-                            if f >= limit {
+                            // Only an open object reads a name.
+                            if self.top.count >= limit {
                                 bail!(ErrorKind::TooManyMembers { limit }, i);
                             }
                             state = State::Colon;
@@ -1060,7 +1075,10 @@ impl Scanner {
     /// Pops the innermost container and returns the state after it.
     #[inline]
     fn close(&mut self) -> State {
-        self.stack.pop();
+        self.depth -= 1;
+        if let Some(f) = self.stack.pop() {
+            self.top = f;
+        }
         State::AfterValue
     }
 }

@@ -120,21 +120,19 @@ fn within(rest: &[u8], room: u64) -> &[u8] {
 #[inline(always)]
 fn deliver<S: Sink + ?Sized>(
     names: &mut Names,
-    stack: &mut [Frame],
+    (top, depth): (&mut Frame, usize),
     text: &str,
     name: bool,
     start: Position,
     sink: &mut S,
 ) -> Result<Flow, ()> {
     if name {
-        let depth = stack.len();
+        // A name is read only inside an object: `top` is that object.
         if !names.insert(depth, text.as_bytes()) {
             return Err(());
         }
-        if let Some(f) = stack.last_mut() {
-            f.count += 1;
-            f.open = true;
-        }
+        top.count += 1;
+        top.open = true;
         Ok(sink.event_at(Event::Name(text), start))
     } else {
         Ok(sink.event_at(Event::String(text), start))
@@ -322,7 +320,14 @@ impl Scanner {
                 let start = self.offset + i as u64;
                 let close = i + 1 + n;
                 let at = self.pos(start);
-                if let Ok(flow) = deliver(&mut self.names, &mut self.stack, text, name, at, sink) {
+                if let Ok(flow) = deliver(
+                    &mut self.names,
+                    (&mut self.top, self.depth),
+                    text,
+                    name,
+                    at,
+                    sink,
+                ) {
                     return Ok((close + 1, Some(flow)));
                 }
             }
@@ -399,7 +404,14 @@ impl Scanner {
                 // Here when the fast path could not deliver: text that needed the
                 // noncharacter scan, or a duplicate name (which had no effect there).
                 let at = self.pos(start);
-                return match deliver(&mut self.names, &mut self.stack, text, name, at, sink) {
+                return match deliver(
+                    &mut self.names,
+                    (&mut self.top, self.depth),
+                    text,
+                    name,
+                    at,
+                    sink,
+                ) {
                     Ok(flow) => Ok((close + 1, Some(flow))),
                     Err(()) => Err(self.error(
                         ErrorKind::DuplicateName,
@@ -644,7 +656,14 @@ impl Scanner {
                     let start = self.str_state.start;
                     let text = self.scratch.as_str();
                     let at = self.pos(start);
-                    return match deliver(&mut self.names, &mut self.stack, text, name, at, sink) {
+                    return match deliver(
+                        &mut self.names,
+                        (&mut self.top, self.depth),
+                        text,
+                        name,
+                        at,
+                        sink,
+                    ) {
                         Ok(flow) => Ok((j + 1, Some(flow))),
                         Err(()) => {
                             let dup = self.scratch.as_bytes().to_vec();

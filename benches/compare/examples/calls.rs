@@ -7,7 +7,7 @@
 //!     cargo run --release --example calls -- MODE LEN N
 //!
 //! MODE: pass, hold, holdlimits (Hold with `Check::Limits`, no schema), stream, buffered,
-//! scanfile (`scanfile PATH N`: a file, scanned N times), doc (prints the document), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), validate.
+//! scanfile (`scanfile PATH N`: a file, scanned N times), doc (prints the document), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), sonic (sonic-rs's validated skip), validate.
 
 use std::hint::black_box;
 
@@ -70,6 +70,12 @@ fn main() {
             "buffered" => rt.block_on(roundtrip(&mut buffered)).len(),
             "scan" => {
                 jsongate::check(black_box(&doc), limits).unwrap();
+                doc.len()
+            }
+            "sonic" => {
+                // The peer's validated skip, for comparing instruction counts.
+                let r = sonic_rs::from_slice::<serde::de::IgnoredAny>(black_box(&doc));
+                assert!(r.is_ok());
                 doc.len()
             }
             "scanreuse" => {
