@@ -126,6 +126,11 @@ impl Edges {
         });
         self.0.len() as u32 - 1
     }
+
+    /// What edge `e` leads to.
+    pub(crate) fn to(&self, e: u32) -> To {
+        self.0[e as usize].to
+    }
 }
 
 /// One subschema, lowered.

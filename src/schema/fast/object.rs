@@ -10,7 +10,7 @@
 //! when the table is large. Presence is recorded as a bit per watched name, so `required` at
 //! the object's end is one mask test (names past the 64th are listed).
 
-use super::{Edges, NONE};
+use super::{Edges, To, NONE};
 use crate::scan::{name_words, SHORT_NAME};
 use crate::schema::program::{Keywords, Program};
 
@@ -28,6 +28,9 @@ pub(crate) struct Member {
     pub(crate) bit: u64,
     /// Its index among the watched names when that is 64 or more, or [`NONE`].
     pub(crate) far: u32,
+    /// Whether the member is a property whose value gets a subschema to evaluate, and its
+    /// presence is at most a bit below 64: the case the runtime handles in a few stores.
+    pub(crate) direct: bool,
 }
 
 #[derive(Debug)]
@@ -98,6 +101,7 @@ impl ObjectPlan {
             let prop = k.properties.iter().position(|(q, _)| q == n);
             let watch = k.watch.iter().position(|w| w == n);
             let (a, b) = name_words(n.as_bytes());
+            let edge = prop.map_or(NONE, |i| edges.add(p, &k.properties[i].1));
             entries.push(Entry {
                 len: n.len(),
                 a,
@@ -105,7 +109,7 @@ impl ObjectPlan {
                 name: n.as_bytes().into(),
                 member: Member {
                     prop: prop.map_or(NONE, |i| i as u32),
-                    edge: prop.map_or(NONE, |i| edges.add(p, &k.properties[i].1)),
+                    edge,
                     bit: match watch {
                         Some(w) if w < 64 => 1 << w,
                         _ => 0,
@@ -114,6 +118,9 @@ impl ObjectPlan {
                         Some(w) if w >= 64 => w as u32,
                         _ => NONE,
                     },
+                    direct: edge != NONE
+                        && edges.to(edge) == To::Schema
+                        && watch.is_none_or(|w| w < 64),
                 },
             });
         }
@@ -170,14 +177,44 @@ impl ObjectPlan {
         Some(&self.entries[i].member)
     }
 
+    /// The member at the entry `hint` expects, if `name` is that one (moving `hint` past
+    /// it): [`member`](Self::member) without the search.
+    #[inline(always)]
+    pub(crate) fn expected(&self, name: &[u8], hint: &mut u32) -> Option<&Member> {
+        let e = self.entries.get(*hint as usize)?;
+        let n = name.len();
+        if e.len != n || (n > SHORT_NAME && *e.name != *name) {
+            return None;
+        }
+        let (a, b) = name_words(name);
+        if e.a != a || e.b != b {
+            return None;
+        }
+        *hint += 1;
+        Some(&e.member)
+    }
+
     /// The keyword an object of `count` members fails at its end, if any. `first` holds the
     /// watched names seen as bits below 64, `seen` answers for any index.
+    #[inline]
     pub(crate) fn end(
         &self,
         count: u64,
         first: u64,
         seen: impl Fn(u32) -> bool,
     ) -> Option<&'static str> {
+        if count >= self.min_properties
+            && first & self.required_mask == self.required_mask
+            && self.required_far.is_empty()
+            && self.dependent.is_empty()
+        {
+            return None;
+        }
+        self.end_slow(count, first, seen)
+    }
+
+    #[inline(never)]
+    fn end_slow(&self, count: u64, first: u64, seen: impl Fn(u32) -> bool) -> Option<&'static str> {
         if count < self.min_properties {
             return Some("minProperties");
         }
@@ -218,7 +255,10 @@ mod tests {
             let names: Vec<String> = (0..count)
                 .map(|i| format!("name-{i}-{}", "x".repeat(i % 20)))
                 .collect();
-            let props: Vec<String> = names.iter().map(|n| format!(r#""{n}":true"#)).collect();
+            let props: Vec<String> = names
+                .iter()
+                .map(|n| format!(r#""{n}":{{"type":"string"}}"#))
+                .collect();
             let o = plan(&format!(
                 r#"{{"properties":{{{}}},"required":["{}","other"]}}"#,
                 props.join(","),
@@ -227,9 +267,16 @@ mod tests {
             let mut hint = 0;
             // In order: every lookup hits the expected entry.
             for (i, n) in names.iter().enumerate() {
+                let mut expected = hint;
+                let e = o.expected(n.as_bytes(), &mut expected).unwrap();
                 let m = o.member(n.as_bytes(), &mut hint).unwrap();
                 assert_eq!((m.prop, hint), (i as u32, i as u32 + 1));
+                assert_eq!((e.prop, expected), (m.prop, hint));
+                assert!(e.direct);
             }
+            let mut expected = 0;
+            let last = names[names.len() - 1].as_bytes();
+            assert_eq!(o.expected(last, &mut expected).is_none(), count > 1);
             // Backwards, and unknown names.
             for (i, n) in names.iter().enumerate().rev() {
                 assert_eq!(o.member(n.as_bytes(), &mut hint).unwrap().prop, i as u32);

@@ -152,8 +152,32 @@ impl Runtime {
         }
     }
 
+    /// A member name. The common case (the name the object's table expects next, a property
+    /// whose value has a subschema, no `propertyNames` or dispatch) is a few stores here;
+    /// everything else is [`fast_name_general`](Self::fast_name_general).
     #[inline(never)]
     fn fast_name(&mut self, p: &Program, plan: &Plan, name: &str, offset: u64) {
+        if p.dispatch.is_none() {
+            let f = &mut self.fast_top;
+            let o = &plan.objects[f.record as usize];
+            if f.count < o.max_properties && o.property_names == NONE {
+                if let Some(m) = o.expected(name.as_bytes(), &mut f.hint) {
+                    if m.direct {
+                        f.count += 1;
+                        f.seen |= m.bit;
+                        f.child = Seg::Prop(m.prop);
+                        self.fast_next = m.edge;
+                        self.charge(1);
+                        return;
+                    }
+                }
+            }
+        }
+        self.fast_name_general(p, plan, name, offset);
+    }
+
+    #[inline(never)]
+    fn fast_name_general(&mut self, p: &Program, plan: &Plan, name: &str, offset: u64) {
         if p.dispatch.is_some() && self.fast_depth == 1 && self.fast_dispatch_name(p, name, offset)
         {
             return;
@@ -322,36 +346,6 @@ impl Runtime {
         self.fast_stop(r)
     }
 
-    /// A scalar other than a string against the target of edge `c` (as
-    /// [`fast_check_string`](Self::fast_check_string)).
-    #[inline(always)]
-    fn fast_check_other(
-        &mut self,
-        p: &Program,
-        plan: &Plan,
-        c: &Edge,
-        ev: &Event<'_>,
-    ) -> Result<(), &'static str> {
-        let pn = c.pn;
-        let k = kind_of(ev, pn.accept);
-        if pn.accept & k == 0 {
-            return self.fast_scalar_general(p, c.node, ev);
-        }
-        if pn.checked & k == 0 {
-            return Ok(());
-        }
-        let mut units = 0;
-        let r = match ev {
-            Event::Number(n) if pn.decimal => {
-                let num = Decimal::parse(n.as_str());
-                plan.scalars[pn.scalar as usize].check(ev, num.as_ref(), &mut units)
-            }
-            _ => plan.scalars[pn.scalar as usize].check(ev, None, &mut units),
-        };
-        self.charge(units);
-        self.fast_stop(r)
-    }
-
     /// A scalar against a node whose record does not accept its kind: the general tier's
     /// check decides (and names the keyword).
     #[cold]
@@ -412,37 +406,137 @@ impl Runtime {
         false
     }
 
-    /// A string value.
+    /// The edge for the value about to begin, in the common cases, with the item counted
+    /// when it is one: a member's value (the edge its name chose, or [`NONE`]), or an item
+    /// within `maxItems` whose edge, if any, leads to a subschema. `None` (nothing done) for
+    /// the rest: the root value, a dispatch, an item past `maxItems` or under a `true` or
+    /// `false` edge, which [`fast_take_next`](Self::fast_take_next) handles.
+    #[inline(always)]
+    fn fast_lean_next(&mut self, p: &Program, plan: &Plan) -> Option<u32> {
+        if p.dispatch.is_some() || self.fast_depth == 0 {
+            return None;
+        }
+        let f = &mut self.fast_top;
+        if f.object {
+            return Some(self.fast_next);
+        }
+        let idx = f.count;
+        let e = plan.arrays[f.record as usize].item(idx).ok()?;
+        if e != NONE && plan.edges[e as usize].to != To::Schema {
+            return None;
+        }
+        f.count += 1;
+        f.child = Seg::Index(idx);
+        self.charge(1);
+        Some(e)
+    }
+
+    /// A string value: the common cases here ([`fast_lean_next`](Self::fast_lean_next)),
+    /// the others in [`fast_string_general`](Self::fast_string_general).
     #[inline(never)]
     fn fast_string(&mut self, p: &Program, plan: &Plan, s: &str, offset: u64) {
+        match self.fast_lean_next(p, plan) {
+            Some(e) => self.fast_string_at(p, plan, e, s, offset),
+            None => self.fast_string_general(p, plan, s, offset),
+        }
+    }
+
+    #[inline(never)]
+    fn fast_string_general(&mut self, p: &Program, plan: &Plan, s: &str, offset: u64) {
         if p.dispatch.is_some() && self.fast_dispatched(p, plan, &Event::String(s), offset) {
             return;
         }
         let e = self.fast_take_next(p, plan, offset);
+        self.fast_string_at(p, plan, e, s, offset);
+    }
+
+    /// A string value under edge `e` ([`NONE`]: nothing applies to it).
+    #[inline(always)]
+    fn fast_string_at(&mut self, p: &Program, plan: &Plan, e: u32, s: &str, offset: u64) {
         if e == NONE {
             return;
         }
+        self.fast_next = NONE;
         let c = &plan.edges[e as usize];
         self.charge(1 + u64::from(c.skipped));
-        match self.fast_check_string(p, plan, c, s) {
+        let pn = c.pn;
+        let r = if pn.accept & kind::STRING == 0 {
+            self.fast_scalar_general(p, c.node, &Event::String(s))
+        } else if pn.checked & kind::STRING == 0 {
+            Ok(())
+        } else {
+            let mut units = 0;
+            let r = plan.scalars[pn.scalar as usize].check_string(s, &mut units);
+            self.charge(units);
+            match r {
+                Ok(()) => Ok(()),
+                Err(stop) => return self.fast_failed(p, c, stop, offset),
+            }
+        };
+        match r {
             Ok(()) => self.fast_scalar_passed(p, &Event::String(s), offset),
             Err(kw) => self.fast_fail_child(c.node, c.label, kw, offset, p),
         }
     }
 
-    /// A number, `true`, `false` or `null`.
+    /// A scalar failed its subschema (edge `c`) in its checks.
+    #[cold]
+    #[inline(never)]
+    fn fast_failed(&mut self, p: &Program, c: &Edge, stop: Stop, offset: u64) {
+        if let Err(kw) = self.fast_stop(Err(stop)) {
+            self.fast_fail_child(c.node, c.label, kw, offset, p);
+        }
+    }
+
+    /// A number, `true`, `false` or `null` (as [`fast_string`](Self::fast_string)).
     #[inline(never)]
     fn fast_other(&mut self, p: &Program, plan: &Plan, ev: &Event<'_>, offset: u64) {
+        match self.fast_lean_next(p, plan) {
+            Some(e) => self.fast_other_at(p, plan, e, ev, offset),
+            None => self.fast_other_general(p, plan, ev, offset),
+        }
+    }
+
+    #[inline(never)]
+    fn fast_other_general(&mut self, p: &Program, plan: &Plan, ev: &Event<'_>, offset: u64) {
         if self.fast_dispatched(p, plan, ev, offset) {
             return;
         }
         let e = self.fast_take_next(p, plan, offset);
+        self.fast_other_at(p, plan, e, ev, offset);
+    }
+
+    /// A number or literal under edge `e` ([`NONE`]: nothing applies to it).
+    #[inline(always)]
+    fn fast_other_at(&mut self, p: &Program, plan: &Plan, e: u32, ev: &Event<'_>, offset: u64) {
         if e == NONE {
             return;
         }
+        self.fast_next = NONE;
         let c = &plan.edges[e as usize];
         self.charge(1 + u64::from(c.skipped));
-        match self.fast_check_other(p, plan, c, ev) {
+        let pn = c.pn;
+        let k = kind_of(ev, pn.accept);
+        let r = if pn.accept & k == 0 {
+            self.fast_scalar_general(p, c.node, ev)
+        } else if pn.checked & k == 0 {
+            Ok(())
+        } else {
+            let mut units = 0;
+            let r = match ev {
+                Event::Number(n) if pn.decimal => {
+                    let num = Decimal::parse(n.as_str());
+                    plan.scalars[pn.scalar as usize].check(ev, num.as_ref(), &mut units)
+                }
+                _ => plan.scalars[pn.scalar as usize].check(ev, None, &mut units),
+            };
+            self.charge(units);
+            match r {
+                Ok(()) => Ok(()),
+                Err(stop) => return self.fast_failed(p, c, stop, offset),
+            }
+        };
+        match r {
             Ok(()) => self.fast_scalar_passed(p, ev, offset),
             Err(kw) => self.fast_fail_child(c.node, c.label, kw, offset, p),
         }
@@ -472,9 +566,17 @@ impl Runtime {
         }
     }
 
-    /// The start of an object or an array.
+    /// The start of an object or an array (as [`fast_string`](Self::fast_string)).
     #[inline(never)]
     fn fast_begin(&mut self, p: &Program, plan: &Plan, object: bool, offset: u64) {
+        match self.fast_lean_next(p, plan) {
+            Some(e) => self.fast_begin_at(p, plan, e, object, offset),
+            None => self.fast_begin_general(p, plan, object, offset),
+        }
+    }
+
+    #[inline(never)]
+    fn fast_begin_general(&mut self, p: &Program, plan: &Plan, object: bool, offset: u64) {
         let ev = if object {
             Event::BeginObject
         } else {
@@ -484,6 +586,12 @@ impl Runtime {
             return;
         }
         let e = self.fast_take_next(p, plan, offset);
+        self.fast_begin_at(p, plan, e, object, offset);
+    }
+
+    /// A container's start under edge `e` ([`NONE`]: nothing applies to it).
+    #[inline(always)]
+    fn fast_begin_at(&mut self, p: &Program, plan: &Plan, e: u32, object: bool, offset: u64) {
         if e == NONE {
             // Nothing applies to it: skipped to its end.
             if self.violations.is_empty() {
@@ -491,11 +599,9 @@ impl Runtime {
             }
             return;
         }
-        let c = plan.edges[e as usize];
-        if c.skipped > 0 {
-            self.charge(u64::from(c.skipped));
-        }
-        self.charge(1);
+        self.fast_next = NONE;
+        let c = &plan.edges[e as usize];
+        self.charge(u64::from(c.skipped) + 1);
         if self.fast_depth >= MAX_LIVE_EVALS {
             self.budget_exceeded = true;
         }
@@ -508,6 +614,11 @@ impl Runtime {
         self.fast_push(c.node, c.label, record, object, unique);
         if c.pn.accept & k == 0 {
             let t = self.fast_depth - 1;
+            let ev = if object {
+                Event::BeginObject
+            } else {
+                Event::BeginArray
+            };
             let kw = self.fast_container_fails(p, c.node, &ev);
             self.fast_fail(p, At::Frame(t), kw, offset);
         }
