@@ -7,7 +7,7 @@
 //!     cargo run --release --example calls -- MODE LEN N
 //!
 //! MODE: pass, hold, holdlimits (Hold with `Check::Limits`, no schema), stream, buffered,
-//! scanfile (`scanfile PATH N`: a file, scanned N times), doc (prints the document), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), sonic (sonic-rs's validated skip), validate.
+//! scanfile (`scanfile PATH N`: a file, scanned N times), doc (prints the document), searchdoc (prints a search-results document of about LEN bytes), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), sonic (sonic-rs's validated skip), validate.
 
 use std::hint::black_box;
 
@@ -39,10 +39,14 @@ fn main() {
     }
     let len: usize = args[2].parse().unwrap();
     let n: usize = args[3].parse().unwrap();
-    if mode == "doc" {
+    if mode == "doc" || mode == "searchdoc" {
         // The document itself, for looking at it or feeding it elsewhere.
         use std::io::Write as _;
-        let doc = docgen::gateway_result(len);
+        let doc = if mode == "doc" {
+            docgen::gateway_result(len)
+        } else {
+            docgen::search_results(len)
+        };
         std::io::stdout().write_all(&doc).unwrap();
         return;
     }
