@@ -75,7 +75,11 @@ fn main() {
         "{:<14} {:>10} {:>10} {:>7} | {:>10} {:>10} {:>7}",
         "document", "validate", "serde+js", "ratio", "check", "sonic-rs", "ratio"
     );
-    for (name, len) in [("gateway 330b", 200), ("gateway 4kb", 4_000), ("gateway 64kb", 64_000)] {
+    for (name, len) in [
+        ("gateway 330b", 200),
+        ("gateway 4kb", 4_000),
+        ("gateway 64kb", 64_000),
+    ] {
         let doc = docgen::gateway_result(len);
         assert!(v.validate_slice(&doc, LIMITS).is_ok());
         let times = best(
@@ -108,7 +112,10 @@ fn main() {
     }
     let corpora = [
         ("twitter", read("../../../shared/corpora/twitter.json")),
-        ("citm_catalog", read("../../../shared/corpora/citm_catalog.json")),
+        (
+            "citm_catalog",
+            read("../../../shared/corpora/citm_catalog.json"),
+        ),
         ("canada", read("../../../shared/corpora/canada.json")),
         ("envelope", docgen::success_envelope()),
         ("search", docgen::search_results(1 << 20)),

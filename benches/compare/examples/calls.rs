@@ -7,7 +7,8 @@
 //!     cargo run --release --example calls -- MODE LEN N
 //!
 //! MODE: pass, hold, holdlimits (Hold with `Check::Limits`, no schema), stream, buffered,
-//! scanfile (`scanfile PATH N`: a file, scanned N times), doc (prints the document), searchdoc (prints a search-results document of about LEN bytes), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), sonic (sonic-rs's validated skip), validate.
+//! bench (`bench NAME/validate N` or `bench NAME/scan N`: a bench document, NAME one of
+//! envelope, search, citm, logs), scanfile (`scanfile PATH N`: a file, scanned N times), doc (prints the document), searchdoc (prints a search-results document of about LEN bytes), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), sonic (sonic-rs's validated skip), validate.
 
 use std::hint::black_box;
 
@@ -21,9 +22,55 @@ mod docgen;
 mod http_parts;
 use http_parts::{gateway_schema, layers, roundtrip, Layers};
 
+/// A bench document and its schema, by name (`envelope`, `search`, `citm`, `logs`, as in
+/// `benches/validate.rs`; logs at 5 MB), with a `/validate` or `/scan` suffix.
+fn bench_document(name: &str) -> (Vec<u8>, Vec<u8>) {
+    let schema =
+        |f: &str| std::fs::read(format!("{}/../schemas/{f}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    match name.split('/').next().unwrap_or("") {
+        "envelope" => (docgen::success_envelope(), schema("envelope.schema.json")),
+        "search" => (
+            docgen::search_results(1_000_000),
+            schema("search_results.schema.json"),
+        ),
+        "citm" => (
+            std::fs::read(format!(
+                "{}/../../../shared/corpora/citm_catalog.json",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap(),
+            schema("citm_catalog.schema.json"),
+        ),
+        "logs" => (docgen::logs(5_000_000), schema("logs.schema.json")),
+        other => panic!("no bench document {other}"),
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args[1].as_str();
+    if mode == "bench" {
+        // One of the bench documents (`bench NAME N`), validated against its schema and
+        // scanned, N times each: `validate` and `scan` are told apart by the second word of
+        // NAME (`envelope/validate`, `logs/scan`).
+        let (doc, schema) = bench_document(&args[2]);
+        let n: usize = args[3].parse().unwrap();
+        let limits = jsongate::Limits::new().max_bytes(u64::MAX);
+        let schema = jsongate::Schema::compile(&schema).unwrap();
+        let mut v = Validator::new(&schema);
+        let mut scanner = jsongate::Scanner::new(limits);
+        for _ in 0..n {
+            if args[2].ends_with("/scan") {
+                scanner
+                    .scan_slice(black_box(&doc), &mut jsongate::Ignore)
+                    .unwrap();
+            } else {
+                v.validate_slice(black_box(&doc), limits).unwrap();
+            }
+        }
+        println!("{}", doc.len());
+        return;
+    }
     if mode == "scanfile" {
         // A file's scan instead of a generated document: `scanfile PATH N`.
         let doc = std::fs::read(&args[2]).unwrap();
@@ -83,7 +130,9 @@ fn main() {
                 doc.len()
             }
             "scanreuse" => {
-                scanner.scan_slice(black_box(&doc), &mut jsongate::Ignore).unwrap();
+                scanner
+                    .scan_slice(black_box(&doc), &mut jsongate::Ignore)
+                    .unwrap();
                 doc.len()
             }
             "validate" => {

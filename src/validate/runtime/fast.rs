@@ -157,19 +157,25 @@ impl Runtime {
     /// everything else is [`fast_name_general`](Self::fast_name_general).
     #[inline(never)]
     fn fast_name(&mut self, p: &Program, plan: &Plan, name: &str, offset: u64) {
-        if p.dispatch.is_none() {
-            let f = &mut self.fast_top;
-            let o = &plan.objects[f.record as usize];
-            if f.count < o.max_properties && o.property_names == NONE {
-                if let Some(m) = o.expected(name.as_bytes(), &mut f.hint) {
-                    if m.direct {
-                        f.count += 1;
-                        f.seen |= m.bit;
-                        f.child = Seg::Prop(m.prop);
-                        self.fast_next = m.edge;
-                        self.charge(1);
-                        return;
-                    }
+        // Under a dispatch, the root object's members also visit the alternatives that
+        // have failed (as the general tier does), once one was chosen.
+        let extra = match &p.dispatch {
+            None => 0,
+            Some(_) if self.fast_depth > 1 => 0,
+            Some(d) if self.fast_dispatch == DispatchState::On => d.branches.len() as u64,
+            Some(_) => return self.fast_name_general(p, plan, name, offset),
+        };
+        let f = &mut self.fast_top;
+        let o = &plan.objects[f.record as usize];
+        if f.count < o.max_properties && o.property_names == NONE {
+            if let Some(m) = o.expected(name.as_bytes(), &mut f.hint) {
+                if m.direct {
+                    f.count += 1;
+                    f.seen |= m.bit;
+                    f.child = Seg::Prop(m.prop);
+                    self.fast_next = m.edge;
+                    self.charge(1 + extra);
+                    return;
                 }
             }
         }
@@ -409,11 +415,12 @@ impl Runtime {
     /// The edge for the value about to begin, in the common cases, with the item counted
     /// when it is one: a member's value (the edge its name chose, or [`NONE`]), or an item
     /// within `maxItems` whose edge, if any, leads to a subschema. `None` (nothing done) for
-    /// the rest: the root value, a dispatch, an item past `maxItems` or under a `true` or
-    /// `false` edge, which [`fast_take_next`](Self::fast_take_next) handles.
+    /// the rest: the root value, a dispatch not decided yet, an item past `maxItems` or under
+    /// a `true` or `false` edge, which [`fast_take_next`](Self::fast_take_next) handles.
     #[inline(always)]
     fn fast_lean_next(&mut self, p: &Program, plan: &Plan) -> Option<u32> {
-        if p.dispatch.is_some() || self.fast_depth == 0 {
+        if self.fast_depth == 0 || (p.dispatch.is_some() && self.fast_dispatch != DispatchState::On)
+        {
             return None;
         }
         let f = &mut self.fast_top;
