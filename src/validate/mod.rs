@@ -381,7 +381,7 @@ pub struct Validator {
     rt: runtime::Runtime,
     /// Scanner kept for [`validate_slice`](Self::validate_slice), reused while the limits
     /// stay the same.
-    scanner: Option<Scanner>,
+    scanner: Option<Box<Scanner>>,
 }
 
 impl Validator {
@@ -611,9 +611,10 @@ impl Validator {
     /// # Ok::<(), jsongate::CompileError>(())
     /// ```
     pub fn validate_slice(&mut self, input: &[u8], limits: Limits) -> Result<(), Rejection> {
+        // Boxed, so that taking it out of `self` (which is the sink) moves a pointer.
         let mut scanner = match self.scanner.take() {
             Some(s) if *s.limits() == limits => s,
-            _ => Scanner::new(limits),
+            _ => Box::new(Scanner::new(limits)),
         };
         self.reset();
         let out = scanner.scan_slice(input, self);
