@@ -14,6 +14,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 
 use jsongate::mcp::{Config, Proxy, Screen};
+use jsongate::json::Value;
 use jsongate::Limits;
 use libfuzzer_sys::fuzz_target;
 
@@ -95,28 +96,35 @@ fuzz_target!(|data: &[u8]| {
         let forwarded = server_lines.contains(&line);
         let own = line.starts_with(br#"{"jsonrpc":"2.0","id":"#)
             && line.windows(10).any(|w| w == b"jsongate: ");
-        let v: serde_json::Value = serde_json::from_slice(line).unwrap();
+        // Lines are read with jsongate's own value, which keeps numbers as their text: a
+        // server line may carry any number the grammar allows (`1e400` is valid JSON, out of
+        // range for serde_json's `Value`), and the proxy forwards it as it is.
+        let v = Value::parse(line, Limits::new()).unwrap();
         // A listing from which the proxy removed tools (not pinned, changed, poisoned,
-        // listed twice, too large) is a server listing with some of its tools left out.
+        // listed twice, too large) is a server line with some of its tools left out.
         let filtered = !forwarded
             && !own
-            && v["result"]["tools"].as_array().is_some_and(|kept| {
+            && v.pointer("/result/tools").and_then(Value::as_array).is_some_and(|kept| {
                 server_lines.iter().any(|l| {
-                    let Ok(mut s) = serde_json::from_slice::<serde_json::Value>(l) else {
+                    let Ok(mut s) = Value::parse(l, Limits::new()) else {
                         return false;
                     };
-                    // (`get_mut`, not indexing: a server line may be any JSON value.)
-                    let tools = s.get_mut("result").and_then(|r| r.get_mut("tools"));
-                    match tools.and_then(serde_json::Value::as_array_mut) {
-                        Some(all) => all.retain(|t| kept.contains(t)),
-                        None => return false,
+                    // (`pointer`, not indexing: a server line may be any JSON value.)
+                    let Some(all) = s.pointer("/result/tools").and_then(Value::as_array) else {
+                        return false;
+                    };
+                    let gone: Vec<usize> =
+                        (0..all.len()).filter(|&i| !kept.contains(&all[i])).collect();
+                    for i in gone.into_iter().rev() {
+                        assert!(s.remove_pointer(&format!("/result/tools/{i}")));
                     }
                     s == v
                 })
             });
         assert!(forwarded || own || filtered, "unexpected line: {}", String::from_utf8_lossy(line));
         if v.get("method").is_none() {
-            *answers.entry(v["id"].to_string()).or_default() += 1;
+            let id = v.get("id").map_or_else(|| "null".to_owned(), Value::to_json);
+            *answers.entry(id).or_default() += 1;
         }
     }
     for id in REQUESTS {

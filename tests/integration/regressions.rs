@@ -286,3 +286,37 @@ fn mcp_oracle_indexes_a_number_line() {
         assert_eq!(v["jsonrpc"], "2.0", "{l}");
     }
 }
+
+/// Not a relay bug: a server notification whose `jsonrpc` member is `1e400` (valid JSON, out
+/// of range for `serde_json`'s `Value` without `arbitrary_precision`) is forwarded as it is,
+/// and the `mcp` target's oracle, which read every relayed line with `serde_json`, panicked
+/// on it. The oracle now reads lines with `jsongate::json::Value` (numbers kept as text).
+#[test]
+fn mcp_oracle_reads_a_number_beyond_f64() {
+    use jsongate::json::Value;
+    let server = saved("mcp-oracle-reads-a-number-beyond-f64");
+    let out = mcp_replay(server.clone());
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.strip_suffix('\n').unwrap().split('\n').collect();
+    let relayed = lines
+        .iter()
+        .find(|l| l.contains("1e400"))
+        .unwrap_or_else(|| panic!("the 1e400 line was not relayed: {text}"));
+    assert!(server
+        .split(|&b| b == b'\n')
+        .any(|l| l == relayed.as_bytes()));
+    assert!(serde_json::from_str::<serde_json::Value>(relayed).is_err());
+    let v = Value::parse(relayed.as_bytes(), Limits::new()).unwrap();
+    assert_eq!(v.get("jsonrpc"), Some(&Value::Number("1e400".into())));
+    let mut ids: Vec<String> = lines
+        .iter()
+        .filter_map(|l| {
+            let v = Value::parse(l.as_bytes(), Limits::new()).unwrap();
+            v.get("method")
+                .is_none()
+                .then(|| v.get("id").map_or("null".into(), Value::to_json))
+        })
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["\"p\"", "0", "1", "2", "3", "4"], "{text}");
+}
