@@ -8,7 +8,7 @@
 //!
 //! MODE: pass, hold, holdlimits (Hold with `Check::Limits`, no schema), stream, buffered,
 //! bench (`bench NAME/validate N` or `bench NAME/scan N`: a bench document, NAME one of
-//! envelope, search, citm, logs), scanfile (`scanfile PATH N`: a file, scanned N times), doc (prints the document), searchdoc (prints a search-results document of about LEN bytes), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), sonic (sonic-rs's validated skip), validate.
+//! envelope, search, citm, logs), scanfile (`scanfile PATH N`: a file, scanned N times), doc (prints the document), searchdoc (prints a search-results document of about LEN bytes), logsdoc (a log document of about LEN bytes), serdefile (`serdefile SCHEMA PATH`: the file read, parsed into a `serde_json::Value` and validated with `jsonschema` once, the verdict printed, for `whole.sh`), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), sonic (sonic-rs's validated skip), validate.
 
 use std::hint::black_box;
 
@@ -84,15 +84,26 @@ fn main() {
         println!("{}", doc.len());
         return;
     }
+    if mode == "serdefile" {
+        // What a parse-then-validate gateway does with a body: `serdefile SCHEMA PATH`.
+        let schema: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&args[2]).unwrap()).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let doc = std::fs::read(&args[3]).unwrap();
+        let valid = serde_json::from_slice::<serde_json::Value>(&doc)
+            .is_ok_and(|v| validator.is_valid(&v));
+        println!("{}", if valid { "valid" } else { "invalid" });
+        return;
+    }
     let len: usize = args[2].parse().unwrap();
     let n: usize = args[3].parse().unwrap();
-    if mode == "doc" || mode == "searchdoc" {
+    if mode == "doc" || mode == "searchdoc" || mode == "logsdoc" {
         // The document itself, for looking at it or feeding it elsewhere.
         use std::io::Write as _;
-        let doc = if mode == "doc" {
-            docgen::gateway_result(len)
-        } else {
-            docgen::search_results(len)
+        let doc = match mode {
+            "doc" => docgen::gateway_result(len),
+            "logsdoc" => docgen::logs(len),
+            _ => docgen::search_results(len),
         };
         std::io::stdout().write_all(&doc).unwrap();
         return;
