@@ -6,9 +6,20 @@
 //!
 //!     cargo run --release --example calls -- MODE LEN N
 //!
-//! MODE: pass, hold, holdlimits (Hold with `Check::Limits`, no schema), stream, buffered,
-//! bench (`bench NAME/validate N` or `bench NAME/scan N`: a bench document, NAME one of
-//! envelope, search, citm, logs), scanfile (`scanfile PATH N`: a file, scanned N times), doc (prints the document), searchdoc (prints a search-results document of about LEN bytes), logsdoc (a log document of about LEN bytes), serdefile (`serdefile SCHEMA PATH`: the file read, parsed into a `serde_json::Value` and validated with `jsonschema` once, the verdict printed, for `whole.sh`), scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset), sonic (sonic-rs's validated skip), validate.
+//! MODE, on the gateway document of about LEN bytes:
+//! - pass, hold, holdlimits (`Hold` with `Check::Limits`, no schema), stream, buffered: the
+//!   HTTP layer's modes;
+//! - scan (a new scanner per call, as `jsongate::check`), scanreuse (one scanner, reset),
+//!   sonic (sonic-rs's validated skip), validate;
+//! - doc, searchdoc, logsdoc: print the gateway, search-results or log document of about LEN
+//!   bytes (N is ignored).
+//!
+//! Modes with other arguments:
+//! - `bench NAME/validate N` or `bench NAME/scan N`: a bench document (NAME one of envelope,
+//!   search, citm, logs) validated against its schema, or scanned;
+//! - `scanfile PATH N`: a file, scanned N times;
+//! - `serdefile SCHEMA PATH`: the file read, parsed into a `serde_json::Value` and validated
+//!   with `jsonschema` once, the verdict printed (for `whole.sh`).
 
 use std::hint::black_box;
 
@@ -59,8 +70,9 @@ fn main() {
         let schema = jsongate::Schema::compile(&schema).unwrap();
         let mut v = Validator::new(&schema);
         let mut scanner = jsongate::Scanner::new(limits);
+        let scan = args[2].ends_with("/scan");
         for _ in 0..n {
-            if args[2].ends_with("/scan") {
+            if scan {
                 scanner
                     .scan_slice(black_box(&doc), &mut jsongate::Ignore)
                     .unwrap();
@@ -90,8 +102,8 @@ fn main() {
             serde_json::from_slice(&std::fs::read(&args[2]).unwrap()).unwrap();
         let validator = jsonschema::validator_for(&schema).unwrap();
         let doc = std::fs::read(&args[3]).unwrap();
-        let valid = serde_json::from_slice::<serde_json::Value>(&doc)
-            .is_ok_and(|v| validator.is_valid(&v));
+        let valid =
+            serde_json::from_slice::<serde_json::Value>(&doc).is_ok_and(|v| validator.is_valid(&v));
         println!("{}", if valid { "valid" } else { "invalid" });
         return;
     }
