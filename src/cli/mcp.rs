@@ -137,6 +137,17 @@ pub struct ProxyArgs {
     /// an Origin the proxy accepts (repeatable; with --upstream)
     #[arg(long, value_name = "ORIGIN", help_heading = "Streamable HTTP")]
     allow_origin: Vec<String>,
+    /// a Host the proxy answers, NAME or NAME:PORT (repeatable; with --upstream; default: loopback
+    /// names only on a loopback --listen, any host elsewhere)
+    #[arg(long, value_name = "HOST", help_heading = "Streamable HTTP")]
+    allow_host: Vec<String>,
+    /// most relays at once: sessions, pending initializations, one-request relays (with
+    /// --upstream; default 256)
+    #[arg(long, value_name = "N", help_heading = "Streamable HTTP")]
+    max_sessions: Option<usize>,
+    /// most client connections at once (with --upstream; default 256)
+    #[arg(long, value_name = "N", help_heading = "Streamable HTTP")]
+    max_connections: Option<usize>,
     /// how long to wait for the upstream's answer (with --upstream)
     #[arg(long, value_name = "SECONDS", value_parser = args::seconds, help_heading = "Streamable HTTP")]
     answer_timeout: Option<u64>,
@@ -343,6 +354,12 @@ fn http(a: ProxyArgs) -> Result<ExitCode, String> {
         .parse()
         .map_err(|_| format!("--listen: '{}' is not IP:PORT", a.listen))?;
     let origins = a.allow_origin.clone();
+    let hosts = a.allow_host.clone();
+    let mut server = jsongate::http::serve::ServerLimits::default();
+    if let Some(n) = a.max_connections {
+        server = server.max_connections(n.max(1));
+    }
+    let max_sessions = a.max_sessions.unwrap_or(jsongate::mcp::http::MAX_SESSIONS);
     // Each session gets a relay of its own, configured as the options say (they were read
     // once above, so reading them again cannot fail but for a file that changed).
     let opts = HttpOptions::new(authority, path, move || {
@@ -351,6 +368,9 @@ fn http(a: ProxyArgs) -> Result<ExitCode, String> {
     })
     .limits(first.get_limits())
     .allowed_origins(origins)
+    .allowed_hosts(hosts)
+    .max_sessions(max_sessions)
+    .server_limits(server)
     .answer_timeout(answer_timeout);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -11,6 +11,8 @@
 
 mod body;
 mod engine;
+#[cfg(feature = "serve")]
+pub(crate) mod front;
 mod layer;
 #[cfg(feature = "serve")]
 pub mod serve;

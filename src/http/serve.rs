@@ -24,12 +24,12 @@ use http::header::{HeaderName, HeaderValue, HOST};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
 
 use super::body::GatedBody;
 use super::engine::{Check, Pool, Refusal};
+use super::front::{serve_connections, HostPolicy};
 use super::layer::{early_refusal, envelope_response, gate_decision, hold, issue_id};
 use crate::config::{self, Shipped};
 use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
@@ -992,11 +992,6 @@ async fn exchange(
     }
 }
 
-/// Resolves once the shutdown flag is set (or its sender is gone).
-async fn stopped(rx: &mut watch::Receiver<bool>) {
-    let _ = rx.wait_for(|s| *s).await.map(|_| ());
-}
-
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
 /// Most idle upstream connections kept per upstream.
@@ -1113,59 +1108,18 @@ pub async fn run(
         audit: Mutex::new(audit),
         ids: AtomicU64::new(0),
     });
-    let permits = Arc::new(Semaphore::new(lim.max_connections));
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(lim.header_timeout)
-        .max_headers(lim.max_headers)
-        .max_header_size(lim.max_header_bytes)
-        .max_buf_size(lim.max_header_bytes.max(8192) + 8192);
-    let builder = Arc::new(builder);
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let permit = tokio::select! {
-            () = &mut shutdown => break,
-            p = Arc::clone(&permits).acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-        };
-        let (stream, _) = tokio::select! {
-            () = &mut shutdown => break,
-            a = listener.accept() => match a {
-                Ok(a) => a,
-                // Out of descriptors or a connection reset before accept: keep serving.
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-        };
-        let _ = stream.set_nodelay(true);
+    let policy = HostPolicy::new(listener.local_addr()?, &[], &[]);
+    let refuse = |status, text| plain(status, text);
+    serve_connections(listener, lim, policy, shutdown, refuse, move |req| {
         let shared = Arc::clone(&shared);
-        let builder = Arc::clone(&builder);
-        let mut stop = stop_rx.clone();
-        tokio::spawn(async move {
-            let svc = hyper::service::service_fn(move |req| handle(Arc::clone(&shared), req));
-            let conn = builder.serve_connection(TokioIo::new(stream), svc);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                () = stopped(&mut stop) => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
-                }
+        async move {
+            match handle(shared, req).await {
+                Ok(r) => r,
+                Err(never) => match never {},
             }
-            drop(permit);
-        });
-    }
-    drop(listener);
-    let _ = stop_tx.send(true);
-    // Every permit back means every connection ended.
-    let all = u32::try_from(lim.max_connections).unwrap_or(u32::MAX);
-    let _ = tokio::time::timeout(lim.shutdown_grace, permits.acquire_many(all)).await;
+        }
+    })
+    .await;
     Ok(())
 }
 

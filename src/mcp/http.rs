@@ -1,49 +1,80 @@
 //! MCP's Streamable HTTP transport through the same relay as stdio: each client session gets
-//! one [`Proxy`] (its state machine, tool schemas, pins, policy), fed with the
-//! JSON-RPC messages of the client's POSTs and with every message the upstream answers, as one
-//! JSON body or as the `data` of each SSE event. Nothing here judges a message; this module
-//! only moves messages between HTTP and the relay's line streams and routes the relay's
-//! output back to the HTTP exchange it answers.
+//! one [`Proxy`] (its state machine, tool schemas, pins, policy) and one upstream
+//! conversation of its own, fed with the JSON-RPC messages of the client's POSTs and with
+//! every message the upstream answers, as one JSON body or as the `data` of each SSE event.
+//! Nothing here judges a message; this module only moves messages between HTTP and the
+//! relay's line streams and routes the relay's output back to the HTTP exchange it answers.
+//!
+//! Sessions are jsongate's own, never shared between clients:
+//! - `initialize` (without `Mcp-Session-Id`) starts a relay and an upstream conversation;
+//!   when the upstream answers with a result, the client gets a session id issued here (128
+//!   random bits), whatever the upstream did (an upstream that issues its own id keeps it:
+//!   the relay sends it upstream, the client never sees it). A failed `initialize` (an error
+//!   answer, an HTTP error, a timeout) ends the relay at once and issues nothing.
+//! - A session is bound to the credentials that opened it (a digest of its `Authorization`
+//!   header, or of its absence): a request naming the session with other credentials, or
+//!   none, is refused with `403` and never reaches the relay. A session id is not a
+//!   credential. The upstream receives only the credentials of the session's own client.
+//! - A request without a session that is not `initialize` (a stateless client, `server/discover`)
+//!   gets a relay of its own that ends with its answer; a notification or response without a
+//!   session is refused with `400`.
+//! - Server messages (notifications, server requests) of a session go only to that session's
+//!   open streams; JSON-RPC ids are the session's own (two clients may both use id 5), and a
+//!   second request reusing an id still in flight in the same session is refused (`409`).
+//!
+//! Every resource is bounded and released: relays (at most [`MAX_SESSIONS`] at once by
+//! default, pending `initialize` and one-request relays included; `503` past it), requests in
+//! flight per session ([`MAX_IN_FLIGHT`], `429` past it), `GET` streams per session
+//! ([`MAX_GET_STREAMS`]), the upstream event ids kept (only for answers someone waits for),
+//! and the upstream exchanges (each ends with its answer, or at the answer timeout). A session
+//! ends on `DELETE`, after [`SESSION_IDLE_TIMEOUT`] unused, or when its `initialize` fails;
+//! its relay's threads and tasks then end.
 //!
 //! - A posted request is answered on its own exchange: `application/json`, or
 //!   `text/event-stream` when the client accepts it and the upstream streamed (server
 //!   notifications and requests that the relay lets through while it waits travel on it
 //!   too, then the response, with the upstream's event id when it had one). An answer that
 //!   comes first and came as one JSON body goes back as one JSON body. Notifications and
-//!   responses are answered `202`.
+//!   responses are answered `202`; `initialize` is answered with one JSON body.
 //! - An upstream answer whose content type is neither `application/json` nor
 //!   `text/event-stream` is refused (a JSON-RPC error answers the request).
-//! - `Mcp-Session-Id` is the upstream's, relayed both ways; `MCP-Protocol-Version` and
-//!   `Authorization` are forwarded. A GET opens the session's server stream; DELETE ends the
-//!   session upstream and here.
-//! - `Origin`, when sent, must be in the allowlist (the spec's DNS-rebinding rule), else
-//!   `403`; the default listen address is 127.0.0.1.
+//! - `MCP-Protocol-Version` and `Authorization` are forwarded. A GET opens the session's
+//!   server stream; DELETE ends the session upstream and here.
+//! - The server side (connection cap, head limits and timeouts, `Host` and `Origin` checks
+//!   against DNS rebinding) is the one `jsongate serve` uses (`crate::http::front`); a body
+//!   must arrive within the request timeout (`408`).
 //! - Message bodies are bounded by the relay's `max_bytes`; an SSE event over it is cut there
 //!   and refused by the relay like an oversized stdio line; an upstream that fails (HTTP
 //!   error, reset, a stream that ends before the answer, a timeout) makes the request's
-//!   answer a JSON-RPC error.
+//!   answer a JSON-RPC error, and writes one line to standard error per kind of failure at
+//!   most every ten seconds.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io::{self, Read, Write};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, ORIGIN};
+use http::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use http::{Method, Request, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
+use sha2::{Digest, Sha256};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
 
 use super::sse::SseParser;
 use super::{Config, Proxy};
+use crate::http::front::{serve_connections, FailureLog, HostPolicy};
+use crate::http::serve::ServerLimits;
 use crate::json::Value;
 use crate::Limits;
 
@@ -80,17 +111,37 @@ pub const VERSION_HEADER: &str = "mcp-protocol-version";
 /// assert_eq!(opts.answer_timeout(Duration::from_secs(30)).get_answer_timeout(), Duration::from_secs(30));
 /// ```
 pub const DEFAULT_ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
-/// Most sessions at once (each runs a relay on a few threads); past it `initialize` is
-/// refused with `503`.
+/// Default bound on relays at once (sessions, `initialize` exchanges still waiting and
+/// one-request relays; each relay runs on a few threads); past it a request that needs a new
+/// relay is refused with `503`. [`HttpOptions::max_sessions`] sets another bound.
 ///
 /// # Example
 /// ```
-/// use jsongate::mcp::http::MAX_SESSIONS;
-/// // Fixed: with 256 sessions open, the next `initialize` is answered `503 Service Unavailable`
+/// use jsongate::mcp::http::{HttpOptions, MAX_SESSIONS};
+/// use jsongate::mcp::Config;
+/// // With 256 relays running, the next `initialize` is answered `503 Service Unavailable`
 /// // until one ends (or is ended after SESSION_IDLE_TIMEOUT unused).
 /// assert_eq!(MAX_SESSIONS, 256);
+/// assert_eq!(HttpOptions::new("h:1", "/", Config::default).get_max_sessions(), MAX_SESSIONS);
 /// ```
 pub const MAX_SESSIONS: usize = 256;
+/// Most requests of one session waiting for their answers at once; past it a request is
+/// refused with `429`.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::http::MAX_IN_FLIGHT;
+/// assert_eq!(MAX_IN_FLIGHT, 64);
+/// ```
+pub const MAX_IN_FLIGHT: usize = 64;
+/// Most `GET` streams of one session open at once; past it a `GET` is refused with `429`.
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::http::MAX_GET_STREAMS;
+/// assert_eq!(MAX_GET_STREAMS, 2);
+/// ```
+pub const MAX_GET_STREAMS: usize = 2;
 /// A session unused for this long is ended (its relay stops; the client gets `404` and
 /// starts a new one, as the transport specifies).
 ///
@@ -130,8 +181,11 @@ pub struct HttpOptions {
     upstream_authority: String,
     path: String,
     allowed_origins: Vec<String>,
+    allowed_hosts: Vec<String>,
     config: Box<dyn Fn() -> Config + Send + Sync>,
     answer_timeout: Duration,
+    max_sessions: usize,
+    server: ServerLimits,
 }
 
 impl HttpOptions {
@@ -160,8 +214,11 @@ impl HttpOptions {
             upstream_authority: upstream_authority.into(),
             path: path.into(),
             allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             config: Box::new(config),
             answer_timeout: DEFAULT_ANSWER_TIMEOUT,
+            max_sessions: MAX_SESSIONS,
+            server: ServerLimits::default(),
         }
     }
 
@@ -182,7 +239,7 @@ impl HttpOptions {
     }
 
     /// Origins allowed to call (exact `scheme://host[:port]`); requests without `Origin`
-    /// are allowed (non-browser clients). Default: none.
+    /// are allowed (non-browser clients), others not listed are answered `403`. Default: none.
     ///
     /// # Example
     /// ```
@@ -194,6 +251,59 @@ impl HttpOptions {
     #[must_use]
     pub fn allowed_origins(mut self, origins: Vec<String>) -> Self {
         self.allowed_origins = origins;
+        self
+    }
+
+    /// Hosts the front answers (`Host` header: a name, or `name:port`), against DNS
+    /// rebinding. Default: none listed, which on a loopback listener accepts only loopback
+    /// names (`localhost`, `127.0.0.0/8`, `::1`) and elsewhere any host. A request for
+    /// another host is answered `421`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// let opts = HttpOptions::new("h:1", "/", Config::default)
+    ///     .allowed_hosts(vec!["gateway.internal.example".to_owned()]);
+    /// assert_eq!(opts.get_allowed_hosts(), ["gateway.internal.example"]);
+    /// ```
+    #[must_use]
+    pub fn allowed_hosts(mut self, hosts: Vec<String>) -> Self {
+        self.allowed_hosts = hosts;
+        self
+    }
+
+    /// Most relays at once (see [`MAX_SESSIONS`], the default); at least 1.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// assert_eq!(HttpOptions::new("h:1", "/", Config::default).max_sessions(16).get_max_sessions(), 16);
+    /// assert_eq!(HttpOptions::new("h:1", "/", Config::default).max_sessions(0).get_max_sessions(), 1);
+    /// ```
+    #[must_use]
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n.max(1);
+        self
+    }
+
+    /// The server side's limits, the ones `jsongate serve` has: connections at once, request
+    /// head size, count and time, the time to send a body (`408` past it) and the shutdown
+    /// grace. (Its `max_request_bytes`, upstream and connect timeouts are `serve`'s alone:
+    /// here a body is bounded by [`limits`](Self::limits)' `max_bytes`.) Default:
+    /// [`ServerLimits::default`].
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use jsongate::http::serve::ServerLimits;
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// let opts = HttpOptions::new("h:1", "/", Config::default)
+    ///     .server_limits(ServerLimits::default().max_connections(64).request_timeout(Duration::from_secs(5)));
+    /// assert_eq!(opts.get_server_limits().get_max_connections(), 64);
+    /// ```
+    #[must_use]
+    pub fn server_limits(mut self, limits: ServerLimits) -> Self {
+        self.server = limits;
         self
     }
 
@@ -257,6 +367,41 @@ impl HttpOptions {
         &self.allowed_origins
     }
 
+    /// The value set by [`allowed_hosts`](Self::allowed_hosts).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// assert!(HttpOptions::new("h:1", "/", Config::default).get_allowed_hosts().is_empty());
+    /// ```
+    pub fn get_allowed_hosts(&self) -> &[String] {
+        &self.allowed_hosts
+    }
+
+    /// The value set by [`max_sessions`](Self::max_sessions).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::http::{HttpOptions, MAX_SESSIONS};
+    /// use jsongate::mcp::Config;
+    /// assert_eq!(HttpOptions::new("h:1", "/", Config::default).get_max_sessions(), MAX_SESSIONS);
+    /// ```
+    pub fn get_max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
+    /// The value set by [`server_limits`](Self::server_limits).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::serve::ServerLimits;
+    /// use jsongate::mcp::{http::HttpOptions, Config};
+    /// assert_eq!(HttpOptions::new("h:1", "/", Config::default).get_server_limits(), ServerLimits::default());
+    /// ```
+    pub fn get_server_limits(&self) -> ServerLimits {
+        self.server
+    }
+
     /// The value set by [`answer_timeout`](Self::answer_timeout).
     ///
     /// # Example
@@ -273,23 +418,35 @@ impl HttpOptions {
 /// A message for the client: its bytes and the upstream's SSE event id, if any.
 type Delivery = (Vec<u8>, Option<String>);
 
+/// One client's session: its relay, its upstream conversation and its waiters. Nothing in
+/// it is ever reached from another session.
 struct Session {
+    /// The id issued to the client (empty for a one-request relay).
+    id: String,
+    /// Digest of the credentials that opened it.
+    creds: [u8; 32],
     /// Lines to the relay's client side.
     to_relay: Mutex<Option<std_mpsc::Sender<Vec<u8>>>>,
-    /// Requests waiting for their answer, by the id's JSON text.
+    /// Requests waiting for their answer, by the id's JSON text (at most [`MAX_IN_FLIGHT`]).
     waiters: Mutex<HashMap<String, Waiter>>,
-    /// Open SSE streams of this session (POSTs waiting, then the GET stream), newest last.
+    /// Open SSE streams of this session (POSTs waiting, then the GET streams), newest last.
     streams: Mutex<Vec<mpsc::UnboundedSender<Delivery>>>,
-    /// The upstream's session id.
+    /// GET streams open.
+    get_streams: AtomicUsize,
+    /// The upstream's session id (kept here, never shown to the client).
     upstream_id: Mutex<Option<HeaderValue>>,
-    /// Headers forwarded on the relay's own POSTs (the client's latest).
+    /// Headers forwarded on the relay's own requests: the client's credentials (fixed when
+    /// the session opened) and its protocol version.
     forward: Mutex<HeaderMap>,
-    /// SSE event ids of the upstream's answers, by the answer's id.
+    /// SSE event ids of upstream answers that someone waits for, by the answer's id.
     event_ids: Mutex<HashMap<String, String>>,
     /// When the client last used the session.
-    used: Mutex<std::time::Instant>,
+    used: Mutex<Instant>,
     /// The relay's server output (upstream messages go in); dropped when the session ends.
     to_server_out: Mutex<Option<std_mpsc::Sender<Vec<u8>>>>,
+    /// Upstream exchanges and timers of this session, aborted when it ends.
+    tasks: Mutex<JoinSet<()>>,
+    ended: AtomicBool,
 }
 
 /// Who waits for an answer: a JSON exchange, or an SSE stream that ends with it.
@@ -305,16 +462,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 struct Front {
     opts: HttpOptions,
     limits: Limits,
+    /// Sessions by the id issued to their client.
     sessions: Mutex<HashMap<String, Arc<Session>>>,
-    /// The session of a server that issues no session ids.
-    sessionless: Mutex<Option<Arc<Session>>>,
+    /// Relays running (sessions, pending `initialize`, one-request relays), counted until
+    /// their last thread ended.
+    live: Arc<AtomicUsize>,
     rt: tokio::runtime::Handle,
+    log: FailureLog,
 }
 
-/// A `Write` that sends each write to a channel (the relay writes whole lines).
-struct ChanWriter(std_mpsc::Sender<Vec<u8>>);
+/// A `Write` that sends each write to a task (the relay writes whole lines).
+struct TaskWriter(mpsc::UnboundedSender<Vec<u8>>);
 
-impl Write for ChanWriter {
+impl Write for TaskWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0
             .send(buf.to_vec())
@@ -359,6 +519,20 @@ fn chan_reader(rx: std_mpsc::Receiver<Vec<u8>>) -> ChanReader {
     }
 }
 
+/// Splits the pieces a task receives into lines, calling `each` with every whole line.
+async fn lines_of(rx: &mut mpsc::UnboundedReceiver<Vec<u8>>, mut each: impl FnMut(Vec<u8>)) {
+    let mut line = Vec::new();
+    while let Some(piece) = rx.recv().await {
+        let mut piece = &piece[..];
+        while let Some(i) = memchr::memchr(b'\n', piece) {
+            line.extend_from_slice(&piece[..i]);
+            piece = &piece[i + 1..];
+            each(std::mem::take(&mut line));
+        }
+        line.extend_from_slice(piece);
+    }
+}
+
 /// A message as one line: JSON never needs a raw line end outside strings, so CR and LF
 /// become spaces (a line end inside a string is invalid JSON either way).
 fn one_line(bytes: &[u8]) -> Vec<u8> {
@@ -376,6 +550,8 @@ struct Facts {
     method: Option<String>,
     /// Whether it has `result` or `error` (a response).
     answer: bool,
+    /// Whether it has `result` (a successful response).
+    result: bool,
 }
 
 impl Facts {
@@ -397,98 +573,131 @@ fn facts(bytes: &[u8], limits: Limits) -> Option<Facts> {
         id: v.get("id").map(Value::to_json),
         method: v.get("method").and_then(Value::as_str).map(str::to_owned),
         answer: v.get("result").is_some() || v.get("error").is_some(),
+        result: v.get("result").is_some(),
     })
 }
 
+/// The digest a session is bound to: every `Authorization` value the request carries, in
+/// order, or the mark of none.
+fn credentials(headers: &HeaderMap) -> [u8; 32] {
+    let mut h = Sha256::new();
+    let mut any = false;
+    for v in headers.get_all(http::header::AUTHORIZATION) {
+        h.update(b"A");
+        h.update((v.len() as u64).to_be_bytes());
+        h.update(v.as_bytes());
+        any = true;
+    }
+    if !any {
+        h.update(b"-");
+    }
+    h.finalize().into()
+}
+
+/// A session id for a client: 128 random bits in hex (visible ASCII, as the transport asks).
+fn new_session_id() -> io::Result<String> {
+    let mut b = [0u8; 16];
+    getrandom::getrandom(&mut b).map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(super::reply::hex(&b))
+}
+
+/// Counts a relay as running until dropped (on the relay's own thread, when it ends).
+struct Live(Arc<AtomicUsize>);
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 impl Front {
-    /// Starts a relay for a new session.
-    fn new_session(self: &Arc<Self>) -> io::Result<Arc<Session>> {
+    /// Starts a relay for a new session bound to `creds`, forwarding `forward` upstream;
+    /// `None` when [`HttpOptions::max_sessions`] relays already run or no thread could start.
+    fn new_session(
+        self: &Arc<Self>,
+        id: String,
+        creds: [u8; 32],
+        forward: HeaderMap,
+    ) -> Option<Arc<Session>> {
+        if self.live.fetch_add(1, Ordering::AcqRel) >= self.opts.max_sessions {
+            self.live.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        let live = Live(Arc::clone(&self.live));
         let (to_relay, client_in) = std_mpsc::channel::<Vec<u8>>();
-        let (client_out_tx, client_out) = std_mpsc::channel::<Vec<u8>>();
-        let (server_in_tx, server_in) = std_mpsc::channel::<Vec<u8>>();
+        let (client_out_tx, mut client_out) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (server_in_tx, mut server_in) = mpsc::unbounded_channel::<Vec<u8>>();
         let (server_out_tx, server_out) = std_mpsc::channel::<Vec<u8>>();
         let session = Arc::new(Session {
+            id,
+            creds,
             to_relay: Mutex::new(Some(to_relay)),
             waiters: Mutex::new(HashMap::new()),
             streams: Mutex::new(Vec::new()),
+            get_streams: AtomicUsize::new(0),
             upstream_id: Mutex::new(None),
-            forward: Mutex::new(HeaderMap::new()),
+            forward: Mutex::new(forward),
             event_ids: Mutex::new(HashMap::new()),
-            to_server_out: Mutex::new(Some(server_out_tx.clone())),
-            used: Mutex::new(std::time::Instant::now()),
+            to_server_out: Mutex::new(Some(server_out_tx)),
+            used: Mutex::new(Instant::now()),
+            tasks: Mutex::new(JoinSet::new()),
+            ended: AtomicBool::new(false),
         });
         let proxy = Proxy::new((self.opts.config)());
-        std::thread::Builder::new()
+        let started = std::thread::Builder::new()
             .name("mcp-http-relay".into())
             .spawn(move || {
+                let _live = live;
                 let _ = proxy.run(
                     chan_reader(client_in),
-                    ChanWriter(client_out_tx),
-                    ChanWriter(server_in_tx),
+                    TaskWriter(client_out_tx),
+                    TaskWriter(server_in_tx),
                     chan_reader(server_out),
                     Box::new(|| {}),
                 );
-            })?;
-        // The relay's output to the client: answers to their waiters, the rest to a stream.
+            });
+        if started.is_err() {
+            // The closure (and with it the count) was dropped.
+            return None;
+        }
+        // The relay's output to the client: answers to their waiters, the rest to the
+        // session's newest stream. Ends when the relay does.
         let s = Arc::clone(&session);
         let limits = self.limits;
-        std::thread::Builder::new()
-            .name("mcp-http-demux".into())
-            .spawn(move || demux(&s, &mut chan_reader(client_out), limits))?;
-        // The relay's output to the server: each message POSTed upstream.
+        self.rt.spawn(async move {
+            lines_of(&mut client_out, |msg| deliver(&s, msg, limits)).await;
+        });
+        // The relay's output to the server: each message POSTed upstream, side by side (a
+        // long call never holds a ping). Ends when the relay closes the server's side.
         let front = Arc::clone(self);
         let s = Arc::clone(&session);
-        std::thread::Builder::new()
-            .name("mcp-http-upstream".into())
-            .spawn(move || {
-                let mut lines = chan_reader(server_in);
-                let mut line = Vec::new();
-                let mut byte = vec![0u8; 64 * 1024];
-                loop {
-                    let n = match lines.read(&mut byte) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => n,
-                    };
-                    let mut piece = &byte[..n];
-                    while let Some(i) = memchr::memchr(b'\n', piece) {
-                        line.extend_from_slice(&piece[..i]);
-                        piece = &piece[i + 1..];
-                        let msg = std::mem::take(&mut line);
-                        let (f, s, out) =
-                            (Arc::clone(&front), Arc::clone(&s), server_out_tx.clone());
-                        // Messages go upstream side by side: a long call never holds a ping.
-                        front
-                            .rt
-                            .spawn(async move { post_upstream(&f, &s, msg, out).await });
-                    }
-                    line.extend_from_slice(piece);
-                }
-                // The relay closed the server's side: its output ends once every POST did.
-            })?;
-        Ok(session)
+        self.rt.spawn(async move {
+            lines_of(&mut server_in, |msg| {
+                let Some(out) = lock(&s.to_server_out).clone() else {
+                    return;
+                };
+                let (f, s2) = (Arc::clone(&front), Arc::clone(&s));
+                spawn_in(&s, async move { post_upstream(&f, &s2, msg, out).await });
+            })
+            .await;
+        });
+        Some(session)
     }
 }
 
-/// Routes the relay's lines for the client: an answer to its waiter, anything else (a
-/// server notification or request) to the newest open stream of the session.
-fn demux(s: &Session, lines: &mut ChanReader, limits: Limits) {
-    let mut line = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match lines.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let mut piece = &buf[..n];
-        while let Some(i) = memchr::memchr(b'\n', piece) {
-            line.extend_from_slice(&piece[..i]);
-            piece = &piece[i + 1..];
-            deliver(s, std::mem::take(&mut line), limits);
-        }
-        line.extend_from_slice(piece);
+/// Runs `task` as one of the session's own (aborted when it ends); finished ones are
+/// collected first, so the set holds only what runs.
+fn spawn_in(s: &Session, task: impl std::future::Future<Output = ()> + Send + 'static) {
+    let mut tasks = lock(&s.tasks);
+    while tasks.try_join_next().is_some() {}
+    if s.ended.load(Ordering::Acquire) {
+        return;
     }
+    tasks.spawn(task);
 }
 
+/// Routes one line of the relay's output for the client: an answer to its waiter, anything
+/// else (a server notification or request) to the newest open stream of the session.
 fn deliver(s: &Session, msg: Vec<u8>, limits: Limits) {
     let f = facts(&msg, limits);
     if let Some(id) = f.as_ref().and_then(Facts::answers) {
@@ -525,67 +734,90 @@ fn error_line(id: &str, message: &str) -> Vec<u8> {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32603,"message":{m}}}}}"#).into_bytes()
 }
 
-/// POSTs one relay message upstream and feeds every message of the answer back.
+/// POSTs one relay message upstream and feeds every message of the answer back; bounded by
+/// the answer timeout.
 async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: std_mpsc::Sender<Vec<u8>>) {
     let limits = front.limits;
     let id = facts(&msg, limits)
         .filter(Facts::is_request)
         .and_then(|f| f.id);
-    let fail = |why: &str| {
-        if let Some(id) = &id {
-            to_relay_server(&out, &error_line(id, why));
+    let exchange = async {
+        let req = upstream_request(front, s, Method::POST, Full::new(Bytes::from(msg)))
+            .ok_or("jsongate: the message could not be sent upstream")?;
+        let res = match send(&front.opts.upstream_authority, req).await {
+            Ok(res) => res,
+            Err(kind) => {
+                front.log.note(&front.opts.upstream_authority, kind);
+                return Err("jsongate: the upstream is unavailable");
+            }
+        };
+        if let Some(sid) = res.headers().get(SESSION_HEADER) {
+            lock(&s.upstream_id).get_or_insert_with(|| sid.clone());
+        }
+        let status = res.status();
+        if status == StatusCode::ACCEPTED {
+            return Ok(());
+        }
+        if !status.is_success() {
+            front
+                .log
+                .note(&front.opts.upstream_authority, status_kind(status));
+            return Err("jsongate: the upstream answered with an HTTP error");
+        }
+        let content_type = res.headers().get(CONTENT_TYPE);
+        let sse = content_type
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+        if !sse && !content_type.is_some_and(crate::http::is_json_content_type) {
+            // The transport allows only these two; anything else (an HTML error page, a
+            // proxy's banner) is not an answer, whatever its bytes look like.
+            front.log.note(
+                &front.opts.upstream_authority,
+                "answer of another content type",
+            );
+            return Err(
+                "jsongate: the upstream answered with a content type that is neither \
+                     application/json nor text/event-stream",
+            );
+        }
+        let answered = if sse {
+            read_events(s, res.into_body(), &out, limits, id.as_deref()).await
+        } else {
+            read_json(res.into_body(), &out, limits).await
+        };
+        match answered {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("jsongate: the upstream ended its answer before answering"),
+            Err(()) => {
+                front
+                    .log
+                    .note(&front.opts.upstream_authority, "answer broken off");
+                Err("jsongate: the upstream broke off its answer")
+            }
         }
     };
-    let mut req = Request::post(front.opts.path.as_str())
-        .header(http::header::HOST, front.opts.upstream_authority.as_str())
-        .header(CONTENT_TYPE, "application/json")
-        .header(ACCEPT, "application/json, text/event-stream");
-    for (k, v) in lock(&s.forward).iter() {
-        req = req.header(k, v);
-    }
-    if let Some(sid) = lock(&s.upstream_id).clone() {
-        req = req.header(SESSION_HEADER, sid);
-    }
-    let Ok(req) = req.body(Full::new(Bytes::from(msg))) else {
-        return fail("jsongate: the message could not be sent upstream");
+    let why = match tokio::time::timeout(front.opts.answer_timeout, exchange).await {
+        Ok(Ok(())) => return,
+        Ok(Err(why)) => why,
+        Err(_) => {
+            front
+                .log
+                .note(&front.opts.upstream_authority, "no answer in time");
+            "jsongate: no answer in time"
+        }
     };
-    let Some(res) = send(&front.opts.upstream_authority, req).await else {
-        return fail("jsongate: the upstream is unavailable");
-    };
-    if let Some(sid) = res.headers().get(SESSION_HEADER) {
-        lock(&s.upstream_id).get_or_insert_with(|| sid.clone());
+    if let Some(id) = &id {
+        to_relay_server(&out, &error_line(id, why));
     }
-    let status = res.status();
-    if status == StatusCode::ACCEPTED {
-        return;
-    }
-    if !status.is_success() {
-        return fail(&format!(
-            "jsongate: the upstream answered HTTP {}",
-            status.as_u16()
-        ));
-    }
-    let content_type = res.headers().get(CONTENT_TYPE);
-    let sse = content_type
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
-    if !sse && !content_type.is_some_and(crate::http::is_json_content_type) {
-        // The transport allows only these two; anything else (an HTML error page, a proxy's
-        // banner) is not an answer, whatever its bytes look like.
-        return fail(
-            "jsongate: the upstream answered with a content type that is neither \
-                     application/json nor text/event-stream",
-        );
-    }
-    let answered = if sse {
-        read_events(s, res.into_body(), &out, limits, id.as_deref()).await
-    } else {
-        read_json(res.into_body(), &out, limits).await
-    };
-    match answered {
-        Ok(true) => {}
-        Ok(false) => fail("jsongate: the upstream ended its answer before answering"),
-        Err(()) => fail("jsongate: the upstream broke off its answer"),
+}
+
+/// The kind of an upstream's HTTP error, for the operators' line.
+fn status_kind(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        401 | 403 => "refused the credentials (HTTP 401/403)",
+        404 => "no such endpoint or session (HTTP 404)",
+        400..=499 => "refused the request (HTTP 4xx)",
+        _ => "failed (HTTP 5xx)",
     }
 }
 
@@ -618,7 +850,8 @@ async fn read_json(
     Ok(true)
 }
 
-/// Every SSE event's data as one message; true once the answer to `id` passed.
+/// Every SSE event's data as one message; true once the answer to `id` passed. An event id
+/// is kept only for an answer someone in this session waits for.
 async fn read_events(
     s: &Session,
     body: Incoming,
@@ -639,11 +872,13 @@ async fn read_events(
             if e.data.is_empty() {
                 return;
             }
-            if let Some(eid) = facts(&e.data, limits).and_then(|f| f.answers().map(str::to_owned)) {
+            if let Some(aid) = facts(&e.data, limits).and_then(|f| f.answers().map(str::to_owned)) {
                 if let Some(ev) = &e.id {
-                    lock(&s.event_ids).insert(eid.clone(), ev.clone());
+                    if lock(&s.waiters).contains_key(&aid) {
+                        lock(&s.event_ids).insert(aid.clone(), ev.clone());
+                    }
                 }
-                if Some(eid.as_str()) == id {
+                if Some(aid.as_str()) == id {
                     answered = true;
                 }
             } else if e.over_limit && !answered {
@@ -657,20 +892,62 @@ async fn read_events(
     Ok(answered)
 }
 
-/// One request on a fresh connection to the upstream.
-async fn send(authority: &str, req: Request<Full<Bytes>>) -> Option<Response<Incoming>> {
-    let stream = tokio::time::timeout(Duration::from_secs(5), TcpStream::connect(authority))
-        .await
-        .ok()?
-        .ok()?;
+/// One request on a fresh connection to the upstream (the failure's kind for the
+/// operators' line).
+async fn send<B>(authority: &str, req: Request<B>) -> Result<Response<Incoming>, &'static str>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(authority)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
+            return Err("connection refused")
+        }
+        Ok(Err(_)) => return Err("cannot connect"),
+        Err(_) => return Err("connect timed out"),
+    };
     let _ = stream.set_nodelay(true);
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
-        .ok()?;
+        .map_err(|_| "handshake failed")?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
-    sender.send_request(req).await.ok()
+    sender
+        .send_request(req)
+        .await
+        .map_err(|_| "connection reset before the answer")
+}
+
+/// How long connecting to the upstream may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Ends the session when dropped: a one-request relay ends with its exchange, whatever way
+/// the exchange ends (answered, timed out, or the client went away).
+struct EndOnDrop(Option<Arc<Session>>);
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        if let Some(s) = self.0.take() {
+            s.end();
+        }
+    }
+}
+
+/// Gives back a `GET` stream's place, and stops reading the upstream's stream, when the
+/// client's stream is dropped.
+struct GetStream {
+    session: Arc<Session>,
+    reader: tokio::task::AbortHandle,
+}
+
+impl Drop for GetStream {
+    fn drop(&mut self) {
+        self.reader.abort();
+        self.session.get_streams.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// A response body fed from a channel (an SSE stream to the client).
@@ -682,6 +959,10 @@ struct Events {
     until: Option<String>,
     done: bool,
     limits: Limits,
+    /// Ends a one-request relay with the stream.
+    _end: EndOnDrop,
+    /// A GET stream's place.
+    _get: Option<GetStream>,
 }
 
 fn sse_frame(msg: &[u8], id: Option<&str>) -> Bytes {
@@ -735,21 +1016,8 @@ impl Body for Events {
     }
 }
 
-/// A POST's answer as an event stream of `first`, then what `rx` delivers until the answer
-/// to `id`.
-fn event_stream(
-    rx: mpsc::UnboundedReceiver<Delivery>,
-    first: Option<Delivery>,
-    id: String,
-    limits: Limits,
-) -> Response<Out> {
-    let mut r = Response::new(Out::Events(Events {
-        first,
-        rx,
-        until: Some(id),
-        done: false,
-        limits,
-    }));
+fn sse_response(events: Events) -> Response<Out> {
+    let mut r = Response::new(Out::from(events));
     r.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     r
@@ -758,7 +1026,13 @@ fn event_stream(
 /// The client-facing body: one message, or a stream of events.
 enum Out {
     Full(Full<Bytes>),
-    Events(Events),
+    Events(Box<Events>),
+}
+
+impl From<Events> for Out {
+    fn from(e: Events) -> Out {
+        Out::Events(Box::new(e))
+    }
 }
 
 impl Body for Out {
@@ -771,7 +1045,7 @@ impl Body for Out {
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.get_mut() {
             Out::Full(f) => Pin::new(f).poll_frame(cx),
-            Out::Events(e) => Pin::new(e).poll_frame(cx),
+            Out::Events(e) => Pin::new(e.as_mut()).poll_frame(cx),
         }
     }
 
@@ -800,10 +1074,7 @@ fn reply(status: StatusCode, body: &'static str) -> Response<Out> {
     r
 }
 
-fn json_error(status: StatusCode, code: i32, message: &str) -> Response<Out> {
-    let mut m = String::new();
-    crate::json::write_string(&mut m, message);
-    let body = format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{code},"message":{m}}}}}"#);
+fn json_body(status: StatusCode, body: Vec<u8>) -> Response<Out> {
     let mut r = Response::new(Out::Full(Full::new(Bytes::from(body))));
     *r.status_mut() = status;
     r.headers_mut()
@@ -811,69 +1082,79 @@ fn json_error(status: StatusCode, code: i32, message: &str) -> Response<Out> {
     r
 }
 
+fn json_error(status: StatusCode, code: i32, message: &str) -> Response<Out> {
+    let mut m = String::new();
+    crate::json::write_string(&mut m, message);
+    let body = format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{code},"message":{m}}}}}"#);
+    json_body(status, body.into_bytes())
+}
+
 fn header_str<'h>(h: &'h HeaderMap, name: &str) -> Option<&'h str> {
     h.get(name).and_then(|v| v.to_str().ok())
 }
 
 impl Front {
-    fn origin_allowed(&self, headers: &HeaderMap) -> bool {
-        match headers.get(ORIGIN) {
-            None => true,
-            Some(o) => o
-                .to_str()
-                .is_ok_and(|o| self.opts.allowed_origins.iter().any(|a| a == o)),
-        }
-    }
-
-    /// The session a request names (`Err`: it names one that does not exist, `404`).
+    /// The session a request names, checked against the request's credentials: `Ok(None)`
+    /// when it names none, `Err` with the answer when it names one that does not exist
+    /// (`404`) or that other credentials opened (`403`).
     fn session_of(&self, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Box<Response<Out>>> {
-        match header_str(headers, SESSION_HEADER) {
-            Some(id) => match lock(&self.sessions).get(id) {
-                Some(s) => {
-                    *lock(&s.used) = std::time::Instant::now();
-                    Ok(Some(Arc::clone(s)))
-                }
-                None => Err(Box::new(json_error(
-                    StatusCode::NOT_FOUND,
-                    -32001,
-                    "session not found",
-                ))),
-            },
-            None => Ok(lock(&self.sessionless).clone()),
+        let Some(id) = header_str(headers, SESSION_HEADER) else {
+            return if headers.contains_key(SESSION_HEADER) {
+                Err(Box::new(json_error(
+                    StatusCode::BAD_REQUEST,
+                    -32600,
+                    "jsongate: the session id is not visible ASCII",
+                )))
+            } else {
+                Ok(None)
+            };
+        };
+        let Some(s) = lock(&self.sessions).get(id).cloned() else {
+            return Err(Box::new(json_error(
+                StatusCode::NOT_FOUND,
+                -32001,
+                "session not found",
+            )));
+        };
+        if s.creds != credentials(headers) {
+            return Err(Box::new(json_error(
+                StatusCode::FORBIDDEN,
+                -32600,
+                "jsongate: this session was opened with other credentials",
+            )));
         }
+        *lock(&s.used) = Instant::now();
+        Ok(Some(s))
     }
 }
 
-async fn read_body(body: Incoming, max: u64) -> Result<Vec<u8>, StatusCode> {
+/// Reads a request body within the size limit and the request timeout.
+async fn read_body(body: Incoming, max: u64, timeout: Duration) -> Result<Vec<u8>, StatusCode> {
     let cap = usize::try_from(max).unwrap_or(usize::MAX);
-    let mut body = std::pin::pin!(body);
-    let mut buf = Vec::new();
-    while let Some(f) = body.frame().await {
-        let f = f.map_err(|_| StatusCode::BAD_REQUEST)?;
-        if let Ok(d) = f.into_data() {
-            if buf.len() + d.len() > cap {
-                return Err(StatusCode::PAYLOAD_TOO_LARGE);
+    let read = async {
+        let mut body = std::pin::pin!(body);
+        let mut buf = Vec::new();
+        while let Some(f) = body.frame().await {
+            let f = f.map_err(|_| StatusCode::BAD_REQUEST)?;
+            if let Ok(d) = f.into_data() {
+                if buf.len() + d.len() > cap {
+                    return Err(StatusCode::PAYLOAD_TOO_LARGE);
+                }
+                buf.extend_from_slice(&d);
             }
-            buf.extend_from_slice(&d);
         }
-    }
-    Ok(buf)
+        Ok(buf)
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .unwrap_or(Err(StatusCode::REQUEST_TIMEOUT))
 }
 
-async fn handle(front: Arc<Front>, req: Request<Incoming>) -> Result<Response<Out>, Infallible> {
+async fn handle(front: Arc<Front>, req: Request<Incoming>) -> Response<Out> {
     if req.uri().path() != front.opts.path {
-        return Ok(reply(
-            StatusCode::NOT_FOUND,
-            "jsongate: not the MCP endpoint\n",
-        ));
+        return reply(StatusCode::NOT_FOUND, "jsongate: not the MCP endpoint\n");
     }
-    if !front.origin_allowed(req.headers()) {
-        return Ok(reply(
-            StatusCode::FORBIDDEN,
-            "jsongate: origin not allowed\n",
-        ));
-    }
-    Ok(match *req.method() {
+    match *req.method() {
         Method::POST => post(&front, req).await,
         Method::GET => get_stream(&front, req).await,
         Method::DELETE => delete(&front, req).await,
@@ -881,7 +1162,19 @@ async fn handle(front: Arc<Front>, req: Request<Incoming>) -> Result<Response<Ou
             StatusCode::METHOD_NOT_ALLOWED,
             "jsongate: method not allowed\n",
         ),
-    })
+    }
+}
+
+/// The headers a session's relay sends upstream on its client's behalf.
+fn forwarded(headers: &HeaderMap) -> HeaderMap {
+    let mut fwd = HeaderMap::new();
+    for v in headers.get_all(http::header::AUTHORIZATION) {
+        fwd.append(http::header::AUTHORIZATION, v.clone());
+    }
+    if let Some(v) = headers.get(VERSION_HEADER) {
+        fwd.insert(HeaderName::from_static(VERSION_HEADER), v.clone());
+    }
+    fwd
 }
 
 async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
@@ -896,7 +1189,17 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
             "jsongate: the body must be JSON\n",
         );
     }
-    let msg = match read_body(body, front.limits.get_max_bytes()).await {
+    let named = match front.session_of(&parts.headers) {
+        Err(r) => return *r,
+        Ok(s) => s,
+    };
+    let msg = match read_body(
+        body,
+        front.limits.get_max_bytes(),
+        front.opts.server.get_request_timeout(),
+    )
+    .await
+    {
         Ok(b) => b,
         Err(s) => return json_error(s, -32600, "jsongate: the message was refused"),
     };
@@ -908,146 +1211,171 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
         );
     };
     let initialize = f.method.as_deref() == Some("initialize");
-    let session = match front.session_of(&parts.headers) {
-        Err(r) => return *r,
-        Ok(Some(s)) if !initialize || header_str(&parts.headers, SESSION_HEADER).is_some() => s,
-        Ok(_) if initialize => {
-            if lock(&front.sessions).len() >= MAX_SESSIONS {
-                return reply(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "jsongate: too many sessions\n",
-                );
-            }
-            match front.new_session() {
-                Ok(s) => s,
-                Err(_) => return reply(StatusCode::SERVICE_UNAVAILABLE, "jsongate: no relay\n"),
-            }
-        }
-        // A first message other than `initialize` without a session (a stateless protocol
-        // revision, `server/discover`): one relay serves every such request.
-        Ok(_) => match front.new_session() {
-            Ok(s) => {
-                *lock(&front.sessionless) = Some(Arc::clone(&s));
-                s
-            }
-            Err(_) => return reply(StatusCode::SERVICE_UNAVAILABLE, "jsongate: no relay\n"),
-        },
-    };
-    {
-        let mut fwd = lock(&session.forward);
-        for name in [
-            http::header::AUTHORIZATION,
-            HeaderName::from_static(VERSION_HEADER),
-        ] {
-            if let Some(v) = parts.headers.get(&name) {
-                fwd.insert(name, v.clone());
-            }
-        }
-    }
     let mut line = one_line(&msg);
     line.push(b'\n');
     let Some(id) = f.id.clone().filter(|_| f.is_request()) else {
-        // A notification or a response to the server: accepted.
-        if let Some(t) = lock(&session.to_relay).as_ref() {
-            let _ = t.send(line);
+        // A notification or a response to the server: accepted within a session.
+        let Some(session) = named else {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "jsongate: a notification or response needs a session",
+            );
+        };
+        if let Some(v) = parts.headers.get(VERSION_HEADER) {
+            lock(&session.forward).insert(HeaderName::from_static(VERSION_HEADER), v.clone());
         }
+        send_line(&session, line);
         return reply(StatusCode::ACCEPTED, "");
     };
-    let streaming =
-        header_str(&parts.headers, "accept").is_some_and(|a| a.contains("text/event-stream"));
-    let mut res = if streaming {
-        let (tx, rx) = mpsc::unbounded_channel();
-        lock(&session.waiters).insert(id.clone(), Waiter::Stream(tx.clone()));
-        lock(&session.streams).push(tx.clone());
-        send_line(&session, line);
-        // An upstream that never answers (or a stream that never ends an event) still
-        // answers the request, with an error, at the timeout.
-        let (s, wait, id2) = (Arc::clone(&session), front.opts.answer_timeout, id.clone());
-        tokio::spawn(async move {
-            tokio::time::sleep(wait).await;
-            if lock(&s.waiters).remove(&id2).is_some() {
-                let e = error_line(&id2, "jsongate: no answer in time");
-                let _ = tx.send((e, None));
+    // The session: the one named, a new one for `initialize`, or a relay for this request
+    // alone.
+    let (session, one_shot) = match named {
+        Some(s) => {
+            if let Some(v) = parts.headers.get(VERSION_HEADER) {
+                lock(&s.forward).insert(HeaderName::from_static(VERSION_HEADER), v.clone());
             }
-        });
-        // The head waits for the first message: when that is the answer itself, without an
-        // upstream event id (the upstream answered with one JSON body), the client gets one
-        // JSON body too, as it would directly (clients bound SSE events more tightly than
-        // bodies); otherwise the exchange becomes an event stream that starts with it.
-        let mut rx = rx;
-        let first = rx.recv().await;
-        if let Some((msg, None)) = &first {
-            if facts(msg, front.limits).is_some_and(|f| f.answers() == Some(id.as_str())) {
-                let (msg, _) = first.unwrap_or_default();
-                let mut r = Response::new(Out::Full(Full::new(Bytes::from(msg))));
-                r.headers_mut()
-                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                r
-            } else {
-                event_stream(rx, first, id, front.limits)
-            }
-        } else {
-            event_stream(rx, first, id, front.limits)
+            (s, false)
         }
-    } else {
-        let (tx, rx) = oneshot::channel();
-        lock(&session.waiters).insert(id.clone(), Waiter::Once(tx));
-        send_line(&session, line);
-        match tokio::time::timeout(front.opts.answer_timeout, rx).await {
-            Ok(Ok((answer, _))) => {
-                let mut r = Response::new(Out::Full(Full::new(Bytes::from(answer))));
-                r.headers_mut()
-                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                r
-            }
-            _ => {
-                lock(&session.waiters).remove(&id);
-                json_error(
-                    StatusCode::GATEWAY_TIMEOUT,
-                    -32603,
-                    "jsongate: no answer in time",
-                )
+        None => {
+            let sid = if initialize {
+                match new_session_id() {
+                    Ok(sid) => sid,
+                    Err(_) => {
+                        return reply(StatusCode::SERVICE_UNAVAILABLE, "jsongate: no relay\n")
+                    }
+                }
+            } else {
+                String::new()
+            };
+            let creds = credentials(&parts.headers);
+            match front.new_session(sid, creds, forwarded(&parts.headers)) {
+                Some(s) => (s, !initialize),
+                None => {
+                    return reply(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "jsongate: too many sessions\n",
+                    )
+                }
             }
         }
     };
-    if initialize {
-        // The upstream's session id is known once it answered (JSON) or soon after the
-        // head of its stream; wait briefly for it.
-        for _ in 0..100 {
-            if lock(&session.upstream_id).is_some() || !streaming {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+    // A session that is not kept ends with this exchange, however it ends.
+    let end = EndOnDrop((one_shot || initialize).then(|| Arc::clone(&session)));
+    let streaming = !initialize
+        && header_str(&parts.headers, "accept").is_some_and(|a| a.contains("text/event-stream"));
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (once_tx, once_rx) = oneshot::channel();
+    {
+        let mut waiters = lock(&session.waiters);
+        if waiters.contains_key(&id) {
+            return json_error(
+                StatusCode::CONFLICT,
+                -32600,
+                "jsongate: a request with this id is already waiting for its answer in this session",
+            );
         }
-        match lock(&session.upstream_id).clone() {
-            Some(sid) => {
-                if let Ok(k) = sid.to_str() {
-                    lock(&front.sessions).insert(k.to_owned(), Arc::clone(&session));
-                }
-                res.headers_mut().insert(SESSION_HEADER, sid);
+        if waiters.len() >= MAX_IN_FLIGHT {
+            return json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                -32600,
+                "jsongate: too many requests waiting in this session",
+            );
+        }
+        let w = if streaming {
+            Waiter::Stream(tx.clone())
+        } else {
+            Waiter::Once(once_tx)
+        };
+        waiters.insert(id.clone(), w);
+    }
+    if !streaming {
+        send_line(&session, line);
+        let answer = tokio::time::timeout(front.opts.answer_timeout, once_rx).await;
+        let Ok(Ok((answer, _))) = answer else {
+            forget(&session, &id);
+            return json_error(
+                StatusCode::GATEWAY_TIMEOUT,
+                -32603,
+                "jsongate: no answer in time",
+            );
+        };
+        let ok = facts(&answer, front.limits).is_some_and(|f| f.result);
+        let mut r = json_body(StatusCode::OK, answer);
+        if initialize && ok {
+            if let Ok(v) = HeaderValue::from_str(&session.id) {
+                // Kept: the client names it from now on.
+                let mut end = end;
+                end.0 = None;
+                lock(&front.sessions).insert(session.id.clone(), Arc::clone(&session));
+                r.headers_mut().insert(SESSION_HEADER, v);
             }
-            None => *lock(&front.sessionless) = Some(Arc::clone(&session)),
+        }
+        return r;
+    }
+    lock(&session.streams).push(tx.clone());
+    send_line(&session, line);
+    // An upstream that never answers (or a stream that never ends an event) still answers
+    // the request, with an error, at the timeout.
+    let (s, wait, id2) = (Arc::clone(&session), front.opts.answer_timeout, id.clone());
+    spawn_in(&session, async move {
+        tokio::time::sleep(wait).await;
+        if forget(&s, &id2) {
+            let e = error_line(&id2, "jsongate: no answer in time");
+            let _ = tx.send((e, None));
+        }
+    });
+    // The head waits for the first message: when that is the answer itself, without an
+    // upstream event id (the upstream answered with one JSON body), the client gets one
+    // JSON body too, as it would directly (clients bound SSE events more tightly than
+    // bodies); otherwise the exchange becomes an event stream that starts with it.
+    let mut rx = rx;
+    let first = rx.recv().await;
+    if let Some((msg, None)) = &first {
+        if facts(msg, front.limits).is_some_and(|f| f.answers() == Some(id.as_str())) {
+            let (msg, _) = first.unwrap_or_default();
+            return json_body(StatusCode::OK, msg);
         }
     }
-    res
+    sse_response(Events {
+        first,
+        rx,
+        until: Some(id),
+        done: false,
+        limits: front.limits,
+        _end: end,
+        _get: None,
+    })
+}
+
+/// Drops the waiter of `id` and its event id; whether it was still waiting.
+fn forget(s: &Session, id: &str) -> bool {
+    lock(&s.event_ids).remove(id);
+    lock(&s.waiters).remove(id).is_some()
 }
 
 impl Session {
-    /// Ends the relay: both of its sides close, its threads end.
+    /// Ends the relay: both of its sides close, its tasks are aborted, its threads end.
     fn end(&self) {
+        self.ended.store(true, Ordering::Release);
         lock(&self.to_relay).take();
         lock(&self.to_server_out).take();
         lock(&self.streams).clear();
+        lock(&self.waiters).clear();
+        lock(&self.event_ids).clear();
+        lock(&self.tasks).abort_all();
     }
 }
 
-/// Ends the sessions unused for [`SESSION_IDLE_TIMEOUT`], every minute.
+/// Ends the sessions unused for [`SESSION_IDLE_TIMEOUT`] (a session with an open stream is
+/// in use), every minute.
 async fn reap(front: Arc<Front>) {
     loop {
         tokio::time::sleep(Duration::from_secs(60)).await;
-        let now = std::time::Instant::now();
+        let now = Instant::now();
         lock(&front.sessions).retain(|_, s| {
-            let keep = now.duration_since(*lock(&s.used)) < SESSION_IDLE_TIMEOUT;
+            let keep = now.duration_since(*lock(&s.used)) < SESSION_IDLE_TIMEOUT
+                || s.get_streams.load(Ordering::Acquire) > 0;
             if !keep {
                 s.end();
             }
@@ -1062,19 +1390,27 @@ fn send_line(s: &Session, line: Vec<u8>) {
     }
 }
 
-fn upstream_request(front: &Front, s: &Session, method: Method) -> Option<Request<Full<Bytes>>> {
+fn upstream_request<B>(front: &Front, s: &Session, method: Method, body: B) -> Option<Request<B>> {
+    let accept = if method == Method::POST {
+        "application/json, text/event-stream"
+    } else {
+        "text/event-stream"
+    };
     let mut req = Request::builder()
-        .method(method)
+        .method(method.clone())
         .uri(front.opts.path.as_str())
         .header(http::header::HOST, front.opts.upstream_authority.as_str())
-        .header(ACCEPT, "text/event-stream");
+        .header(ACCEPT, accept);
+    if method == Method::POST {
+        req = req.header(CONTENT_TYPE, "application/json");
+    }
     for (k, v) in lock(&s.forward).iter() {
         req = req.header(k, v);
     }
     if let Some(sid) = lock(&s.upstream_id).clone() {
         req = req.header(SESSION_HEADER, sid);
     }
-    req.body(Full::new(Bytes::new())).ok()
+    req.body(body).ok()
 }
 
 async fn get_stream(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
@@ -1083,37 +1419,59 @@ async fn get_stream(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out>
         Ok(Some(s)) => s,
         Ok(None) => return json_error(StatusCode::BAD_REQUEST, -32600, "jsongate: no session"),
     };
-    let Some(up) = upstream_request(front, &session, Method::GET) else {
+    if session.get_streams.fetch_add(1, Ordering::AcqRel) >= MAX_GET_STREAMS {
+        session.get_streams.fetch_sub(1, Ordering::AcqRel);
+        return json_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            -32600,
+            "jsongate: too many streams open in this session",
+        );
+    }
+    let release = |s: &Session| {
+        s.get_streams.fetch_sub(1, Ordering::AcqRel);
+    };
+    let Some(up) = upstream_request(front, &session, Method::GET, Full::new(Bytes::new())) else {
+        release(&session);
         return reply(StatusCode::BAD_GATEWAY, "jsongate: upstream unavailable\n");
     };
-    let Some(res) = send(&front.opts.upstream_authority, up).await else {
-        return reply(StatusCode::BAD_GATEWAY, "jsongate: upstream unavailable\n");
+    let res = match send(&front.opts.upstream_authority, up).await {
+        Ok(res) => res,
+        Err(kind) => {
+            release(&session);
+            front.log.note(&front.opts.upstream_authority, kind);
+            return reply(StatusCode::BAD_GATEWAY, "jsongate: upstream unavailable\n");
+        }
     };
     if !res.status().is_success() {
+        release(&session);
         let mut r = reply(StatusCode::METHOD_NOT_ALLOWED, "");
         *r.status_mut() = res.status();
         return r;
     }
-    let (tx, rx) = mpsc::unbounded_channel();
-    lock(&session.streams).insert(0, tx);
     let Some(out) = lock(&session.to_server_out).clone() else {
+        release(&session);
         return reply(StatusCode::NOT_FOUND, "jsongate: session ended\n");
     };
+    let (tx, rx) = mpsc::unbounded_channel();
+    lock(&session.streams).insert(0, tx);
     let limits = front.limits;
     let s = Arc::clone(&session);
-    tokio::spawn(async move {
-        let _ = read_events(&s, res.into_body(), &out, limits, None).await;
-    });
-    let mut r = Response::new(Out::Events(Events {
+    let reader = {
+        let mut tasks = lock(&session.tasks);
+        while tasks.try_join_next().is_some() {}
+        tasks.spawn(async move {
+            let _ = read_events(&s, res.into_body(), &out, limits, None).await;
+        })
+    };
+    sse_response(Events {
         first: None,
         rx,
         until: None,
         done: false,
         limits,
-    }));
-    r.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    r
+        _end: EndOnDrop(None),
+        _get: Some(GetStream { session, reader }),
+    })
 }
 
 async fn delete(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
@@ -1122,27 +1480,29 @@ async fn delete(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
         Ok(Some(s)) => s,
         Ok(None) => return json_error(StatusCode::BAD_REQUEST, -32600, "jsongate: no session"),
     };
-    let status = match upstream_request(front, &session, Method::DELETE) {
-        Some(up) => send(&front.opts.upstream_authority, up)
-            .await
-            .map_or(StatusCode::BAD_GATEWAY, |r| r.status()),
-        None => StatusCode::BAD_GATEWAY,
-    };
-    if status.is_success() {
-        if let Some(id) = header_str(req.headers(), SESSION_HEADER) {
-            lock(&front.sessions).remove(id);
+    // The upstream's own session (when it issued one) ends too; this one ends whatever the
+    // upstream says (a server may not allow clients to end sessions).
+    if lock(&session.upstream_id).is_some() {
+        if let Some(up) = upstream_request(front, &session, Method::DELETE, Full::new(Bytes::new()))
+        {
+            let _ = tokio::time::timeout(
+                front.opts.answer_timeout,
+                send(&front.opts.upstream_authority, up),
+            )
+            .await;
         }
-        session.end();
     }
-    let mut r = reply(StatusCode::OK, "");
-    *r.status_mut() = status;
-    r
+    lock(&front.sessions).remove(&session.id);
+    session.end();
+    reply(StatusCode::OK, "")
 }
 
-/// Serves the MCP endpoint on `listener` until `shutdown` resolves.
+/// Serves the MCP endpoint on `listener` until `shutdown` resolves; then stops accepting,
+/// lets in-flight requests finish for at most the grace period, ends every session and
+/// returns.
 ///
 /// # Errors
-/// None yet; the signature leaves room for listener failures.
+/// The listener's address cannot be read.
 ///
 /// # Example
 /// ```
@@ -1162,43 +1522,32 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> io::Result<()> {
+    let policy = HostPolicy::new(
+        listener.local_addr()?,
+        &opts.allowed_hosts,
+        &opts.allowed_origins,
+    );
+    let server = opts.server;
     let front = Arc::new(Front {
         limits: opts.limits,
         opts,
         sessions: Mutex::new(HashMap::new()),
-        sessionless: Mutex::new(None),
+        live: Arc::new(AtomicUsize::new(0)),
         rt: tokio::runtime::Handle::current(),
+        log: FailureLog::default(),
     });
-    tokio::spawn(reap(Arc::clone(&front)));
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(10))
-        .max_headers(64)
-        .max_header_size(16 * 1024);
-    let builder = Arc::new(builder);
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let (stream, _) = tokio::select! {
-            () = &mut shutdown => return Ok(()),
-            a = listener.accept() => match a {
-                Ok(a) => a,
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-        };
-        let _ = stream.set_nodelay(true);
-        let front = Arc::clone(&front);
-        let builder = Arc::clone(&builder);
-        tokio::spawn(async move {
-            let svc = hyper::service::service_fn(move |req| handle(Arc::clone(&front), req));
-            let _ = builder.serve_connection(TokioIo::new(stream), svc).await;
-        });
+    let reaper = tokio::spawn(reap(Arc::clone(&front)));
+    let f = Arc::clone(&front);
+    serve_connections(listener, server, policy, shutdown, reply, move |req| {
+        handle(Arc::clone(&f), req)
+    })
+    .await;
+    reaper.abort();
+    for (_, s) in lock(&front.sessions).drain() {
+        s.end();
     }
+    Ok(())
 }
-
 /// Splits `http://host:port/path` into the authority and the path (default `/`).
 ///
 /// # Errors
