@@ -148,6 +148,9 @@ pub struct ProxyArgs {
     /// most client connections at once (with --upstream; default 256)
     #[arg(long, value_name = "N", help_heading = "Streamable HTTP")]
     max_connections: Option<usize>,
+    /// how long a client may take to send a request body, else 408 (with --upstream; default 30)
+    #[arg(long, value_name = "SECONDS", value_parser = args::seconds, help_heading = "Streamable HTTP")]
+    request_timeout: Option<u64>,
     /// how long to wait for the upstream's answer (with --upstream)
     #[arg(long, value_name = "SECONDS", value_parser = args::seconds, help_heading = "Streamable HTTP")]
     answer_timeout: Option<u64>,
@@ -358,6 +361,9 @@ fn http(a: ProxyArgs) -> Result<ExitCode, String> {
     let mut server = jsongate::http::serve::ServerLimits::default();
     if let Some(n) = a.max_connections {
         server = server.max_connections(n.max(1));
+    }
+    if let Some(s) = a.request_timeout {
+        server = server.request_timeout(std::time::Duration::from_secs(s.max(1)));
     }
     let max_sessions = a.max_sessions.unwrap_or(jsongate::mcp::http::MAX_SESSIONS);
     // Each session gets a relay of its own, configured as the options say (they were read

@@ -109,7 +109,11 @@ impl HostPolicy {
             .to_str()
             .ok()
             .and_then(|h| h.parse::<http::uri::Authority>().ok())
-            .filter(|a| !a.host().is_empty() && !a.as_str().contains('@'))
+            .filter(|a| {
+                !a.host().is_empty()
+                    && !a.as_str().contains('@')
+                    && (a.as_str().len() == a.host().len() || a.port_u16().is_some())
+            })
             .ok_or(Refused::BadHost)?;
         let name = authority
             .host()

@@ -29,7 +29,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::body::GatedBody;
 use super::engine::{Check, Pool, Refusal};
-use super::front::{serve_connections, HostPolicy};
+use super::front::{serve_connections, FailureLog, HostPolicy};
 use super::layer::{early_refusal, envelope_response, gate_decision, hold, issue_id};
 use crate::config::{self, Shipped};
 use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
@@ -730,6 +730,8 @@ struct Shared {
     idle: Mutex<std::collections::HashMap<String, Vec<Sender>>>,
     audit: Mutex<Box<dyn IoWrite + Send>>,
     ids: AtomicU64,
+    /// Lines for operators about failing upstreams.
+    log: FailureLog,
 }
 
 type Reply = Response<GatedBody<Incoming>>;
@@ -959,10 +961,11 @@ async fn exchange(
                 None => match connect(&route.authority, lim.connect_timeout).await {
                     Ok(s) => s,
                     Err(kind) => {
+                        shared.log.note(&route.authority, kind);
                         return (
                             gate.refused(FailureCode::UpstreamUnavailable, kind, greq),
                             None,
-                        )
+                        );
                     }
                 },
             };
@@ -1107,6 +1110,7 @@ pub async fn run(
         idle: Mutex::new(std::collections::HashMap::new()),
         audit: Mutex::new(audit),
         ids: AtomicU64::new(0),
+        log: FailureLog::default(),
     });
     let policy = HostPolicy::new(listener.local_addr()?, &[], &[]);
     let refuse = |status, text| plain(status, text);

@@ -742,7 +742,7 @@ async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: std_mpsc::
         .filter(Facts::is_request)
         .and_then(|f| f.id);
     let exchange = async {
-        let req = upstream_request(front, s, Method::POST, Full::new(Bytes::from(msg)))
+        let req = upstream_request(front, s, &Method::POST, Full::new(Bytes::from(msg)))
             .ok_or("jsongate: the message could not be sent upstream")?;
         let res = match send(&front.opts.upstream_authority, req).await {
             Ok(res) => res,
@@ -852,9 +852,9 @@ async fn read_json(
 
 /// Every SSE event's data as one message; true once the answer to `id` passed. An event id
 /// is kept only for an answer someone in this session waits for.
-async fn read_events(
+async fn read_events<B: Body<Data = Bytes>>(
     s: &Session,
-    body: Incoming,
+    body: B,
     out: &std_mpsc::Sender<Vec<u8>>,
     limits: Limits,
     id: Option<&str>,
@@ -1390,14 +1390,14 @@ fn send_line(s: &Session, line: Vec<u8>) {
     }
 }
 
-fn upstream_request<B>(front: &Front, s: &Session, method: Method, body: B) -> Option<Request<B>> {
+fn upstream_request<B>(front: &Front, s: &Session, method: &Method, body: B) -> Option<Request<B>> {
     let accept = if method == Method::POST {
         "application/json, text/event-stream"
     } else {
         "text/event-stream"
     };
     let mut req = Request::builder()
-        .method(method.clone())
+        .method(method)
         .uri(front.opts.path.as_str())
         .header(http::header::HOST, front.opts.upstream_authority.as_str())
         .header(ACCEPT, accept);
@@ -1430,7 +1430,7 @@ async fn get_stream(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out>
     let release = |s: &Session| {
         s.get_streams.fetch_sub(1, Ordering::AcqRel);
     };
-    let Some(up) = upstream_request(front, &session, Method::GET, Full::new(Bytes::new())) else {
+    let Some(up) = upstream_request(front, &session, &Method::GET, Full::new(Bytes::new())) else {
         release(&session);
         return reply(StatusCode::BAD_GATEWAY, "jsongate: upstream unavailable\n");
     };
@@ -1483,7 +1483,8 @@ async fn delete(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
     // The upstream's own session (when it issued one) ends too; this one ends whatever the
     // upstream says (a server may not allow clients to end sessions).
     if lock(&session.upstream_id).is_some() {
-        if let Some(up) = upstream_request(front, &session, Method::DELETE, Full::new(Bytes::new()))
+        if let Some(up) =
+            upstream_request(front, &session, &Method::DELETE, Full::new(Bytes::new()))
         {
             let _ = tokio::time::timeout(
                 front.opts.answer_timeout,
@@ -1577,6 +1578,85 @@ pub fn split_url(url: &str) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Session {
+        /// A session with no relay behind it.
+        fn detached() -> Session {
+            Session {
+                id: String::new(),
+                creds: [0; 32],
+                to_relay: Mutex::new(None),
+                waiters: Mutex::new(HashMap::new()),
+                streams: Mutex::new(Vec::new()),
+                get_streams: AtomicUsize::new(0),
+                upstream_id: Mutex::new(None),
+                forward: Mutex::new(HeaderMap::new()),
+                event_ids: Mutex::new(HashMap::new()),
+                used: Mutex::new(Instant::now()),
+                to_server_out: Mutex::new(None),
+                tasks: Mutex::new(JoinSet::new()),
+                ended: AtomicBool::new(false),
+            }
+        }
+    }
+
+    #[test]
+    fn unsolicited_event_ids_are_not_remembered() {
+        // Before: every answer with an SSE id was remembered by the answer's id and never
+        // removed (300k of them grew the proxy by ~63 MiB).
+        let s = Session::detached();
+        let (w, _rx) = oneshot::channel();
+        lock(&s.waiters).insert("7".to_owned(), Waiter::Once(w));
+        let mut stream = Vec::new();
+        for i in 0..1000 {
+            let _ = write!(
+                stream,
+                "id: ev-{i}
+data: {{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}
+
+"
+            );
+        }
+        let (out, lines) = std_mpsc::channel();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let read = rt.block_on(read_events(
+            &s,
+            Full::new(Bytes::from(stream)),
+            &out,
+            Limits::new(),
+            None,
+        ));
+        assert_eq!(read, Ok(true));
+        assert_eq!(lines.try_iter().count(), 1000);
+        // Only the answer someone waits for keeps its event id.
+        let kept = lock(&s.event_ids).clone();
+        assert_eq!(kept, HashMap::from([("7".to_owned(), "ev-7".to_owned())]));
+    }
+
+    #[test]
+    fn sessions_bind_every_authorization_value() {
+        let h = |vals: &[&str]| {
+            let mut m = HeaderMap::new();
+            for v in vals {
+                m.append(
+                    http::header::AUTHORIZATION,
+                    HeaderValue::from_str(v).unwrap(),
+                );
+            }
+            credentials(&m)
+        };
+        assert_eq!(h(&["Bearer a"]), h(&["Bearer a"]));
+        assert_ne!(h(&["Bearer a"]), h(&["Bearer b"]));
+        assert_ne!(h(&["Bearer a"]), h(&[]));
+        assert_ne!(h(&[""]), h(&[]));
+        assert_ne!(h(&["Bearer a", "Bearer b"]), h(&["Bearer a"]));
+        assert_ne!(h(&["ab", "c"]), h(&["a", "bc"]));
+        let a = new_session_id().unwrap();
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, new_session_id().unwrap());
+    }
 
     #[test]
     fn messages_become_one_line() {

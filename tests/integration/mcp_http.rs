@@ -1,11 +1,16 @@
 //! `jsongate mcp-proxy --upstream URL` (MCP Streamable HTTP) end to end on loopback: the real
 //! binary between a Python MCP server on the Streamable HTTP transport
-//! (`mcp_http_server.py`, JSON and SSE answers) and curl as the client.
+//! (`mcp_http_server.py`, JSON and SSE answers, with or without sessions) and curl (or a raw
+//! socket, where a test needs thousands of requests or a body that trickles) as the clients.
+//! Several clients with different credentials run at once: nothing of one (tokens, messages,
+//! ids, sessions) may reach another, and every relay a client starts is released.
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 struct Running {
     server: Child,
@@ -13,6 +18,8 @@ struct Running {
     server_port: u16,
     proxy_addr: Option<SocketAddr>,
     calls: tempfile::NamedTempFile,
+    /// The proxy's standard error after its first line.
+    stderr: Arc<Mutex<String>>,
 }
 
 impl Drop for Running {
@@ -28,11 +35,17 @@ impl Drop for Running {
 }
 
 fn start(extra: &[&str]) -> Running {
+    start_with(&[], extra)
+}
+
+/// The server (with `server_extra` arguments) and the proxy in front of it (with `extra`).
+fn start_with(server_extra: &[&str], extra: &[&str]) -> Running {
     let calls = tempfile::NamedTempFile::new().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/mcp_http_server.py");
     let mut server = Command::new("python3")
         .arg(script)
         .arg(calls.path())
+        .args(server_extra)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -57,13 +70,22 @@ fn start(extra: &[&str]) -> Running {
         .unwrap()
         .parse()
         .unwrap();
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let keep = Arc::clone(&stderr);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while err.read_line(&mut line).is_ok_and(|n| n > 0) {
+            keep.lock().unwrap().push_str(&line);
+            line.clear();
+        }
+    });
     Running {
         server,
         proxy: Some(proxy),
         server_port,
         proxy_addr: Some(addr),
         calls,
+        stderr,
     }
 }
 
@@ -143,11 +165,19 @@ fn events(body: &str) -> Vec<(Option<String>, serde_json::Value)> {
 }
 
 fn initialize(url: &str) -> String {
+    initialize_as(url, None)
+}
+
+/// `initialize` (and `notifications/initialized`) with these credentials; the session id the
+/// proxy issued.
+fn initialize_as(url: &str, auth: Option<&str>) -> String {
+    let auth = auth.map(|a| format!("authorization: {a}"));
+    let headers: Vec<&str> = [JSON].into_iter().chain(auth.as_deref()).collect();
     let a = call(
         url,
         "POST",
         None,
-        &[JSON],
+        &headers,
         r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}"#,
     );
     assert_eq!(a.status, 200, "{}", a.body);
@@ -155,18 +185,24 @@ fn initialize(url: &str) -> String {
         .headers
         .lines()
         .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .expect("the upstream's session id is relayed")
+        .expect("the proxy issues a session id")
         .trim()
         .to_owned();
     let n = call(
         url,
         "POST",
         Some(&sid),
-        &[JSON],
+        &headers,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     );
     assert_eq!(n.status, 202);
     sid
+}
+
+/// A session id issued by the proxy: 128 random bits in hex, never the upstream's own.
+fn assert_issued_here(sid: &str) {
+    assert_eq!(sid.len(), 32, "{sid}");
+    assert!(sid.bytes().all(|b| b.is_ascii_hexdigit()), "{sid}");
 }
 
 fn tool_call(url: &str, sid: &str, id: u32, arg: &str, accept: &str) -> Answer {
@@ -186,7 +222,8 @@ fn results_are_judged_per_message_in_json_and_in_sse_events() {
     let r = start(&["--max-bytes", "8192"]);
     let url = format!("http://{}/mcp", r.proxy_addr.unwrap());
     let sid = initialize(&url);
-    assert_eq!(sid, "sess-7f3a");
+    // The proxy's own session id; the upstream's (`sess-7f3a`) stays between the two.
+    assert_issued_here(&sid);
     // The listing arrives as an SSE event and keeps its event id.
     let l = call(
         &url,
@@ -349,4 +386,432 @@ fn a_stream_that_never_ends_an_event_is_answered_at_the_timeout() {
     // The session keeps serving.
     let ok = tool_call(&url, &sid, 4, r#"{"id":"ok"}"#, JSON);
     assert_eq!(ok.status, 200);
+}
+
+/// A `tools/call` of `get_invoice` with `{"id": arg}` and these extra headers.
+fn call_as(url: &str, sid: &str, id: u32, arg: &str, headers: &[&str]) -> Answer {
+    call(
+        url,
+        "POST",
+        Some(sid),
+        headers,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"get_invoice","arguments":{{"id":"{arg}"}}}}}}"#
+        ),
+    )
+}
+
+/// The `structuredContent.id` of a tool result in one JSON body.
+fn result_id(a: &Answer) -> String {
+    let v: serde_json::Value =
+        serde_json::from_str(&a.body).unwrap_or_else(|_| panic!("{}", a.body));
+    v["result"]["structuredContent"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", a.body))
+        .to_owned()
+}
+
+#[test]
+fn sessionless_upstream_never_lends_one_clients_token_to_another() {
+    // Before: an upstream that issues no session id had one relay for every client, which
+    // sent the latest client's Authorization with every client's requests.
+    let r = start_with(&["--sessionless"], &[]);
+    let url = format!("http://{}/mcp", r.proxy_addr.unwrap());
+    let a = initialize_as(&url, Some("Bearer token-a"));
+    let b = initialize_as(&url, None);
+    assert_issued_here(&a);
+    assert_issued_here(&b);
+    assert_ne!(a, b);
+    let auth_a = "authorization: Bearer token-a";
+    assert_eq!(
+        result_id(&call_as(&url, &a, 2, "whoami", &[JSON, auth_a])),
+        "Bearer token-a"
+    );
+    assert_eq!(result_id(&call_as(&url, &b, 2, "whoami", &[JSON])), "none");
+    // And again in the other order, while A's session is in use.
+    assert_eq!(
+        result_id(&call_as(&url, &a, 3, "whoami", &[JSON, auth_a])),
+        "Bearer token-a"
+    );
+    assert_eq!(result_id(&call_as(&url, &b, 3, "whoami", &[JSON])), "none");
+    // Every call B made reached the server without credentials.
+    let calls = std::fs::read_to_string(r.calls.path()).unwrap();
+    let seen: Vec<serde_json::Value> = calls
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 4, "{calls}");
+    assert_eq!(
+        seen.iter().filter(|c| c["auth"].is_null()).count(),
+        2,
+        "{calls}"
+    );
+}
+
+#[test]
+fn sessionless_upstream_server_messages_stay_on_their_own_stream() {
+    // Before: a notification sent on A's answer stream went to the newest stream of the
+    // shared relay, which could be B's.
+    let r = start_with(&["--sessionless"], &[]);
+    let url = format!("http://{}/mcp", r.proxy_addr.unwrap());
+    let a = initialize_as(&url, Some("Bearer token-a"));
+    let b = initialize_as(&url, Some("Bearer token-b"));
+    let run = |sid: String, who: &'static str| {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let auth = format!("authorization: Bearer token-{who}");
+            call_as(&url, &sid, 7, &format!("note-{who}"), &[SSE, &auth])
+        })
+    };
+    let (ta, tb) = (run(a, "a"), run(b, "b"));
+    let (ea, eb) = (ta.join().unwrap(), tb.join().unwrap());
+    for (ans, mine, theirs) in [(&ea, "note-a", "note-b"), (&eb, "note-b", "note-a")] {
+        let ev = events(&ans.body);
+        assert_eq!(ev.len(), 2, "{}", ans.body);
+        assert_eq!(ev[0].1["params"]["data"], mine);
+        assert_eq!(ev[1].1["result"]["structuredContent"]["id"], mine);
+        assert!(!ans.body.contains(theirs), "{}", ans.body);
+    }
+}
+
+#[test]
+fn two_clients_with_the_same_jsonrpc_id_each_get_their_own_answer() {
+    // Before: B's waiter for id 5 replaced A's, and A got a 504 while its answer came.
+    let r = start_with(&["--sessionless"], &[]);
+    let url = format!("http://{}/mcp", r.proxy_addr.unwrap());
+    let a = initialize(&url);
+    let b = initialize(&url);
+    let run = |sid: String, arg: &'static str| {
+        let url = url.clone();
+        std::thread::spawn(move || call_as(&url, &sid, 5, arg, &[JSON]))
+    };
+    let (ta, tb) = (run(a.clone(), "slow-a"), run(b, "slow-b"));
+    let (ra, rb) = (ta.join().unwrap(), tb.join().unwrap());
+    assert_eq!(
+        (ra.status, rb.status),
+        (200, 200),
+        "{} / {}",
+        ra.body,
+        rb.body
+    );
+    assert_eq!(result_id(&ra), "slow-a");
+    assert_eq!(result_id(&rb), "slow-b");
+    // In one session, an id still waiting for its answer is not taken twice.
+    let first = run(a.clone(), "slow-c");
+    std::thread::sleep(Duration::from_millis(300));
+    let again = call_as(&url, &a, 5, "slow-d", &[JSON]);
+    assert_eq!(again.status, 409, "{}", again.body);
+    assert_eq!(result_id(&first.join().unwrap()), "slow-c");
+}
+
+#[test]
+fn a_session_id_alone_is_not_a_credential() {
+    // Before: a request carrying only A's Mcp-Session-Id was sent upstream with A's token.
+    let r = start(&[]);
+    let url = format!("http://{}/mcp", r.proxy_addr.unwrap());
+    let a = initialize_as(&url, Some("Bearer token-a"));
+    let calls = || std::fs::read_to_string(r.calls.path()).unwrap();
+    for headers in [&[JSON][..], &[JSON, "authorization: Bearer token-b"]] {
+        let stolen = call_as(&url, &a, 2, "whoami", headers);
+        assert_eq!(stolen.status, 403, "{}", stolen.body);
+        assert!(stolen.body.contains("other credentials"), "{}", stolen.body);
+    }
+    assert_eq!(call(&url, "GET", Some(&a), &[SSE], "").status, 403);
+    assert_eq!(call(&url, "DELETE", Some(&a), &[], "").status, 403);
+    assert!(calls().is_empty(), "{}", calls());
+    // The session is still A's, and works with A's credentials.
+    let auth_a = "authorization: Bearer token-a";
+    assert_eq!(
+        result_id(&call_as(&url, &a, 3, "whoami", &[JSON, auth_a])),
+        "Bearer token-a"
+    );
+    assert_eq!(call(&url, "DELETE", Some(&a), &[auth_a], "").status, 200);
+}
+
+/// One HTTP/1.1 exchange on a fresh connection (`Connection: close`): status and body.
+fn raw(addr: SocketAddr, method: &str, headers: &[&str], body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut req = format!(
+        "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for h in headers {
+        req.push_str(h);
+        req.push_str("\r\n");
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, out)
+}
+
+/// Threads and resident memory (KiB) of a process.
+fn threads_and_rss(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    };
+    (field("Threads:"), field("VmRSS:"))
+}
+
+/// Waits (up to 10 s) until the process is back to at most `threads` threads; its count.
+fn settle(pid: u32, threads: u64) -> u64 {
+    let t = Instant::now();
+    loop {
+        let (n, _) = threads_and_rss(pid);
+        if n <= threads || t.elapsed() > Duration::from_secs(10) {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn init_body(client: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"{client}","version":"1"}}}}}}"#
+    )
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn failed_and_abandoned_initializations_release_their_relays() {
+    // Before: 60 initialize POSTs took the proxy from 3 to 483 threads, never released; an
+    // upstream answering initialize with HTTP 500 leaked the same way.
+    let r = start(&["--max-sessions", "8"]);
+    let addr = r.proxy_addr.unwrap();
+    let pid = r.proxy.as_ref().unwrap().id();
+    // Warm up: one whole session, so the runtime's threads exist.
+    let url = format!("http://{addr}/mcp");
+    let sid = initialize(&url);
+    assert_eq!(call(&url, "DELETE", Some(&sid), &[], "").status, 200);
+    let (base, _) = threads_and_rss(pid);
+    let base = settle(pid, base);
+    let (_, rss_before) = threads_and_rss(pid);
+    // Initializations the upstream refuses (HTTP 500, a JSON-RPC error): no session, nothing
+    // left running.
+    for i in 0..600 {
+        let client = if i % 2 == 0 { "fail-500" } else { "fail-error" };
+        let (status, out) = raw(addr, "POST", &[], &init_body(client));
+        assert_eq!(status, 200, "{out}");
+        assert!(out.contains("\"error\""), "{out}");
+        assert!(
+            !out.to_ascii_lowercase().contains("mcp-session-id"),
+            "{out}"
+        );
+    }
+    // Requests without a session: a relay each, ended with the answer.
+    for i in 0..600 {
+        let (status, out) = raw(
+            addr,
+            "POST",
+            &[],
+            &format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#),
+        );
+        assert_eq!(status, 200, "{out}");
+    }
+    assert!(
+        settle(pid, base) <= base,
+        "threads after failed initializations"
+    );
+    // Operators heard of the failing upstream, once (the lines are rate-limited per kind).
+    let log = r.stderr.lock().unwrap().clone();
+    assert_eq!(log.matches("failed (HTTP 5xx)").count(), 1, "{log}");
+    // Abandoned sessions stay until they idle out, within the cap: the ninth is refused.
+    let mut abandoned = Vec::new();
+    for _ in 0..8 {
+        let (status, out) = raw(addr, "POST", &[], &init_body("curl"));
+        assert_eq!(status, 200, "{out}");
+        let sid = out
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("mcp-session-id: ")
+                    .map(str::to_owned)
+            })
+            .unwrap();
+        abandoned.push(sid.trim().to_owned());
+    }
+    for _ in 0..200 {
+        assert_eq!(raw(addr, "POST", &[], &init_body("curl")).0, 503);
+        assert_eq!(
+            raw(
+                addr,
+                "POST",
+                &[],
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#
+            )
+            .0,
+            503
+        );
+    }
+    let (busy, _) = threads_and_rss(pid);
+    assert!(
+        busy > base,
+        "{busy} threads with 8 sessions, {base} without"
+    );
+    // Ended, they give everything back.
+    for sid in &abandoned {
+        assert_eq!(call(&url, "DELETE", Some(sid), &[], "").status, 200);
+    }
+    assert!(
+        settle(pid, base) <= base,
+        "threads after the sessions ended"
+    );
+    let (_, rss_after) = threads_and_rss(pid);
+    assert!(
+        rss_after < rss_before + 32 * 1024,
+        "resident memory grew from {rss_before} KiB to {rss_after} KiB"
+    );
+    // And the proxy still serves.
+    let sid = initialize(&url);
+    assert_eq!(
+        result_id(&tool_call(&url, &sid, 1, r#"{"id":"ok"}"#, JSON)),
+        "ok"
+    );
+}
+
+#[test]
+fn dns_rebinding_host_is_refused() {
+    // Before: only Origin was checked; a browser after a DNS rebinding sends the attacker's
+    // name as Host and no Origin, and was served the event stream.
+    let r = start(&[]);
+    let addr = r.proxy_addr.unwrap();
+    let url = format!("http://{addr}/mcp");
+    let rebound = "host: rebind.attacker.example";
+    assert_eq!(call(&url, "GET", None, &[SSE, rebound], "").status, 421);
+    let init = init_body("curl");
+    assert_eq!(
+        call(&url, "POST", None, &[JSON, rebound], &init).status,
+        421
+    );
+    let port = format!("host: rebind.attacker.example:{}", addr.port());
+    assert_eq!(call(&url, "POST", None, &[JSON, &port], &init).status, 421);
+    // Loopback names are served.
+    for host in [format!("localhost:{}", addr.port()), format!("{addr}")] {
+        let h = format!("host: {host}");
+        assert_eq!(
+            call(&url, "POST", None, &[JSON, &h], &init).status,
+            200,
+            "{host}"
+        );
+    }
+    // An operator's allowlist replaces the default.
+    let r = start(&["--allow-host", "mcp.internal.example"]);
+    let url = format!("http://{}/mcp", r.proxy_addr.unwrap());
+    let named = "host: mcp.internal.example";
+    assert_eq!(call(&url, "POST", None, &[JSON, named], &init).status, 200);
+    assert_eq!(call(&url, "POST", None, &[JSON], &init).status, 421);
+}
+
+#[test]
+fn a_trickling_body_is_cut_at_the_request_timeout() {
+    // Before: a POST whose body came at 2 bytes a second held its connection indefinitely.
+    let r = start(&["--request-timeout", "1"]);
+    let mut s = TcpStream::connect(r.proxy_addr.unwrap()).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    s.write_all(b"POST /mcp HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{")
+        .unwrap();
+    let t = Instant::now();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 1024];
+    while t.elapsed() < Duration::from_secs(8) {
+        let _ = s.write_all(b" ");
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(_) => {}
+        }
+        if !out.is_empty() {
+            break;
+        }
+    }
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.starts_with("HTTP/1.1 408"), "{out}");
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+}
+
+#[test]
+fn connections_past_the_cap_wait_for_a_place() {
+    let r = start(&["--max-connections", "2"]);
+    let addr = r.proxy_addr.unwrap();
+    let url = format!("http://{addr}/mcp");
+    let held: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let init = init_body("curl");
+    let mut cmd = Command::new("curl");
+    cmd.args([
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "--max-time",
+        "1",
+    ])
+    .args([
+        "-H",
+        "content-type: application/json",
+        "--data-binary",
+        &init,
+        &url,
+    ]);
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "000",
+        "served past the cap"
+    );
+    drop(held);
+    let a = call(&url, "POST", None, &[JSON], &init);
+    assert_eq!(a.status, 200);
+}
+
+#[test]
+fn an_unreachable_upstream_is_reported_once_per_kind() {
+    // Before: clients got `-32603 the upstream is unavailable` and standard error stayed silent.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+        .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(proxy.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr: SocketAddr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    for _ in 0..3 {
+        let (status, out) = raw(addr, "POST", &[], &init_body("curl"));
+        assert_eq!(status, 200, "{out}");
+        assert!(out.contains("the upstream is unavailable"), "{out}");
+    }
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+    let mut rest = String::new();
+    let _ = err.read_to_string(&mut rest);
+    let want = format!("jsongate: upstream 127.0.0.1:{port}: connection refused");
+    assert_eq!(rest.lines().filter(|l| *l == want).count(), 1, "{rest}");
 }

@@ -2,7 +2,9 @@
 `mcp-proxy --upstream` tests: answers in JSON or in SSE events, and misbehaves on request.
 
 Prints its port on the first line of output and serves until it is killed. Each tools/call
-is appended to the file named by the first argument, so tests can tell what reached it.
+is appended to the file named by the first argument (with the Authorization it came with),
+so tests can tell what reached it. With `--sessionless` as the second argument it issues no
+Mcp-Session-Id (the transport allows that) and checks none.
 """
 
 import json
@@ -11,6 +13,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CALLS = sys.argv[1]
+SESSIONLESS = "--sessionless" in sys.argv[2:]
 SESSION = "sess-7f3a"
 
 TOOL = {
@@ -69,22 +72,54 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         msg = json.loads(self.rfile.read(n))
         method, rid = msg.get("method"), msg.get("id")
-        if method != "initialize" and self.headers.get("Mcp-Session-Id") != SESSION:
+        if not SESSIONLESS and method != "initialize" \
+                and self.headers.get("Mcp-Session-Id") != SESSION:
             return self.body(400, b'{"error":"missing session"}')
         if method == "initialize":
+            client = (msg.get("params") or {}).get("clientInfo", {}).get("name")
+            if client == "fail-500":
+                return self.body(500, b"initialize failed")
+            if client == "fail-error":
+                err = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "no"}}
+                return self.body(200, json.dumps(err).encode())
             res = {"jsonrpc": "2.0", "id": rid, "result": {
                 "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                 "serverInfo": {"name": "fake-http", "version": "1"}}}
-            return self.body(200, json.dumps(res).encode(), headers=[("Mcp-Session-Id", SESSION)])
+            headers = [] if SESSIONLESS else [("Mcp-Session-Id", SESSION)]
+            return self.body(200, json.dumps(res).encode(), headers=headers)
         if rid is None or "method" not in msg:
             return self.body(202, b"")
         if method == "tools/list":
             res = {"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}}
             return self.events([("ev-list", json.dumps(res).encode())])
         if method == "tools/call":
+            auth = self.headers.get("Authorization")
             with open(CALLS, "a") as f:
-                f.write(json.dumps(msg["params"]) + "\n")
-            which = msg["params"].get("arguments", {}).get("id")
+                f.write(json.dumps({"auth": auth, **msg["params"]}) + "\n")
+            which = msg["params"].get("arguments", {}).get("id") or ""
+            if which == "whoami":
+                # Tells the caller which credentials reached the server.
+                return self.body(200, json.dumps(result(rid, {"id": auth or "none", "total": 0})).encode())
+            if which.startswith("slow"):
+                # Answers after a second, naming what was asked (two clients may use one id).
+                time.sleep(1)
+                return self.body(200, json.dumps(result(rid, {"id": which, "total": 1})).encode())
+            if which.startswith("note"):
+                # A notification naming the call on the call's own stream, the answer a second later.
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                note = {"jsonrpc": "2.0", "method": "notifications/message",
+                        "params": {"level": "info", "data": which}}
+                for i, m in enumerate([note, result(rid, {"id": which, "total": 1})]):
+                    if i:
+                        time.sleep(1)
+                    text = b"event: message\ndata: " + json.dumps(m).encode() + b"\n\n"
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(text), text))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                return
             if which == "ok":
                 return self.body(200, json.dumps(result(rid, {"id": "ok", "total": 12.5})).encode())
             if which == "inj":
