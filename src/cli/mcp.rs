@@ -179,7 +179,7 @@ fn screen_mode(v: &str) -> Screen {
 }
 
 /// `jsongate mcp-proxy`.
-pub fn proxy(a: ProxyArgs) -> Result<ExitCode, String> {
+pub fn proxy(a: &ProxyArgs) -> Result<ExitCode, String> {
     use jsongate::mcp::child;
     if a.upstream.is_some() {
         return http(a);
@@ -201,7 +201,7 @@ pub fn proxy(a: ProxyArgs) -> Result<ExitCode, String> {
             "{flag} -: standard input carries the MCP messages; give a file"
         ));
     }
-    let config = config(&a)?.upstream(
+    let config = config(a)?.upstream(
         a.command
             .iter()
             .map(|c| c.to_string_lossy())
@@ -220,8 +220,22 @@ pub fn proxy(a: ProxyArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::from(1))
 }
 
-/// The relay configuration from `mcp-proxy`'s options.
+/// The relay configuration from `mcp-proxy`'s options (over stdio: the one relay).
 fn config(a: &ProxyArgs) -> Result<Config, String> {
+    Ok(relay_configs(a, false)?())
+}
+
+/// What a relay's configuration is made of, read from the options' files once: each call of
+/// the returned function builds one relay's [`Config`] from it and cannot fail. Over HTTP each
+/// client session (and each request of a client without one) is a relay of its own; all of
+/// them share the policy, plan, lockfile and alert rules read at start (a file changed or
+/// removed later changes nothing), one state store (rate limits, first-use pins, breakers and
+/// approvals across every client; `--state memory`, the default, is one store per process),
+/// and one audit file written a whole line at a time.
+fn relay_configs(
+    a: &ProxyArgs,
+    http: bool,
+) -> Result<impl Fn() -> Config + Send + Sync + 'static, String> {
     use jsongate::action::Grants;
     args::one_stdin([
         ("--policy", a.policy.as_ref()),
@@ -229,25 +243,9 @@ fn config(a: &ProxyArgs) -> Result<Config, String> {
         ("--alerts", a.alerts.as_ref()),
         ("--pin", a.pin.as_ref()),
     ])?;
-    let mut config = Config::default()
-        .limits(
-            a.limits
-                .apply(Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES)),
-        )
-        .format_assertion(a.format_assertion)
-        .truncate_text(a.truncate_text);
-    if let Some(d) = a.draft {
-        config = config.draft(d);
-    }
-    if let Some(n) = a.eval_budget {
-        config = config.eval_budget(n);
-    }
-    if let Some(s) = a.screen.as_deref() {
-        config = config.screen(screen_mode(s));
-    }
-    if let Some(s) = a.screen_tools.as_deref() {
-        config = config.screen_tools(screen_mode(s));
-    }
+    let limits = a
+        .limits
+        .apply(Limits::new().max_bytes(DEFAULT_MAX_MESSAGE_BYTES));
     let mut tool_result_bytes = std::collections::HashMap::new();
     let mut max_result_bytes = None;
     for (tool, n) in &a.max_result_bytes {
@@ -258,97 +256,173 @@ fn config(a: &ProxyArgs) -> Result<Config, String> {
             None => max_result_bytes = Some(*n),
         }
     }
-    let mut alerts = match &a.alerts {
-        Some(src) => Some(src.load(
-            jsongate::gate::Alerts::from_file,
-            jsongate::gate::Alerts::from_slice,
-        )?),
-        None => None,
-    };
-    if a.on_tool_change.as_deref() == Some("warn") {
-        config = config.on_tool_change(OnChange::Warn);
-    } else if a.on_tool_change.is_some() {
-        config = config.on_tool_change(OnChange::Refuse);
-    }
-    if let Some(src) = &a.pin {
-        let lock = src
-            .load(Lock::from_file, |b, _| Lock::from_slice(b))
-            .map_err(|e| format!("lockfile '{}': {e}", src.name()))?;
-        config = config.pin(lock);
-    }
-    let rate = a.state.rate()?;
-    let store = Arc::clone(rate.get_store());
-    config = config.rate(rate);
-    let shared = a.state.spec.is_some();
-    if let Some(secs) = a.approval_wait {
-        config = config.approval_wait(std::time::Duration::from_secs(secs));
-        if shared {
-            // A client that cannot be asked: the operator answers a record in the store.
-            config = config
-                .approval_store(Arc::clone(&store))
-                .on_approval(Box::new(|ap: &jsongate::action::Approval| {
-                    eprintln!(
-                        "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny)",
-                        ap.to_json(),
-                        ap.id
-                    );
-                }));
-        }
-    }
-    if shared && config.get_pin().is_none() {
-        // Pins taken on first use are shared too: every replica holds the first one's.
-        config = config.pin_store(Arc::clone(&store));
-    }
-    if shared {
-        // Breakers live in the shared store too, so replicas see each other's.
-        alerts = alerts.map(|al| {
-            let breaker = jsongate::gate::StoreBreaker::new(Arc::clone(&store));
-            al.breaker_state(Box::new(breaker))
-        });
-    }
-    if let Some(al) = alerts {
-        config = config.alerts(Arc::new(al));
-    }
     if a.truncate_text && max_result_bytes.is_none() && tool_result_bytes.is_empty() {
         return Err("--truncate-text needs --max-result-bytes N or TOOL=N".into());
     }
-    if let Some(n) = max_result_bytes {
-        config = config.max_result_bytes(n);
-    }
-    config = config.tool_result_bytes(tool_result_bytes);
-    if let Some(src) = &a.policy {
-        let p = super::decide::load_policy(src)?;
-        let g = a.grants.clone().unwrap_or_default();
-        let context = args::action_context(&a.context)?;
-        let mut session =
-            Grants::new(g.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
-        if let Some(w) = &a.workspace {
-            session = session.workspace(w).map_err(|e| e.to_string())?;
+    let on_tool_change = match a.on_tool_change.as_deref() {
+        Some("warn") => Some(OnChange::Warn),
+        Some(_) => Some(OnChange::Refuse),
+        None => None,
+    };
+    let lock = match &a.pin {
+        Some(src) => Some(
+            src.load(Lock::from_file, |b, _| Lock::from_slice(b))
+                .map_err(|e| format!("lockfile '{}': {e}", src.name()))?,
+        ),
+        None => None,
+    };
+    let rate = a.state.rate()?;
+    let store = Arc::clone(rate.get_store());
+    // A store named with --state is shared with other processes; over HTTP the process's own
+    // store is shared by its relays. Pins taken on first use and breakers live in it then, so
+    // a listing pinned by one client holds for the next, and a breaker tripped by one client's
+    // results stays open for the others.
+    let shared = a.state.spec.is_some();
+    let across = shared || http;
+    let alerts = match &a.alerts {
+        Some(src) => {
+            let al = src.load(
+                jsongate::gate::Alerts::from_file,
+                jsongate::gate::Alerts::from_slice,
+            )?;
+            Some(Arc::new(if across {
+                let breaker = jsongate::gate::StoreBreaker::new(Arc::clone(&store));
+                al.breaker_state(Box::new(breaker))
+            } else {
+                al
+            }))
         }
-        if let Some(f) = &a.plan {
-            session = session.plan(super::decide::load_plan(f, &p)?);
+        None => None,
+    };
+    let policy = match &a.policy {
+        Some(src) => {
+            let p = super::decide::load_policy(src)?;
+            let g = a.grants.clone().unwrap_or_default();
+            let context = args::action_context(&a.context)?;
+            let mut session =
+                Grants::new(g.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
+            if let Some(w) = &a.workspace {
+                session = session.workspace(w).map_err(|e| e.to_string())?;
+            }
+            if let Some(f) = &a.plan {
+                session = session.plan(super::decide::load_plan(f, &p)?);
+            }
+            Some((p, session))
         }
-        config = config.policy(p).session(session);
-    } else if a.grants.is_some() || a.workspace.is_some() || a.plan.is_some() {
-        return Err("--grants, --workspace and --plan need --policy".into());
+        None if a.grants.is_some() || a.workspace.is_some() || a.plan.is_some() => {
+            return Err("--grants, --workspace and --plan need --policy".into());
+        }
+        None => None,
+    };
+    let audit = match &a.audit {
+        Some(path) => Some(Arc::new(std::sync::Mutex::new(
+            args::open_append(path).map_err(|e| format!("audit '{}': {e}", path.display()))?,
+        ))),
+        None => None,
+    };
+    let (format_assertion, truncate_text) = (a.format_assertion, a.truncate_text);
+    let (draft, eval_budget, approval_wait) = (a.draft, a.eval_budget, a.approval_wait);
+    let screen = a.screen.as_deref().map(screen_mode);
+    let screen_tools = a.screen_tools.as_deref().map(screen_mode);
+    Ok(move || {
+        let mut config = Config::default()
+            .limits(limits)
+            .format_assertion(format_assertion)
+            .truncate_text(truncate_text)
+            .tool_result_bytes(tool_result_bytes.clone())
+            .rate(rate.clone());
+        if let Some(d) = draft {
+            config = config.draft(d);
+        }
+        if let Some(n) = eval_budget {
+            config = config.eval_budget(n);
+        }
+        if let Some(s) = screen {
+            config = config.screen(s);
+        }
+        if let Some(s) = screen_tools {
+            config = config.screen_tools(s);
+        }
+        if let Some(c) = on_tool_change {
+            config = config.on_tool_change(c);
+        }
+        if let Some(lock) = &lock {
+            config = config.pin(lock.clone());
+        } else if across {
+            config = config.pin_store(Arc::clone(&store));
+        }
+        if let Some(secs) = approval_wait {
+            config = config.approval_wait(std::time::Duration::from_secs(secs));
+            if shared {
+                // A client that cannot be asked: the operator answers a record in the store.
+                config = config
+                    .approval_store(Arc::clone(&store))
+                    .on_approval(Box::new(|ap: &jsongate::action::Approval| {
+                        eprintln!(
+                            "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny)",
+                            ap.to_json(),
+                            ap.id
+                        );
+                    }));
+            }
+        }
+        if let Some(al) = &alerts {
+            config = config.alerts(Arc::clone(al));
+        }
+        if let Some(n) = max_result_bytes {
+            config = config.max_result_bytes(n);
+        }
+        if let Some((p, session)) = &policy {
+            config = config.policy(p.clone()).session(session.clone());
+        }
+        if let Some(file) = &audit {
+            config = config.audit(Box::new(WholeLines {
+                line: Vec::new(),
+                file: Arc::clone(file),
+            }));
+        }
+        config
+    })
+}
+
+/// One relay's handle on the audit file shared by all relays: what the relay writes is kept
+/// until a line is complete, then written with the file held, so that lines of relays writing
+/// at once never interleave.
+struct WholeLines {
+    line: Vec<u8>,
+    file: Arc<std::sync::Mutex<std::fs::File>>,
+}
+
+impl std::io::Write for WholeLines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.line.extend_from_slice(buf);
+        if let Some(end) = self.line.iter().rposition(|&b| b == b'\n') {
+            let mut file = self
+                .file
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            file.write_all(&self.line[..=end])?;
+            self.line.drain(..=end);
+        }
+        Ok(buf.len())
     }
-    if let Some(path) = &a.audit {
-        let f = args::open_append(path).map_err(|e| format!("audit '{}': {e}", path.display()))?;
-        config = config.audit(Box::new(std::io::LineWriter::new(f)));
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
-    Ok(config)
 }
 
 /// `mcp-proxy --upstream URL [--listen ADDR] [--allow-origin ORIGIN]... [OPTIONS]`: the
 /// Streamable HTTP transport.
-fn http(a: ProxyArgs) -> Result<ExitCode, String> {
+fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
     use jsongate::mcp::http::{run, split_url, HttpOptions, DEFAULT_ANSWER_TIMEOUT};
     if !a.command.is_empty() {
         return Err("mcp-proxy --upstream takes no server command".into());
     }
     let upstream = a.upstream.clone().unwrap_or_default();
     let (authority, path) = split_url(&upstream)?;
-    let first = config(&a)?;
+    let relay_config = relay_configs(a, true)?;
+    let first = relay_config();
     let answer_timeout = a.answer_timeout.map_or(DEFAULT_ANSWER_TIMEOUT, |s| {
         std::time::Duration::from_secs(s.max(1))
     });
@@ -366,11 +440,10 @@ fn http(a: ProxyArgs) -> Result<ExitCode, String> {
         server = server.request_timeout(std::time::Duration::from_secs(s.max(1)));
     }
     let max_sessions = a.max_sessions.unwrap_or(jsongate::mcp::http::MAX_SESSIONS);
-    // Each session gets a relay of its own, configured as the options say (they were read
-    // once above, so reading them again cannot fail but for a file that changed).
+    // Each session gets a relay of its own, built from what was read once above.
     let opts = HttpOptions::new(authority, path, move || {
         // Audit lines name the endpoint; shared first-use pins are kept under it.
-        config(&a).unwrap_or_default().upstream(upstream.clone())
+        relay_config().upstream(upstream.clone())
     })
     .limits(first.get_limits())
     .allowed_origins(origins)
@@ -387,8 +460,9 @@ fn http(a: ProxyArgs) -> Result<ExitCode, String> {
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
+        let stop = super::serve::shutdown_signal();
         eprintln!("listening on {local}");
-        run(opts, listener, super::serve::shutdown_signal())
+        run(opts, listener, stop)
             .await
             .map_err(|e| format!("mcp-proxy: {e}"))
     })?;

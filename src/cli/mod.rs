@@ -141,7 +141,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Screen(a) => gate::screen(&a),
         Command::Decide(a) => decide::decide(&a),
         Command::Approve(a) => decide::approve(&a),
-        Command::McpProxy(a) => mcp::proxy(*a),
+        Command::McpProxy(a) => mcp::proxy(&a),
         Command::McpPin(a) => mcp::mcp_pin(&a),
         Command::Pin(a) => mcp::pin(&a),
         Command::Serve(a) => serve::serve(&a),

@@ -15,7 +15,7 @@ Each route (method, path prefix) of the configuration names an upstream base URL
 and a gate contract; the caller receives the gate's envelope, one audit line per request
 goes to the config's audit file (default: stderr), never with a header value. Prints
 'listening on IP:PORT' on stderr once ready; SIGTERM or SIGINT stop accepting and let
-in-flight requests finish. 'jsongate serve schema' prints the configuration's schema.
+in-flight requests finish; SIGHUP is ignored. 'jsongate serve schema' prints the configuration's schema.
 
 EXIT STATUS:
     0 stopped by a signal, 2 usage, configuration or I/O error"
@@ -65,32 +65,52 @@ pub fn serve(a: &ServeArgs) -> Result<ExitCode, String> {
             .await
             .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let stop = shutdown_signal();
         eprintln!("listening on {addr}");
-        run(cfg, listener, shutdown_signal())
+        run(cfg, listener, stop)
             .await
             .map_err(|e| format!("serve: {e}"))
     })?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Resolves on SIGTERM or SIGINT (Ctrl-C elsewhere).
-pub async fn shutdown_signal() {
+/// Installs the signal handlers at once, so that a signal arriving before the server is first
+/// polled is not lost (nor, for SIGHUP, fatal), and resolves on SIGTERM or SIGINT (Ctrl-C
+/// elsewhere). SIGHUP, which would otherwise end the process, is ignored with one line on
+/// standard error: nothing is reloaded yet. Call it inside the runtime, before saying
+/// "listening on".
+pub fn shutdown_signal() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut int)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) else {
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
+        let term = signal(SignalKind::terminate());
+        let int = signal(SignalKind::interrupt());
+        let mut hup = signal(SignalKind::hangup()).ok();
+        Box::pin(async move {
+            let (Ok(mut term), Ok(mut int)) = (term, int) else {
+                return std::future::pending().await;
+            };
+            loop {
+                let hangup = async {
+                    match hup.as_mut() {
+                        Some(h) => h.recv().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    _ = term.recv() => return,
+                    _ = int.recv() => return,
+                    Some(()) = hangup => {
+                        eprintln!("jsongate: SIGHUP ignored (there is nothing to reload)");
+                    }
+                }
+            }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        Box::pin(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
-use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use http::header::{
+    HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE,
+};
 use http::{Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::BodyExt;
@@ -782,6 +784,17 @@ pub(crate) fn early_refusal(headers: &HeaderMap, max_bytes: u64) -> Option<Refus
         Some(ct) if is_json_content_type(ct) => {}
         _ => return Some(Refusal::of("content_type")),
     }
+    // A coded body (gzip, br, …) is not JSON to the scanner: refused by name, not as bytes
+    // that fail to parse. `identity` is no coding (RFC 9110 §8.4).
+    let coded = headers.get_all(CONTENT_ENCODING).iter().any(|v| {
+        v.to_str().map_or(true, |v| {
+            v.split(',')
+                .any(|c| !c.trim().eq_ignore_ascii_case("identity") && !c.trim().is_empty())
+        })
+    });
+    if coded {
+        return Some(Refusal::of("content_encoding"));
+    }
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -925,6 +938,10 @@ fn refused_request<B>(config: &Config, r: Refusal) -> Response<GatedBody<B>> {
         "content_type" => (
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "jsongate: the request body must be JSON\n",
+        ),
+        "content_encoding" => (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "jsongate: the request body must not be content-coded\n",
         ),
         _ => (
             StatusCode::BAD_REQUEST,

@@ -14,8 +14,10 @@ mod engine;
 #[cfg(feature = "serve")]
 pub(crate) mod front;
 mod layer;
+mod path;
 #[cfg(feature = "serve")]
 pub mod serve;
+mod uri;
 
 pub use body::{BodyError, GatedBody};
 pub use engine::{Check, Refusal};
@@ -23,3 +25,5 @@ pub use layer::{
     envelope_response, failure_status, is_json_content_type, Direction, JsonGate, JsonGateLayer,
     Mode, Report, ResponseFuture,
 };
+pub use path::normalize_path;
+pub use uri::{parse_upstream, Upstream};

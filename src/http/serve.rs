@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{HeaderName, HeaderValue, HOST};
+use http::header::{HeaderName, HeaderValue, ACCEPT_ENCODING, HOST};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -493,6 +493,8 @@ pub struct ServeConfig {
     limits: ServerLimits,
     audit: Option<PathBuf>,
     request_id_header: Option<HeaderName>,
+    allow_hosts: Vec<String>,
+    allow_origins: Vec<String>,
     routes: Vec<Route>,
 }
 
@@ -576,6 +578,17 @@ impl ServeConfig {
             })?),
             None => None,
         };
+        let strings = |k: &str| -> Vec<String> {
+            doc.get(k)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
         let mut routes = Vec::new();
         for (i, r) in config::items(&doc, "routes") {
             routes.push(route(&i, r, dir)?);
@@ -585,6 +598,8 @@ impl ServeConfig {
             limits: lim,
             audit: s(&doc, "audit").map(|a| dir.join(a)),
             request_id_header,
+            allow_hosts: strings("allow_hosts"),
+            allow_origins: strings("allow_origins"),
             routes,
         })
     }
@@ -685,14 +700,9 @@ impl ServeConfig {
 
 fn route(i: &str, r: &Value, dir: &Path) -> Result<Route, ConfigError> {
     let s = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_owned);
-    let upstream = s("upstream").unwrap_or_default();
-    let rest = upstream.strip_prefix("http://").unwrap_or_default();
-    let (authority, base) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    if authority.is_empty() {
-        return Err(
-            err(format!("routes/{i}/upstream: no host")).at(format!("/routes/{i}/upstream"))
-        );
-    }
+    let upstream = super::parse_upstream(&s("upstream").unwrap_or_default()).map_err(|e| {
+        err(format!("routes/{i}/upstream: {e}")).at(format!("/routes/{i}/upstream"))
+    })?;
     let file = dir.join(s("contract_file").unwrap_or_default());
     let at = format!("/routes/{i}/contract_file");
     let within = |e: ConfigError| e.within(&format!("routes/{i}/contract_file: "), &at);
@@ -717,8 +727,8 @@ fn route(i: &str, r: &Value, dir: &Path) -> Result<Route, ConfigError> {
     Ok(Route {
         method: s("method").and_then(|m| Method::from_bytes(m.as_bytes()).ok()),
         prefix: s("path_prefix").unwrap_or_default(),
-        authority: authority.to_owned(),
-        base_path: base.trim_end_matches('/').to_owned(),
+        authority: upstream.authority,
+        base_path: upstream.path.trim_end_matches('/').to_owned(),
         gate: Arc::new(gate),
         context,
     })
@@ -799,11 +809,25 @@ fn query_value(query: Option<&str>, key: &str) -> Option<String> {
     })
 }
 
-/// Hop-by-hop headers, never forwarded (RFC 9110 §7.6.1), and `Host`, set to the upstream.
+/// The headers a `Connection` header nominates as hop-by-hop (RFC 9110 §7.6.1): removed
+/// before forwarding, whatever their name.
+fn connection_options(headers: &http::HeaderMap) -> Vec<HeaderName> {
+    headers
+        .get_all(http::header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|o| HeaderName::try_from(o.trim().to_ascii_lowercase()).ok())
+        .collect()
+}
+
+/// Hop-by-hop headers, never forwarded (RFC 9110 §7.6.1), `Host`, set to the upstream, and
+/// `Accept-Encoding`, replaced by `identity`.
 fn hop_by_hop(name: &HeaderName) -> bool {
     matches!(
         name.as_str(),
         "connection"
+            | "accept-encoding"
             | "keep-alive"
             | "proxy-connection"
             | "proxy-authenticate"
@@ -819,7 +843,24 @@ fn hop_by_hop(name: &HeaderName) -> bool {
 
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let method = req.method().clone();
-    let path = req.uri().path().to_owned();
+    // Routes match the normalised path, and only it is forwarded: nothing reaches the
+    // upstream outside a route's base (RFC 3986 §6.2.2).
+    let path = match super::normalize_path(req.uri().path()) {
+        Ok(p) => p,
+        Err(kind) => {
+            shared.audit(&format!(
+                "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"verdict\":\"path_refused\",\"reason\":\"{kind}\",\"http\":{{\"method\":{},\"path\":{},\"status\":400}}}}",
+                Timestamp::now(),
+                env!("CARGO_PKG_VERSION"),
+                crate::json::quote(method.as_str()),
+                crate::json::quote(req.uri().path()),
+            ));
+            return Ok(plain(
+                StatusCode::BAD_REQUEST,
+                "jsongate: the request path was refused\n",
+            ));
+        }
+    };
     let Some(route) = shared.find(&method, &path) else {
         shared.audit(&format!(
             "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"verdict\":\"no_route\",\"http\":{{\"method\":{},\"path\":{},\"status\":404}}}}",
@@ -854,7 +895,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         }
     }
     let greq = gate::Request::new(&id, ctx);
-    let (status, decision, up) = exchange(&shared, route, &greq, req).await;
+    let (status, decision, up) = exchange(&shared, route, &path, &greq, req).await;
     let reply = match (&decision, status) {
         (Some(d), _) => {
             let mut r = envelope_response(d);
@@ -882,7 +923,9 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
 fn refusal_text(s: StatusCode) -> &'static str {
     match s {
         StatusCode::PAYLOAD_TOO_LARGE => "jsongate: the request body is too large\n",
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => "jsongate: the request body must be JSON\n",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            "jsongate: the request body must be JSON, with no content coding\n"
+        }
         StatusCode::REQUEST_TIMEOUT => "jsongate: the request body did not arrive in time\n",
         _ => "jsongate: the request was refused\n",
     }
@@ -894,6 +937,7 @@ fn refusal_text(s: StatusCode) -> &'static str {
 async fn exchange(
     shared: &Arc<Shared>,
     route: &Route,
+    path: &str,
     greq: &gate::Request,
     req: Request<Incoming>,
 ) -> (StatusCode, Option<gate::Delivery>, Option<u16>) {
@@ -925,7 +969,7 @@ async fn exchange(
     } else {
         Bytes::new()
     };
-    let rest = &parts.uri.path()[route.prefix.len()..];
+    let rest = &path[route.prefix.len()..];
     let sep = if rest.is_empty() || rest.starts_with('/') || route.base_path.ends_with('/') {
         ""
     } else {
@@ -940,12 +984,17 @@ async fn exchange(
         target.push_str(q);
     }
     let mut up = Request::builder().method(parts.method.clone()).uri(&target);
+    let nominated = connection_options(&parts.headers);
     for (k, v) in &parts.headers {
-        if !hop_by_hop(k) {
+        if !hop_by_hop(k) && !nominated.contains(k) {
             up = up.header(k, v);
         }
     }
-    up = up.header(HOST, &route.authority);
+    // The gate reads the upstream's bytes as JSON: a content-coded answer would be refused
+    // whole, so the upstream is asked for none (RFC 9110 §12.5.3).
+    up = up
+        .header(HOST, &route.authority)
+        .header(ACCEPT_ENCODING, "identity");
     let Ok(up) = up.body(Full::new(forwarded)) else {
         return (StatusCode::BAD_REQUEST, None, None);
     };
@@ -1062,7 +1111,7 @@ impl Shared {
 fn request_status(r: &Refusal) -> StatusCode {
     match r.kind.as_str() {
         "too_large" => StatusCode::PAYLOAD_TOO_LARGE,
-        "content_type" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "content_type" | "content_encoding" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         _ => StatusCode::BAD_REQUEST,
     }
 }
@@ -1105,6 +1154,11 @@ pub async fn run(
         None => Box::new(std::io::stderr()),
     };
     let lim = config.limits;
+    let policy = HostPolicy::new(
+        listener.local_addr()?,
+        &config.allow_hosts,
+        &config.allow_origins,
+    );
     let shared = Arc::new(Shared {
         config,
         idle: Mutex::new(std::collections::HashMap::new()),
@@ -1112,7 +1166,6 @@ pub async fn run(
         ids: AtomicU64::new(0),
         log: FailureLog::default(),
     });
-    let policy = HostPolicy::new(listener.local_addr()?, &[], &[]);
     let refuse = |status, text| plain(status, text);
     serve_connections(listener, lim, policy, shutdown, refuse, move |req| {
         let shared = Arc::clone(&shared);

@@ -1549,10 +1549,12 @@ pub async fn run(
     }
     Ok(())
 }
-/// Splits `http://host:port/path` into the authority and the path (default `/`).
+/// Splits `http://host:port/path` into the authority and the path (default `/`): the pair
+/// [`crate::http::parse_upstream`] gives, with its refusals (another scheme, user information,
+/// a query or fragment, a bad port).
 ///
 /// # Errors
-/// Not an `http://` URL with a host.
+/// The URL is not one `parse_upstream` accepts; the message says why.
 ///
 /// # Example
 /// ```
@@ -1561,18 +1563,11 @@ pub async fn run(
 /// assert_eq!(split_url("http://localhost:3000")?.1, "/"); // the default path
 /// assert!(split_url("https://example.com/mcp").is_err()); // http:// only
 /// assert!(split_url("http://user@example.com/").is_err()); // no credentials in the URL
+/// assert!(split_url("http://127.0.0.1:9?x=1").is_err()); // no query read as part of the host
 /// # Ok::<(), String>(())
 /// ```
 pub fn split_url(url: &str) -> Result<(String, String), String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("'{url}' is not an http:// URL"))?;
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    if authority.is_empty() || authority.contains('@') {
-        return Err(format!("'{url}' has no host"));
-    }
-    let path = if path.is_empty() { "/" } else { path };
-    Ok((authority.to_owned(), path.to_owned()))
+    crate::http::parse_upstream(url).map(|u| (u.authority, u.path))
 }
 
 #[cfg(test)]
@@ -1682,5 +1677,6 @@ data: {{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}
         );
         assert!(split_url("https://x/mcp").is_err());
         assert!(split_url("http://u@x/").is_err());
+        assert!(split_url("http://127.0.0.1:9?x=1").is_err());
     }
 }

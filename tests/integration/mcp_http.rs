@@ -815,3 +815,110 @@ fn an_unreachable_upstream_is_reported_once_per_kind() {
     let want = format!("jsongate: upstream 127.0.0.1:{port}: connection refused");
     assert_eq!(rest.lines().filter(|l| *l == want).count(), 1, "{rest}");
 }
+
+#[test]
+fn malformed_upstream_urls_are_refused_before_listening() {
+    for (url, says) in [
+        ("http://127.0.0.1:9/mcp?x=1", "query"),
+        ("http://127.0.0.1:9/mcp#f", "fragment"),
+        ("http://user@127.0.0.1:9/mcp", "user"),
+        ("http://127.0.0.1:0/mcp", "port"),
+        ("http://127.0.0.1:70000/mcp", "65535"),
+        ("ftp://127.0.0.1:9/mcp", "http://"),
+    ] {
+        let out = Command::new("timeout")
+            .args(["10", env!("CARGO_BIN_EXE_jsongate")])
+            .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream", url])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{url}: {err}");
+        assert!(
+            err.contains(says) && !err.contains("listening on"),
+            "{url}: {err}"
+        );
+    }
+}
+
+#[test]
+fn sighup_does_not_stop_the_listener() {
+    let mut r = start(&[]);
+    let url = format!("http://{}/mcp", r.proxy_addr.unwrap());
+    let pid = r.proxy.as_ref().unwrap().id();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(r.proxy.as_mut().unwrap().try_wait().unwrap().is_none());
+    let sid = initialize(&url);
+    assert_issued_here(&sid);
+    assert!(r.stderr.lock().unwrap().contains("SIGHUP"));
+}
+
+/// The tool names of a `tools/list` answer.
+fn listed(a: &Answer) -> Vec<String> {
+    let (_, m) = messages(a).pop().expect("an answer");
+    m["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{m}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+
+#[test]
+fn first_use_pins_hold_for_clients_without_a_session_and_across_sessions() {
+    // Before: each request of a client without a session (the 2026-07-28 protocol never
+    // initializes) was a relay of its own with pins of its own, so every listing was a first
+    // use: after a rug pull the widened and the added tool were listed and called.
+    let r = start_with(&["--sessionless"], &[]);
+    let url = format!("http://{}/mcp", r.proxy_addr.unwrap());
+    assert_eq!(
+        listed(&call(&url, "POST", None, &[JSON], LIST)),
+        ["get_invoice"]
+    );
+    let sid = initialize(&url);
+    assert_eq!(
+        listed(&call(&url, "POST", Some(&sid), &[JSON], LIST)),
+        ["get_invoice"]
+    );
+    // The rug pull (the call itself is judged against the definition pinned before it).
+    let a = call(
+        &url,
+        "POST",
+        None,
+        &[JSON],
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_invoice","arguments":{"id":"rugpull"}}}"#,
+    );
+    assert_eq!(result_id(&a), "rugpull");
+    // Without a session, in the open session and in a new one: neither the changed nor the
+    // added tool is listed, and neither can be called.
+    let fresh = initialize(&url);
+    for session in [None, Some(sid.as_str()), Some(fresh.as_str())] {
+        let l = listed(&call(&url, "POST", session, &[JSON], LIST));
+        assert!(l.is_empty(), "{session:?}: {l:?}");
+        for (name, args) in [("get_invoice", r#"{"id":"ok"}"#), ("export_all", "{}")] {
+            let a = call(
+                &url,
+                "POST",
+                session,
+                &[JSON],
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{name}","arguments":{args}}}}}"#
+                ),
+            );
+            let (_, m) = messages(&a).pop().unwrap();
+            assert!(
+                m["result"]["isError"] == true || m.get("error").is_some(),
+                "{session:?} {name}: {m}"
+            );
+        }
+    }
+    let calls = std::fs::read_to_string(r.calls.path()).unwrap();
+    assert_eq!(
+        calls.lines().count(),
+        1,
+        "only the rug pull reached the server: {calls}"
+    );
+}

@@ -19,14 +19,18 @@ fn envelope_failure(id: &str, code: &str, retryable: bool) -> String {
 struct Upstream {
     child: Child,
     port: u16,
+    /// Where the upstream writes each request it receives.
+    log: tempfile::TempDir,
 }
 
 impl Upstream {
     fn start() -> Upstream {
         let script =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/serve_upstream.py");
+        let log = tempfile::tempdir().unwrap();
         let mut child = Command::new("python3")
             .arg(script)
+            .arg(log.path().join("requests.jsonl"))
             .stdout(Stdio::piped())
             .stdin(Stdio::null())
             .spawn()
@@ -36,7 +40,16 @@ impl Upstream {
             .read_line(&mut line)
             .unwrap();
         let port = line.trim().parse().expect("the upstream prints its port");
-        Upstream { child, port }
+        Upstream { child, port, log }
+    }
+
+    /// The requests the upstream received, in order: method, path as sent, headers.
+    fn seen(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.log.path().join("requests.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     }
 }
 
@@ -51,7 +64,7 @@ struct Proxy {
     child: Child,
     addr: SocketAddr,
     dir: tempfile::TempDir,
-    _upstream: Upstream,
+    upstream: Upstream,
 }
 
 fn contract() -> PathBuf {
@@ -61,10 +74,15 @@ fn contract() -> PathBuf {
 impl Proxy {
     /// Starts the proxy with `limits` (a JSON object's members) in front of a fresh upstream.
     fn start(limits: &str) -> Proxy {
+        Proxy::start_with(limits, "")
+    }
+
+    /// With `top` (members ending in `,`) added at the top of the configuration.
+    fn start_with(limits: &str, top: &str) -> Proxy {
         let upstream = Upstream::start();
         let dir = tempfile::tempdir().unwrap();
         let config = format!(
-            r#"{{"serve":1,"listen":"127.0.0.1:0","audit":"audit.jsonl",
+            r#"{{"serve":1,"listen":"127.0.0.1:0","audit":"audit.jsonl",{top}
             "request_id_header":"X-Request-Id",
             "limits":{{{limits}}},
             "routes":[
@@ -103,7 +121,7 @@ impl Proxy {
             child,
             addr,
             dir,
-            _upstream: upstream,
+            upstream,
         }
     }
 
@@ -466,5 +484,252 @@ fn the_config_schema_is_published_and_unknown_members_are_errors() {
         assert_eq!(out.status.code(), Some(2), "{config}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(err.contains(says), "{config}: {err}");
+    }
+}
+
+#[test]
+fn dot_segments_and_encoded_dots_never_leave_the_routes_base() {
+    // Before: `/reviews/../../admin/delete_all` was forwarded as
+    // `/api/changes/../../admin/delete_all`, and `/reviews/%2e%2e/%2E%2E/admin` unchanged.
+    let p = Proxy::start("");
+    let send = |path: &str| curl(&["--path-as-is", "-H", "X-Request-Id: req-1", &p.url(path)]);
+    for (path, reason) in [
+        ("/reviews/../../admin/delete_all", "above_root"),
+        ("/reviews/%2e%2e/%2E%2E/admin", "above_root"),
+        ("/reviews/..%2Fadmin", "encoded_separator"),
+        ("/reviews/..%5cadmin", "encoded_separator"),
+        ("/reviews/..;/admin", "dot_segment"),
+        ("/reviews/%252e%252e/admin", "double_encoded"),
+        ("/reviews/%00", "control"),
+    ] {
+        assert_eq!(
+            send(path),
+            (400, "jsongate: the request path was refused\n".to_owned()),
+            "{path}"
+        );
+        let last = p.audit().pop().unwrap();
+        assert_eq!(
+            (&last["verdict"], &last["reason"]),
+            (&"path_refused".into(), &reason.into()),
+            "{path}"
+        );
+    }
+    // Dot-segments inside the route resolve; the route matches the resolved path.
+    let ok = (200, ENVELOPE_OK.to_owned());
+    assert_eq!(send("/reviews/x/../c-42?change_id=c-42"), ok);
+    assert_eq!(send("/reviews/%2e%2E/reviews/./c-42?change_id=c-42"), ok);
+    assert_eq!(send("/reviews/%63-42?change_id=c-42"), ok);
+    // Resolved outside every route: no route, nothing forwarded.
+    assert_eq!(send("/reviews/../admin?change_id=c-42").0, 404);
+    let seen: Vec<String> = p
+        .upstream
+        .seen()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "/api/changes/c-42?change_id=c-42",
+            "/api/changes/c-42?change_id=c-42",
+            "/api/changes/c-42?change_id=c-42"
+        ]
+    );
+}
+
+#[test]
+fn connection_nominated_headers_and_accept_encoding_do_not_reach_the_upstream() {
+    // Before: headers nominated in `Connection` were forwarded (RFC 9110 §7.6.1: MUST remove),
+    // and the client's `Accept-Encoding` made the upstream compress a valid answer that the
+    // gate then refused as INVALID_RESPONSE.
+    let p = Proxy::start("");
+    let (status, body) = curl(&[
+        "-H",
+        "X-Request-Id: req-1",
+        "-H",
+        "Connection: keep-alive, X-Hop-Secret, x-other-hop",
+        "-H",
+        "X-Hop-Secret: s3",
+        "-H",
+        "X-Other-Hop: o",
+        "-H",
+        "Keep-Alive: timeout=5",
+        "-H",
+        "Proxy-Authorization: Basic cHJveHk=",
+        "-H",
+        "TE: trailers",
+        "-H",
+        "Accept-Encoding: gzip, deflate, br",
+        "-H",
+        "X-End-To-End: kept",
+        &p.url("/reviews/c-42?change_id=c-42"),
+    ]);
+    assert_eq!((status, body), (200, ENVELOPE_OK.to_owned()));
+    let seen = p.upstream.seen();
+    let headers = seen[0]["headers"].as_object().unwrap();
+    for gone in [
+        "x-hop-secret",
+        "x-other-hop",
+        "keep-alive",
+        "proxy-authorization",
+        "te",
+    ] {
+        assert!(
+            !headers.contains_key(gone),
+            "{gone} reached the upstream: {headers:?}"
+        );
+    }
+    assert_eq!(headers["x-end-to-end"], "kept");
+    assert_eq!(headers["accept-encoding"], "identity");
+    // A client that accepts gzip (Python `requests` does by default) gets the answer.
+    assert_eq!(
+        urllib(
+            &p.url("/reviews/gz?change_id=c-42"),
+            &[
+                ("Accept-Encoding", "gzip, deflate"),
+                ("X-Request-Id", "req-1")
+            ],
+            None,
+        ),
+        (200, ENVELOPE_OK.to_owned())
+    );
+    // A coded request body is refused by name, before the upstream is called.
+    let before = p.upstream.seen().len();
+    let (status, body) = urllib(
+        &p.url("/reviews/call"),
+        &[
+            ("Content-Type", "application/json"),
+            ("Content-Encoding", "gzip"),
+            ("X-Change-Id", "c-42"),
+        ],
+        Some(r#"{"change_id":"c-42"}"#),
+    );
+    assert_eq!(status, 415, "{body}");
+    assert_eq!(p.upstream.seen().len(), before);
+}
+
+#[test]
+fn a_rebinding_host_is_refused_and_the_loopback_host_served() {
+    // DNS rebinding: a page on attacker.example whose name now resolves to 127.0.0.1 sends
+    // `Host: rebind.attacker.example`; a loopback listener accepts loopback names only.
+    let p = Proxy::start("");
+    let url = p.url("/reviews/c-42?change_id=c-42");
+    let (status, _) = curl(&["-H", "Host: rebind.attacker.example", &url]);
+    assert_eq!(status, 421);
+    let (status, _) = curl(&["-H", "Host: rebind.attacker.example:80", &url]);
+    assert_eq!(status, 421);
+    let port = p.addr.port();
+    for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}")] {
+        let (status, body) = curl(&[
+            "-H",
+            &format!("Host: {host}"),
+            "-H",
+            "X-Request-Id: req-1",
+            &url,
+        ]);
+        assert_eq!((status, body), (200, ENVELOPE_OK.to_owned()), "{host}");
+    }
+    // A browser's cross-site request carries an Origin: refused.
+    let (status, _) = curl(&["-H", "Origin: https://attacker.example", &url]);
+    assert_eq!(status, 403);
+    assert_eq!(p.upstream.seen().len(), 2);
+}
+
+#[test]
+fn allow_hosts_and_allow_origins_name_what_is_served() {
+    let p = Proxy::start_with(
+        "",
+        r#""allow_hosts":["api.internal","Gw.Example:8443"],"allow_origins":["https://app.example"],"#,
+    );
+    let url = p.url("/reviews/c-42?change_id=c-42");
+    let ok = (200, ENVELOPE_OK.to_owned());
+    let with = |headers: &[&str]| {
+        let mut args = vec!["-H", "X-Request-Id: req-1"];
+        for h in headers {
+            args.extend(["-H", h]);
+        }
+        args.push(&url);
+        curl(&args)
+    };
+    // Listed names, with or without their port, compared without case.
+    assert_eq!(with(&["Host: api.internal"]), ok);
+    assert_eq!(with(&["Host: API.internal:9999"]), ok);
+    assert_eq!(with(&["Host: gw.example:8443"]), ok);
+    // A name listed with a port is served on that port only; with a list, loopback names are
+    // no longer implied.
+    assert_eq!(with(&["Host: gw.example:8444"]).0, 421);
+    assert_eq!(with(&["Host: gw.example"]).0, 421);
+    assert_eq!(
+        with(&[&format!("Host: 127.0.0.1:{}", p.addr.port())]).0,
+        421
+    );
+    assert_eq!(with(&["Host: rebind.attacker.example"]).0, 421);
+    // A Host with user information: 400 (two Host headers too: `http::front`'s unit tests).
+    assert_eq!(with(&["Host: u@api.internal"]).0, 400);
+    // Origins: the listed one passes, any other is refused.
+    assert_eq!(
+        with(&["Host: api.internal", "Origin: https://app.example"]),
+        ok
+    );
+    assert_eq!(
+        with(&[
+            "Host: api.internal",
+            "Origin: https://app.example.attacker.example"
+        ])
+        .0,
+        403
+    );
+    assert_eq!(with(&["Host: api.internal", "Origin: null"]).0, 403);
+    // Only the four accepted requests reached the upstream.
+    assert_eq!(p.upstream.seen().len(), 4);
+}
+
+#[test]
+fn sighup_does_not_stop_serving() {
+    // Before: `serve` died on SIGHUP (exit 129), as a closed terminal or a reload attempt sends.
+    let mut p = Proxy::start("");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(p.child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        p.child.try_wait().unwrap().is_none(),
+        "serve exited on SIGHUP"
+    );
+    assert_eq!(
+        get(&p, "/reviews/c-42?change_id=c-42"),
+        (200, ENVELOPE_OK.to_owned())
+    );
+    assert!(p.terminate().success());
+}
+
+#[test]
+fn malformed_upstream_urls_are_refused_at_start() {
+    // Before: a query was read as part of the host, and the route failed on every request.
+    let dir = tempfile::tempdir().unwrap();
+    for (upstream, says) in [
+        ("http://127.0.0.1:9?x=1", "has a query"),
+        ("http://user:pw@127.0.0.1:9/", "user information"),
+        ("http://127.0.0.1:99999/", "not a number from 1 to 65535"),
+        ("http://[::1]:65536/", "not a number from 1 to 65535"),
+        ("http://127.0.0.1:9/a#b", "fragment"),
+    ] {
+        let config = format!(
+            r#"{{"serve":1,"listen":"127.0.0.1:0","routes":[{{"path_prefix":"/a","upstream":"{upstream}","contract_file":{c}}}]}}"#,
+            c = serde_json::to_string(&contract()).unwrap(),
+        );
+        let path = dir.path().join("serve.json");
+        std::fs::write(&path, config).unwrap();
+        // `timeout`: a proxy that starts anyway fails the test (124) instead of hanging it.
+        let out = Command::new("timeout")
+            .args(["10", env!("CARGO_BIN_EXE_jsongate"), "serve", "--config"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{upstream}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(says) && err.contains("routes/0/upstream"),
+            "{upstream}: {err}"
+        );
     }
 }

@@ -1,10 +1,13 @@
 """A small HTTP tool API for the `jsongate serve` tests: each path is one upstream behaviour.
 
 Started by tests/integration/serve.rs on a free loopback port; prints the port on its first
-line of output and serves until it is killed.
+line of output and serves until it is killed. With a file name as its argument, every request
+it receives is appended to that file as one JSON line (method, path as sent, headers).
 """
 
+import gzip
 import json
+import threading
 import socket
 import sys
 import time
@@ -42,7 +45,17 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(gap)
         self.wfile.write(b"0\r\n\r\n")
 
+    def record(self):
+        if LOG is None:
+            return
+        line = json.dumps({"method": self.command, "path": self.path,
+                           "headers": {k.lower(): v for k, v in self.headers.items()}})
+        with LOG_LOCK:
+            with open(LOG, "a") as f:
+                f.write(line + "\n")
+
     def do_GET(self):
+        self.record()
         path = self.path.split("?")[0]
         name = path.rsplit("/", 1)[-1]
         if name == "c-42":
@@ -90,6 +103,18 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Location", "http://127.0.0.1:1/elsewhere")
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif name == "gz":
+            # Compresses when the client accepts gzip, as real servers do.
+            if "gzip" in (self.headers.get("Accept-Encoding") or ""):
+                body = gzip.compress(VALID)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            else:
+                self.send(200, VALID)
         elif name == "auth":
             ok = (self.headers.get("Authorization") == "Bearer sekret-token"
                   and "session=cookie-value" in (self.headers.get("Cookie") or ""))
@@ -101,6 +126,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send(404, b'{"error":{"status":404}}')
 
     def do_POST(self):
+        self.record()
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n)
         try:
@@ -120,6 +146,10 @@ class Server(ThreadingHTTPServer):
     def handle_error(self, request, client_address):
         # The reset case closes its own socket; nothing to report.
         pass
+
+
+LOG = sys.argv[1] if len(sys.argv) > 1 else None
+LOG_LOCK = threading.Lock()
 
 
 def main():
