@@ -112,7 +112,7 @@ fn decide_state_and_lock_are_private_and_a_link_at_the_old_temporary_name_is_ign
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
+        .filter(|n| Path::new(n).extension().is_some_and(|e| e == "tmp"))
         .collect();
     assert_eq!(names, ["state.json.tmp"]);
 }
