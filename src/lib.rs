@@ -49,6 +49,10 @@ pub mod action;
 #[cfg(any(feature = "gate", feature = "action"))]
 mod config;
 mod error;
+// Shared with the binary, which compiles the same file: each side uses only some of it.
+#[cfg(any(feature = "gate", feature = "action"))]
+#[allow(dead_code)]
+mod fsx;
 #[cfg(feature = "gate")]
 pub mod gate;
 #[cfg(feature = "http")]

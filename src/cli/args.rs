@@ -314,7 +314,7 @@ pub fn unix_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// Appends one line to `path` (created with mode 0600 on Unix).
+/// Appends one line to `path` (created with mode 0600 on Unix; a symbolic link refused).
 pub fn append_line(path: &Path, line: &str) -> Result<(), String> {
     use std::io::Write as _;
     let mut f = open_append(path)
@@ -322,13 +322,10 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), String> {
     writeln!(f, "{line}").map_err(|e| format!("cannot write audit file '{}': {e}", path.display()))
 }
 
-/// Opens `path` for appending, creating it with mode 0600 on Unix.
+/// Opens `path` for appending, creating it with mode 0600 on Unix; a symbolic link at `path`
+/// is refused with an error naming it.
 pub fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut o = std::fs::OpenOptions::new();
-    o.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    o.open(path)
+    crate::fsx::open_append_private(path)
 }
 
 /// Writes `text` to standard output; a closed stdout is not worth a panic (the exit code

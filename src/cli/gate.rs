@@ -2,7 +2,6 @@
 //! responses, their tests and diffs, agent-facing text blocks, and screening.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -157,18 +156,12 @@ pub fn gate(a: &GateArgs) -> Result<ExitCode, String> {
     }
     .map_err(|e| e.to_string())?;
     if let (Some(path), Some(raw), false) = (&a.raw_copy, &decision.raw, decision.audit.accepted) {
-        write_protected(path, raw)
+        crate::fsx::write_private(path, raw)
             .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
         decision.audit.raw_copy = Some(path.display().to_string());
     }
     if let Some(path) = &a.audit {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| format!("cannot open audit file '{}': {e}", path.display()))?;
-        writeln!(f, "{}", decision.audit.to_json())
-            .map_err(|e| format!("cannot write audit file '{}': {e}", path.display()))?;
+        args::append_line(path, &decision.audit.to_json())?;
     }
     for f in &decision.alerts.failures {
         // Logged for the operator; the decision above stands whatever failed here.
@@ -181,7 +174,7 @@ pub fn gate(a: &GateArgs) -> Result<ExitCode, String> {
             let block = block.clone().unwrap_or_else(|| {
                 jsongate::gate::render_envelope(&contract_tool, request_id, &decision.envelope)
             });
-            std::fs::write(path, format!("{block}\n"))
+            crate::fsx::write_private(path, format!("{block}\n").as_bytes())
                 .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
         }
         (None, Some(block)) => {
@@ -196,18 +189,6 @@ pub fn gate(a: &GateArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// Creates `path` readable by its owner only (on Unix) and writes `bytes`.
-fn write_protected(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    o.open(path)?.write_all(bytes)
 }
 
 /// Test, compare and describe tool contracts

@@ -584,10 +584,7 @@ pub fn mcp_pin(a: &McpPinArgs) -> Result<ExitCode, String> {
         args::print(&text);
         return Ok(ExitCode::from(1));
     }
-    let mut tmp = out.clone().into_os_string();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, rec.lock.to_json())
-        .and_then(|()| std::fs::rename(&tmp, out))
+    crate::fsx::write_atomic_private(out, rec.lock.to_json().as_bytes())
         .map_err(|e| format!("cannot write '{}': {e}", out.display()))?;
     let _ = write!(
         text,

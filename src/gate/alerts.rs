@@ -339,12 +339,13 @@ pub struct Raised {
 
 impl Alerts {
     /// Reads an alert file (checked against [`ALERTS_SCHEMA`]); `file` and `state_file`
-    /// paths are relative to `dir`. The alert file is opened (created) now and the hook's
-    /// program must exist, so that bad configuration fails at start.
+    /// paths are relative to `dir`. The alert file is opened now (appended to; created with
+    /// mode 0600 on Unix) and the hook's program must exist, so that bad configuration fails
+    /// at start.
     ///
     /// # Errors
     /// Invalid JSON, a schema violation (an unknown alert class), an alert file that cannot
-    /// be opened, or a hook program that does not exist.
+    /// be opened or is a symbolic link, or a hook program that does not exist.
     ///
     /// # Example
     /// ```
@@ -368,15 +369,9 @@ impl Alerts {
         let file_path = doc.get("file").and_then(Value::as_str).map(|f| dir.join(f));
         let file = match &file_path {
             None => None,
-            Some(p) => Some(Mutex::new(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .map_err(|e| {
-                        err(format!("alerts: cannot open '{}': {e}", p.display())).at("/file")
-                    })?,
-            )),
+            Some(p) => Some(Mutex::new(crate::fsx::open_append_private(p).map_err(
+                |e| err(format!("alerts: cannot open '{}': {e}", p.display())).at("/file"),
+            )?)),
         };
         let hook = match doc.get("hook") {
             None => None,
@@ -748,5 +743,27 @@ mod tests {
         std::fs::write(&path, b"not json").unwrap();
         assert!(StoreBreaker::file(&path).is_open("t", 20).is_err());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_alert_file_is_created_private_and_a_link_there_is_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        Alerts::from_slice(br#"{"alerts":1,"file":"out.jsonl"}"#, dir.path()).unwrap();
+        let meta = std::fs::metadata(dir.path().join("out.jsonl")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+
+        let target = dir.path().join("precious");
+        std::fs::write(&target, "precious").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("link.jsonl")).unwrap();
+        let e = Alerts::from_slice(br#"{"alerts":1,"file":"link.jsonl"}"#, dir.path())
+            .err()
+            .unwrap();
+        assert_eq!(e.pointer(), "/file");
+        let link = dir.path().join("link.jsonl");
+        let says = format!("'{}' is a symbolic link and was refused", link.display());
+        assert!(e.to_string().contains(&says), "{e}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
     }
 }

@@ -1118,10 +1118,11 @@ fn request_status(r: &Refusal) -> StatusCode {
 
 /// Serves `config` on `listener` until `shutdown` resolves; then stops accepting, lets
 /// in-flight requests finish (closing idle kept-alive connections) for at most the grace
-/// period, and returns.
+/// period, and returns. The audit file is appended to, created with mode 0600 (Unix) when
+/// missing; a symbolic link at its path is refused.
 ///
 /// # Errors
-/// The audit file cannot be opened.
+/// The audit file cannot be opened, or is a symbolic link.
 ///
 /// # Example
 /// ```
@@ -1145,12 +1146,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let audit: Box<dyn IoWrite + Send> = match &config.audit {
-        Some(p) => Box::new(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)?,
-        ),
+        Some(p) => Box::new(crate::fsx::open_append_private(p).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("audit file '{}': {e}", p.display()))
+        })?),
         None => Box::new(std::io::stderr()),
     };
     let lim = config.limits;

@@ -2,10 +2,15 @@
 //!
 //! Each operation takes an exclusive `flock` on `FILE.lock` (a shared one for reads),
 //! bounded by [`FileStore::lock_timeout`], reads `FILE`, applies the operation and, when the
-//! state changed, writes `FILE.tmp`, `fsync`s it, renames it over `FILE` and `fsync`s the
-//! directory. A process killed at any point leaves either the old state or the new one,
-//! never a mix; a left-over `FILE.tmp` is overwritten by the next writer. The lock lives on
-//! its own file because the state file is replaced at every write.
+//! state changed, writes a new file beside it with a random name (`FILE.<hex>.tmp`, created
+//! exclusively), `fsync`s it, renames it over `FILE` and `fsync`s the directory. A process
+//! killed at any point leaves either the old state or the new one, never a mix (and at worst
+//! a stray `FILE.<hex>.tmp`, which no later writer opens). The lock lives on its own file
+//! because the state file is replaced at every write.
+//!
+//! `FILE` and `FILE.lock` are created with mode 0600, and a symbolic link at either is
+//! refused with an error naming it: a link planted there cannot make a write
+//! land on another file.
 //!
 //! Format ([`FILE_FORMAT`]): `{"jsongate_state":1,"entries":{KEY:SLOT}}` with `SLOT` one of
 //! `{"log":[ms…],"expires":ms}`, `{"num":n,"expires":ms}`, `{"text":s,"expires":ms}`
@@ -14,8 +19,7 @@
 //! file is left as it is.
 
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
-use std::io::Write as _;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -23,6 +27,7 @@ use nix::fcntl::{Flock, FlockArg};
 
 use super::map::{Entry, Map, Slot};
 use super::{StateError, StateErrorKind, Store, Take};
+use crate::fsx;
 use crate::json::{write_string, Value};
 use crate::Limits;
 
@@ -58,7 +63,6 @@ pub const FILE_FORMAT: u64 = 1;
 pub struct FileStore {
     path: PathBuf,
     lock_path: PathBuf,
-    tmp_path: PathBuf,
     lock_timeout: Duration,
 }
 
@@ -92,7 +96,6 @@ impl FileStore {
         FileStore {
             path: path.to_owned(),
             lock_path: with(".lock"),
-            tmp_path: with(".tmp"),
             lock_timeout: Duration::from_secs(5),
         }
     }
@@ -130,12 +133,7 @@ impl FileStore {
     }
 
     fn lock(&self, exclusive: bool) -> Result<Flock<File>, StateError> {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&self.lock_path)
+        let mut file = fsx::open_lock_private(&self.lock_path)
             .map_err(|e| io_err(&self.lock_path, "cannot open lock", e))?;
         let arg = if exclusive {
             FlockArg::LockExclusiveNonblock
@@ -169,7 +167,7 @@ impl FileStore {
 
     /// The state as stored (empty when the file does not exist), and its bytes.
     fn load(&self) -> Result<(Map, Vec<u8>), StateError> {
-        let bytes = match std::fs::read(&self.path) {
+        let bytes = match fsx::read_nofollow(&self.path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok((Map::default(), Vec::new()))
@@ -189,26 +187,8 @@ impl FileStore {
     }
 
     fn save(&self, map: &Map) -> Result<(), StateError> {
-        let text = render(map);
-        let mut o = OpenOptions::new();
-        o.create(true).write(true).truncate(true);
-        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-        let mut f = o
-            .open(&self.tmp_path)
-            .map_err(|e| io_err(&self.tmp_path, "cannot create", e))?;
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.sync_all())
-            .map_err(|e| io_err(&self.tmp_path, "cannot write", e))?;
-        drop(f);
-        std::fs::rename(&self.tmp_path, &self.path)
-            .map_err(|e| io_err(&self.path, "cannot replace", e))?;
-        let dir = match self.path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| io_err(&self.path, "cannot sync its directory", e))
+        fsx::write_atomic_private(&self.path, render(map).as_bytes())
+            .map_err(|e| io_err(&self.path, "cannot write", e))
     }
 
     /// One operation under the exclusive lock; the file is rewritten when it changed.
@@ -428,5 +408,70 @@ mod tests {
         assert_eq!(e.kind(), StateErrorKind::Unavailable);
         drop(held);
         assert_eq!(s.get("k", 0).unwrap(), None);
+    }
+
+    #[test]
+    fn state_and_lock_files_are_created_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        FileStore::new(&path).put_new("k", "v", 60_000, 0).unwrap();
+        for p in [path.clone(), dir.path().join("s.json.lock")] {
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", p.display());
+        }
+        // Only the state and its lock: the temporary file was renamed away.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn a_link_planted_at_the_old_temporary_name_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("precious");
+        std::fs::write(&target, "precious").unwrap();
+        let path = dir.path().join("s.json");
+        // Earlier versions wrote `s.json.tmp` with create+truncate and followed this link.
+        std::os::unix::fs::symlink(&target, dir.path().join("s.json.tmp")).unwrap();
+        let s = FileStore::new(&path);
+        assert!(s.put_new("k", "v", 60_000, 0).unwrap());
+        assert_eq!(s.get("k", 1).unwrap().as_deref(), Some("v"));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+        assert!(std::fs::symlink_metadata(dir.path().join("s.json.tmp"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[test]
+    fn a_link_at_the_state_or_lock_path_is_refused_with_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("precious");
+        let good = b"{\"jsongate_state\":1,\"entries\":{}}";
+        std::fs::write(&target, good).unwrap();
+        let state = dir.path().join("s.json");
+        std::os::unix::fs::symlink(&target, &state).unwrap();
+        let e = FileStore::new(&state)
+            .put_new("k", "v", 60_000, 0)
+            .unwrap_err();
+        assert_eq!(e.kind(), StateErrorKind::Io);
+        let says = format!("'{}' is a symbolic link and was refused", state.display());
+        assert!(e.message().contains(&says), "{e}");
+        // A read is refused too: the state is never taken from where a link points.
+        assert!(FileStore::new(&state).get("k", 0).is_err());
+
+        let other = dir.path().join("t.json");
+        std::os::unix::fs::symlink(&target, dir.path().join("t.json.lock")).unwrap();
+        let e = FileStore::new(&other).get("k", 0).unwrap_err();
+        let says = format!(
+            "'{}.lock' is a symbolic link and was refused",
+            other.display()
+        );
+        assert!(e.message().contains(&says), "{e}");
+        assert!(!other.exists());
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            good,
+            "the target is untouched"
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The crate's layers depend one way only. Each module may use the modules of lower layers,
 //! never one of its own layer or above, so there is no cycle:
 //!
-//! base (`builder`, `error`, `limits`, `pointer`) ← `scan` ← `json` ← `schema` ← `validate` ←
+//! base (`builder`, `error`, `fsx`, `limits`, `pointer`) ← `scan` ← `json` ← `schema` ← `validate` ←
 //! `config` ← `select` ← `verdict` ← `state` ← `screen` ← `gate` | `action` ← `http` ← `mcp`
 //!
 //! (the MCP relay's Streamable HTTP transport reads content types with `http`'s helper; the
@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 const LAYERS: &[&[&str]] = &[
-    &["builder", "error", "limits", "pointer"],
+    &["builder", "error", "fsx", "limits", "pointer"],
     &["scan"],
     &["json"],
     &["schema"],

@@ -10,6 +10,8 @@ mod common;
 mod dialects;
 mod differential;
 mod errors;
+#[cfg(unix)]
+mod files;
 mod gate;
 mod harness;
 mod http_axum;
