@@ -14,7 +14,7 @@
 /// | `bad_escape` | `%` not followed by two hex digits |
 /// | `encoded_separator` | `%2F` or `%5C`: a `/` or `\` the upstream may decode into a separator |
 /// | `double_encoded` | `%25` followed by the escape of `.`, `/` or `\` (`%252e`): traversal after a second decode |
-/// | `control` | a control character, literal or escaped (`%00`, `%0A`, …) |
+/// | `control` | an ASCII control character (C0 or DEL), literal or escaped (`%00`, `%0A`, `%7F`) |
 /// | `backslash` | a literal `\`, a separator for some servers |
 /// | `dot_segment` | a segment that reads as `.` or `..` before a `;` parameter (`..;x`), as some servers read it |
 /// | `above_root` | more `..` segments than there are segments to remove |

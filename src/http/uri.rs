@@ -76,10 +76,12 @@ pub fn parse_upstream(url: &str) -> Result<Upstream, String> {
                 ))
             }
             Ok(n) => n,
-            Err(_) => return Err(format!(
+            Err(_) => {
+                return Err(format!(
                 "upstream '{url}' is not a valid URL: port '{}' is not a number from 1 to 65535",
                 &p[1..]
-            )),
+            ))
+            }
         },
     };
     let path = match uri.path() {
