@@ -1,7 +1,8 @@
 """MCP over Streamable HTTP end to end with the real Python SDK on both sides: an `MCPServer`
 in streamable-http mode (http_server.py) and the SDK's `Client` (its streamable HTTP
 transport), connected through `jsongate mcp-proxy --upstream URL` and directly, in the
-SDK's "legacy" (initialize) and "auto" (discover, then fallback) modes; and the TypeScript
+SDK's "legacy" (initialize) and "auto" (discover, then fallback) modes, including several
+clients at once with different credentials in front of a stateless server; and the TypeScript
 SDK's StreamableHTTPClientTransport (http_ts_client.mjs), through the proxy and directly; and
 @modelcontextprotocol/server-everything in its streamableHttp mode through the proxy.
 
@@ -19,7 +20,9 @@ import sys
 import time
 
 import anyio
+import httpx2
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -96,6 +99,52 @@ def everything(check) -> None:
             p.wait()
 
 
+async def whoami_many(url: str, clients: dict[str, str | None], mode: str, rounds: int) -> dict:
+    """Every client in `clients` (name -> Authorization or None) connects at once and asks
+    `whoami` `rounds` times, interleaved with the others; what each one was told."""
+    seen: dict[str, list[str]] = {name: [] for name in clients}
+
+    async def one(name: str, auth: str | None) -> None:
+        headers = {"Authorization": auth} if auth else {}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode=mode) as c:
+                for _ in range(rounds):
+                    r = await c.call_tool("whoami", {})
+                    seen[name].append("".join(getattr(b, "text", "") for b in r.content))
+                    await anyio.sleep(0)
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            for name, auth in clients.items():
+                tg.start_soon(one, name, auth)
+    return seen
+
+
+def isolation(check) -> None:
+    """Three SDK clients at once, two with their own bearer tokens and one with none, through
+    the proxy to a stateless server (no session id, so nothing upstream tells them apart):
+    each one's calls reach the server with its own credentials and no other's."""
+    sport, pport = free_port(), free_port()
+    server = subprocess.Popen([sys.executable, os.path.join(HERE, "http_server.py"), str(sport),
+                               "--stateless"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proxy = subprocess.Popen([BIN, "mcp-proxy", "--listen", f"127.0.0.1:{pport}", "--upstream",
+                              f"http://127.0.0.1:{sport}/mcp"], stderr=subprocess.DEVNULL)
+    clients = {"a": "Bearer token-a", "b": "Bearer token-b", "anonymous": None}
+    try:
+        wait_port(sport)
+        wait_port(pport)
+        for mode in ("legacy", "auto"):
+            seen = anyio.run(whoami_many, f"http://127.0.0.1:{pport}/mcp", clients, mode, 8)
+            for name, auth in clients.items():
+                want = [auth or "none"] * 8
+                check(f"isolation/proxy/{mode}/{name} sees its own credentials only",
+                      seen[name] == want, seen[name])
+    finally:
+        for p in (proxy, server):
+            p.terminate()
+            p.wait()
+
+
 def ts_session(url: str) -> dict:
     out = subprocess.run(["node", os.path.join(HERE, "http_ts_client.mjs"), url,
                           os.path.join(ROOT, "target", "e2e")],
@@ -158,6 +207,7 @@ def main() -> int:
             p.terminate()
             p.wait()
     everything(check)
+    isolation(check)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
