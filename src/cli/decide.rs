@@ -88,9 +88,31 @@ pub fn load_plan(src: &Source, policy: &Policy) -> Result<Plan, String> {
     .map_err(|e| format!("plan '{}': {e}", src.name()))
 }
 
+/// The caller's session as `decide` and `mcp-proxy` take it: `--grants A,B` (empty names
+/// skipped), `--context`, `--workspace` and `--plan` (checked against `policy`).
+pub fn session(
+    grants: &str,
+    context: &[(String, String)],
+    workspace: Option<&std::path::Path>,
+    plan: Option<&Source>,
+    policy: &Policy,
+) -> Result<jsongate::action::Grants, String> {
+    let context = args::action_context(context)?;
+    let mut session =
+        jsongate::action::Grants::new(grants.split(',').map(str::trim).filter(|g| !g.is_empty()))
+            .context(context);
+    if let Some(w) = workspace {
+        session = session.workspace(w).map_err(|e| e.to_string())?;
+    }
+    if let Some(p) = plan {
+        session = session.plan(load_plan(p, policy)?);
+    }
+    Ok(session)
+}
+
 /// `jsongate decide`: one tool call (or, with `--recheck`, one received decision record).
 pub fn decide(a: &DecideArgs) -> Result<ExitCode, String> {
-    use jsongate::action::{validate_record, Call, Claim, Grants, Verdict};
+    use jsongate::action::{validate_record, Call, Claim, Verdict};
     let (Some(policy_src), Some(grants)) = (&a.policy, &a.grants) else {
         return Err("decide needs --policy FILE and --grants A,B (may be empty)".into());
     };
@@ -101,15 +123,13 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, String> {
         ("the call", Some(&document)),
     ])?;
     let policy = load_policy(policy_src)?;
-    let context = args::action_context(&a.context)?;
-    let mut session =
-        Grants::new(grants.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
-    if let Some(w) = &a.workspace {
-        session = session.workspace(w).map_err(|e| e.to_string())?;
-    }
-    if let Some(p) = &a.plan {
-        session = session.plan(load_plan(p, &policy)?);
-    }
+    let session = session(
+        grants,
+        &a.context,
+        a.workspace.as_deref(),
+        a.plan.as_ref(),
+        &policy,
+    )?;
     let input = document.read_bounded(policy.limits().get_max_bytes())?;
     let mut approval_line = None;
     let decision = if a.recheck {

@@ -236,7 +236,6 @@ fn relay_configs(
     a: &ProxyArgs,
     http: bool,
 ) -> Result<impl Fn() -> Config + Send + Sync + 'static, String> {
-    use jsongate::action::Grants;
     args::one_stdin([
         ("--policy", a.policy.as_ref()),
         ("--plan", a.plan.as_ref()),
@@ -297,16 +296,13 @@ fn relay_configs(
     let policy = match &a.policy {
         Some(src) => {
             let p = super::decide::load_policy(src)?;
-            let g = a.grants.clone().unwrap_or_default();
-            let context = args::action_context(&a.context)?;
-            let mut session =
-                Grants::new(g.split(',').map(str::trim).filter(|g| !g.is_empty())).context(context);
-            if let Some(w) = &a.workspace {
-                session = session.workspace(w).map_err(|e| e.to_string())?;
-            }
-            if let Some(f) = &a.plan {
-                session = session.plan(super::decide::load_plan(f, &p)?);
-            }
+            let session = super::decide::session(
+                a.grants.as_deref().unwrap_or_default(),
+                &a.context,
+                a.workspace.as_deref(),
+                a.plan.as_ref(),
+                &p,
+            )?;
             Some((p, session))
         }
         None if a.grants.is_some() || a.workspace.is_some() || a.plan.is_some() => {
