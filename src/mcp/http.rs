@@ -25,7 +25,11 @@
 //! Every resource is bounded and released: relays (at most [`MAX_SESSIONS`] at once by
 //! default, pending `initialize` and one-request relays included; `503` past it), requests in
 //! flight per session ([`MAX_IN_FLIGHT`], `429` past it), `GET` streams per session
-//! ([`MAX_GET_STREAMS`]), the upstream event ids kept (only for answers someone waits for),
+//! ([`MAX_GET_STREAMS`]), messages waiting on a client stream ([`STREAM_BUFFER`]; a client
+//! that does not read loses server messages past it, never its answer), messages on their
+//! way upstream ([`MAX_BACKLOG`], `429` past it), upstream messages waiting for the relay (a
+//! fixed queue: a faster upstream is read no further), the upstream event ids kept (only for
+//! answers someone waits for),
 //! and the upstream exchanges (each ends with its answer, or at the answer timeout). A session
 //! ends on `DELETE`, after [`SESSION_IDLE_TIMEOUT`] unused, or when its `initialize` fails;
 //! its relay's threads and tasks then end.
@@ -142,6 +146,31 @@ pub const MAX_IN_FLIGHT: usize = 64;
 /// assert_eq!(MAX_GET_STREAMS, 2);
 /// ```
 pub const MAX_GET_STREAMS: usize = 2;
+/// Most messages waiting on one client stream (a `GET` stream or a `POST`'s event stream)
+/// for the client to read them. Past it the server's notifications and requests for that
+/// stream are dropped; the answer a `POST` stream waits for is always delivered (it waits for
+/// room until the client reads or goes away).
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::http::STREAM_BUFFER;
+/// assert_eq!(STREAM_BUFFER, 256);
+/// ```
+pub const STREAM_BUFFER: usize = 256;
+/// Most messages of one session on their way upstream: client messages the relay has not
+/// read yet plus upstream exchanges running. Past it a client message is refused with `429`
+/// (requests are also bounded by [`MAX_IN_FLIGHT`]; this bounds notifications and
+/// responses, which wait for nothing).
+///
+/// # Example
+/// ```
+/// use jsongate::mcp::http::MAX_BACKLOG;
+/// assert_eq!(MAX_BACKLOG, 128);
+/// ```
+pub const MAX_BACKLOG: usize = 128;
+/// Upstream messages waiting for the relay to judge them; an upstream that sends faster than
+/// that waits (its stream is read no further).
+const SERVER_QUEUE: usize = 64;
 /// A session unused for this long is ended (its relay stops; the client gets `404` and
 /// starts a new one, as the transport specifies).
 ///
@@ -430,7 +459,7 @@ struct Session {
     /// Requests waiting for their answer, by the id's JSON text (at most [`MAX_IN_FLIGHT`]).
     waiters: Mutex<HashMap<String, Waiter>>,
     /// Open SSE streams of this session (POSTs waiting, then the GET streams), newest last.
-    streams: Mutex<Vec<mpsc::UnboundedSender<Delivery>>>,
+    streams: Mutex<Vec<mpsc::Sender<Delivery>>>,
     /// GET streams open.
     get_streams: AtomicUsize,
     /// The upstream's session id (kept here, never shown to the client).
@@ -443,16 +472,19 @@ struct Session {
     /// When the client last used the session.
     used: Mutex<Instant>,
     /// The relay's server output (upstream messages go in); dropped when the session ends.
-    to_server_out: Mutex<Option<std_mpsc::Sender<Vec<u8>>>>,
+    to_server_out: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
     /// Upstream exchanges and timers of this session, aborted when it ends.
     tasks: Mutex<JoinSet<()>>,
     ended: AtomicBool,
+    /// Client messages given to the relay and not read by it yet, plus upstream exchanges
+    /// running: at most [`MAX_BACKLOG`] when a client message is accepted.
+    backlog: Arc<AtomicUsize>,
 }
 
 /// Who waits for an answer: a JSON exchange, or an SSE stream that ends with it.
 enum Waiter {
     Once(oneshot::Sender<Delivery>),
-    Stream(mpsc::UnboundedSender<Delivery>),
+    Stream(mpsc::Sender<Delivery>),
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -486,9 +518,10 @@ impl Write for TaskWriter {
     }
 }
 
-/// A `Read` over a channel of byte pieces; ends when every sender is gone.
+/// A `Read` over a channel of byte pieces (`recv` blocks for the next one); ends when every
+/// sender is gone.
 struct ChanReader {
-    rx: std_mpsc::Receiver<Vec<u8>>,
+    recv: Box<dyn FnMut() -> Option<Vec<u8>> + Send>,
     buf: Vec<u8>,
     at: usize,
 }
@@ -496,12 +529,12 @@ struct ChanReader {
 impl Read for ChanReader {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         while self.at == self.buf.len() {
-            match self.rx.recv() {
-                Ok(b) => {
+            match (self.recv)() {
+                Some(b) => {
                     self.buf = b;
                     self.at = 0;
                 }
-                Err(_) => return Ok(0),
+                None => return Ok(0),
             }
         }
         let n = out.len().min(self.buf.len() - self.at);
@@ -511,9 +544,9 @@ impl Read for ChanReader {
     }
 }
 
-fn chan_reader(rx: std_mpsc::Receiver<Vec<u8>>) -> ChanReader {
+fn chan_reader(recv: impl FnMut() -> Option<Vec<u8>> + Send + 'static) -> ChanReader {
     ChanReader {
-        rx,
+        recv: Box::new(recv),
         buf: Vec::new(),
         at: 0,
     }
@@ -627,7 +660,9 @@ impl Front {
         let (to_relay, client_in) = std_mpsc::channel::<Vec<u8>>();
         let (client_out_tx, mut client_out) = mpsc::unbounded_channel::<Vec<u8>>();
         let (server_in_tx, mut server_in) = mpsc::unbounded_channel::<Vec<u8>>();
-        let (server_out_tx, server_out) = std_mpsc::channel::<Vec<u8>>();
+        // Bounded: an upstream that sends faster than the relay judges waits (its stream is
+        // read no further) instead of queueing without end.
+        let (server_out_tx, mut server_out) = mpsc::channel::<Vec<u8>>(SERVER_QUEUE);
         let session = Arc::new(Session {
             id,
             creds,
@@ -642,17 +677,24 @@ impl Front {
             used: Mutex::new(Instant::now()),
             tasks: Mutex::new(JoinSet::new()),
             ended: AtomicBool::new(false),
+            backlog: Arc::new(AtomicUsize::new(0)),
         });
+        let backlog = Arc::clone(&session.backlog);
         let proxy = Proxy::new((self.opts.config)());
         let started = std::thread::Builder::new()
             .name("mcp-http-relay".into())
             .spawn(move || {
                 let _live = live;
                 let _ = proxy.run(
-                    chan_reader(client_in),
+                    chan_reader(move || {
+                        let piece = client_in.recv().ok();
+                        backlog.fetch_sub(usize::from(piece.is_some()), Ordering::AcqRel);
+                        piece
+                    }),
                     TaskWriter(client_out_tx),
                     TaskWriter(server_in_tx),
-                    chan_reader(server_out),
+                    // The relay's own thread, outside the runtime: it may block.
+                    chan_reader(move || server_out.blocking_recv()),
                     Box::new(|| {}),
                 );
             });
@@ -707,7 +749,13 @@ fn deliver(s: &Session, msg: Vec<u8>, limits: Limits) {
                 let _ = w.send((msg, eid));
             }
             Some(Waiter::Stream(w)) => {
-                let _ = w.send((msg, eid));
+                // The answer always reaches its stream: when the client is behind, it waits
+                // for room (until the client reads or goes away).
+                if let Err(mpsc::error::TrySendError::Full(d)) = w.try_send((msg, eid)) {
+                    spawn_in(s, async move {
+                        let _ = w.send(d).await;
+                    });
+                }
             }
             // Nobody waits (the exchange timed out or went away): dropped.
             None => {}
@@ -716,16 +764,18 @@ fn deliver(s: &Session, msg: Vec<u8>, limits: Limits) {
     }
     let mut streams = lock(&s.streams);
     streams.retain(|t| !t.is_closed());
+    // A client that lets STREAM_BUFFER messages pile up on its stream loses the server's
+    // messages past them: what a client does not read is not held for it without bound.
     if let Some(t) = streams.last() {
-        let _ = t.send((msg, None));
+        let _ = t.try_send((msg, None));
     }
 }
 
 /// Writes one message into the relay's server side.
-fn to_relay_server(out: &std_mpsc::Sender<Vec<u8>>, msg: &[u8]) {
+async fn to_relay_server(out: &mpsc::Sender<Vec<u8>>, msg: &[u8]) {
     let mut line = one_line(msg);
     line.push(b'\n');
-    let _ = out.send(line);
+    let _ = out.send(line).await;
 }
 
 fn error_line(id: &str, message: &str) -> Vec<u8> {
@@ -736,7 +786,8 @@ fn error_line(id: &str, message: &str) -> Vec<u8> {
 
 /// POSTs one relay message upstream and feeds every message of the answer back; bounded by
 /// the answer timeout.
-async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: std_mpsc::Sender<Vec<u8>>) {
+async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: mpsc::Sender<Vec<u8>>) {
+    let _counted = Exchange::start(s);
     let limits = front.limits;
     let id = facts(&msg, limits)
         .filter(Facts::is_request)
@@ -807,7 +858,7 @@ async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: std_mpsc::
         }
     };
     if let Some(id) = &id {
-        to_relay_server(&out, &error_line(id, why));
+        to_relay_server(&out, &error_line(id, why)).await;
     }
 }
 
@@ -825,7 +876,7 @@ fn status_kind(status: StatusCode) -> &'static str {
 /// a longer one at its limit).
 async fn read_json(
     body: Incoming,
-    out: &std_mpsc::Sender<Vec<u8>>,
+    out: &mpsc::Sender<Vec<u8>>,
     limits: Limits,
 ) -> Result<bool, ()> {
     let cap = usize::try_from(limits.get_max_bytes())
@@ -846,7 +897,7 @@ async fn read_json(
     if buf.iter().all(u8::is_ascii_whitespace) {
         return Ok(false);
     }
-    to_relay_server(out, &buf);
+    to_relay_server(out, &buf).await;
     Ok(true)
 }
 
@@ -855,7 +906,7 @@ async fn read_json(
 async fn read_events<B: Body<Data = Bytes>>(
     s: &Session,
     body: B,
-    out: &std_mpsc::Sender<Vec<u8>>,
+    out: &mpsc::Sender<Vec<u8>>,
     limits: Limits,
     id: Option<&str>,
 ) -> Result<bool, ()> {
@@ -868,6 +919,7 @@ async fn read_events<B: Body<Data = Bytes>>(
             return if answered { Ok(true) } else { Err(()) };
         };
         let Ok(d) = f.into_data() else { continue };
+        let mut ready = Vec::new();
         parser.feed(&d, &mut |e| {
             if e.data.is_empty() {
                 return;
@@ -885,8 +937,11 @@ async fn read_events<B: Body<Data = Bytes>>(
                 // Cut at the limit: the relay refuses it and answers the request it names.
                 answered = id.is_some();
             }
-            to_relay_server(out, &e.data);
+            ready.push(e.data);
         });
+        for msg in ready {
+            to_relay_server(out, &msg).await;
+        }
     }
     parser.finish();
     Ok(answered)
@@ -954,7 +1009,7 @@ impl Drop for GetStream {
 struct Events {
     /// A message received before the stream's head was sent, sent first.
     first: Option<Delivery>,
-    rx: mpsc::UnboundedReceiver<Delivery>,
+    rx: mpsc::Receiver<Delivery>,
     /// The id whose answer ends the stream (POST streams), none for the GET stream.
     until: Option<String>,
     done: bool,
@@ -1222,6 +1277,9 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
                 "jsongate: a notification or response needs a session",
             );
         };
+        if backlogged(&session) {
+            return backlog_refusal();
+        }
         if let Some(v) = parts.headers.get(VERSION_HEADER) {
             lock(&session.forward).insert(HeaderName::from_static(VERSION_HEADER), v.clone());
         }
@@ -1232,6 +1290,9 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
     // alone.
     let (session, one_shot) = match named {
         Some(s) => {
+            if backlogged(&s) {
+                return backlog_refusal();
+            }
             if let Some(v) = parts.headers.get(VERSION_HEADER) {
                 lock(&s.forward).insert(HeaderName::from_static(VERSION_HEADER), v.clone());
             }
@@ -1264,7 +1325,7 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
     let end = EndOnDrop((one_shot || initialize).then(|| Arc::clone(&session)));
     let streaming = !initialize
         && header_str(&parts.headers, "accept").is_some_and(|a| a.contains("text/event-stream"));
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::channel(STREAM_BUFFER);
     let (once_tx, once_rx) = oneshot::channel();
     {
         let mut waiters = lock(&session.waiters);
@@ -1322,7 +1383,7 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
         tokio::time::sleep(wait).await;
         if forget(&s, &id2) {
             let e = error_line(&id2, "jsongate: no answer in time");
-            let _ = tx.send((e, None));
+            let _ = tx.send((e, None)).await;
         }
     });
     // The head waits for the first message: when that is the answer itself, without an
@@ -1386,7 +1447,39 @@ async fn reap(front: Arc<Front>) {
 
 fn send_line(s: &Session, line: Vec<u8>) {
     if let Some(t) = lock(&s.to_relay).as_ref() {
-        let _ = t.send(line);
+        s.backlog.fetch_add(1, Ordering::AcqRel);
+        if t.send(line).is_err() {
+            s.backlog.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Whether the session has [`MAX_BACKLOG`] client messages and upstream exchanges pending.
+fn backlogged(s: &Session) -> bool {
+    s.backlog.load(Ordering::Acquire) >= MAX_BACKLOG
+}
+
+fn backlog_refusal() -> Response<Out> {
+    json_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        -32600,
+        "jsongate: too many messages of this session wait for the upstream",
+    )
+}
+
+/// Counts an upstream exchange in its session's backlog while it runs.
+struct Exchange(Arc<AtomicUsize>);
+
+impl Exchange {
+    fn start(s: &Session) -> Exchange {
+        s.backlog.fetch_add(1, Ordering::AcqRel);
+        Exchange(Arc::clone(&s.backlog))
+    }
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -1452,7 +1545,7 @@ async fn get_stream(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out>
         release(&session);
         return reply(StatusCode::NOT_FOUND, "jsongate: session ended\n");
     };
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::channel(STREAM_BUFFER);
     lock(&session.streams).insert(0, tx);
     let limits = front.limits;
     let s = Arc::clone(&session);
@@ -1591,6 +1684,7 @@ mod tests {
                 to_server_out: Mutex::new(None),
                 tasks: Mutex::new(JoinSet::new()),
                 ended: AtomicBool::new(false),
+                backlog: Arc::new(AtomicUsize::new(0)),
             }
         }
     }
@@ -1612,19 +1706,32 @@ data: {{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}
 "
             );
         }
-        let (out, lines) = std_mpsc::channel();
+        let (out, mut lines) = mpsc::channel(SERVER_QUEUE);
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let read = rt.block_on(read_events(
-            &s,
-            Full::new(Bytes::from(stream)),
-            &out,
-            Limits::new(),
-            None,
-        ));
+        let (read, n) = rt.block_on(async {
+            // The relay's side, reading as the events come (the queue holds SERVER_QUEUE).
+            let count = tokio::spawn(async move {
+                let mut n = 0;
+                while lines.recv().await.is_some() {
+                    n += 1;
+                }
+                n
+            });
+            let read = read_events(
+                &s,
+                Full::new(Bytes::from(stream)),
+                &out,
+                Limits::new(),
+                None,
+            )
+            .await;
+            drop(out);
+            (read, count.await.unwrap())
+        });
         assert_eq!(read, Ok(true));
-        assert_eq!(lines.try_iter().count(), 1000);
+        assert_eq!(n, 1000);
         // Only the answer someone waits for keeps its event id.
         let kept = lock(&s.event_ids).clone();
         assert_eq!(kept, HashMap::from([("7".to_owned(), "ev-7".to_owned())]));

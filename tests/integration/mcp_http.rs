@@ -922,3 +922,77 @@ fn first_use_pins_hold_for_clients_without_a_session_and_across_sessions() {
         "only the rug pull reached the server: {calls}"
     );
 }
+
+#[test]
+fn a_client_that_does_not_read_its_stream_costs_a_bounded_buffer() {
+    // Before: every server message for a stream the client did not read was queued for it
+    // without bound (and an upstream faster than the relay queued in front of the relay).
+    let r = start(&[]);
+    let addr = r.proxy_addr.unwrap();
+    let url = format!("http://{addr}/mcp");
+    let pid = r.proxy.as_ref().unwrap().id();
+    let sid = initialize(&url);
+    let (_, before) = threads_and_rss(pid);
+    let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_invoice","arguments":{"id":"flood20000"}}}"#;
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
+         mcp-session-id: {sid}\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // The server sends 20,000 messages of 1 KiB; the client reads nothing for 6 seconds.
+    let mut peak = before;
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(6) {
+        peak = peak.max(threads_and_rss(pid).1);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        peak < before + 12 * 1024,
+        "resident memory went from {before} KiB to {peak} KiB"
+    );
+    // Then it reads: some notifications were dropped, the answer comes last.
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let notes = out.matches("notifications/message").count();
+    assert!(notes < 20_000, "{notes} notifications");
+    let last = out.rsplit("data: ").next().unwrap().lines().next().unwrap();
+    let last: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(last["id"], 7, "{last}");
+    assert_eq!(
+        last["result"]["structuredContent"]["id"], "flood20000",
+        "{last}"
+    );
+}
+
+#[test]
+fn messages_waiting_for_the_upstream_are_bounded_per_session() {
+    // Before: each notification a client posted became an upstream exchange at once, however
+    // many were still waiting for a slow upstream.
+    let r = start(&[]);
+    let addr = r.proxy_addr.unwrap();
+    let url = format!("http://{addr}/mcp");
+    let sid = initialize(&url);
+    let other = initialize(&url);
+    let header = format!("mcp-session-id: {sid}");
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/slow"}"#;
+    let statuses: Vec<u16> = (0..200)
+        .map(|_| raw(addr, "POST", &[&header], note).0)
+        .collect();
+    let accepted = statuses.iter().filter(|&&s| s == 202).count();
+    assert!(
+        (100..=128).contains(&accepted) && statuses[199] == 429,
+        "{accepted} accepted, {:?}",
+        &statuses[120..]
+    );
+    // A request of the same session is refused too; another session is not affected.
+    assert_eq!(tool_call(&url, &sid, 1, r#"{"id":"ok"}"#, JSON).status, 429);
+    assert_eq!(
+        result_id(&tool_call(&url, &other, 1, r#"{"id":"ok"}"#, JSON)),
+        "ok"
+    );
+}

@@ -102,6 +102,10 @@ class Handler(BaseHTTPRequestHandler):
                 "serverInfo": {"name": "fake-http", "version": "1"}}}
             headers = [] if SESSIONLESS else [("Mcp-Session-Id", SESSION)]
             return self.body(200, json.dumps(res).encode(), headers=headers)
+        if method == "notifications/slow":
+            # A notification the server takes 20 seconds to accept.
+            time.sleep(20)
+            return self.body(202, b"")
         if rid is None or "method" not in msg:
             return self.body(202, b"")
         if method == "tools/list":
@@ -139,6 +143,23 @@ class Handler(BaseHTTPRequestHandler):
                 global RUG_PULLED
                 RUG_PULLED = True
                 return self.body(200, json.dumps(result(rid, {"id": "rugpull", "total": 0})).encode())
+            if which.startswith("flood"):
+                # FLOOD_N notifications of about 1 KiB on the call's stream, then the answer.
+                n = int(which[5:] or 20000)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                pad = "x" * 1000
+                for i in range(n + 1):
+                    m = result(rid, {"id": which, "total": n}) if i == n else \
+                        {"jsonrpc": "2.0", "method": "notifications/message",
+                         "params": {"level": "info", "data": "%d %s" % (i, pad)}}
+                    text = b"event: message\ndata: " + json.dumps(m).encode() + b"\n\n"
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(text), text))
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                return
             if which == "ok":
                 return self.body(200, json.dumps(result(rid, {"id": "ok", "total": 12.5})).encode())
             if which == "inj":
