@@ -411,12 +411,12 @@ impl std::io::Write for WholeLines {
 /// `mcp-proxy --upstream URL [--listen ADDR] [--allow-origin ORIGIN]... [OPTIONS]`: the
 /// Streamable HTTP transport.
 fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
-    use jsongate::mcp::http::{run, split_url, HttpOptions, DEFAULT_ANSWER_TIMEOUT};
+    use jsongate::mcp::http::{run, HttpOptions, DEFAULT_ANSWER_TIMEOUT};
     if !a.command.is_empty() {
         return Err("mcp-proxy --upstream takes no server command".into());
     }
     let upstream = a.upstream.clone().unwrap_or_default();
-    let (authority, path) = split_url(&upstream)?;
+    let jsongate::http::Upstream { authority, path } = jsongate::http::parse_upstream(&upstream)?;
     let relay_config = relay_configs(a, true)?;
     let first = relay_config();
     let answer_timeout = a.answer_timeout.map_or(DEFAULT_ANSWER_TIMEOUT, |s| {

@@ -929,8 +929,10 @@ fn plain<B>(status: StatusCode, text: &'static str) -> Response<GatedBody<B>> {
     res
 }
 
-fn refused_request<B>(config: &Config, r: Refusal) -> Response<GatedBody<B>> {
-    let (status, text) = match r.kind.as_str() {
+/// The status and text of a refused request body, by the refusal's kind (the layer's and
+/// `serve`'s).
+pub(crate) fn request_refusal(kind: &str) -> (StatusCode, &'static str) {
+    match kind {
         "too_large" => (
             StatusCode::PAYLOAD_TOO_LARGE,
             "jsongate: the request body is too large\n",
@@ -947,7 +949,11 @@ fn refused_request<B>(config: &Config, r: Refusal) -> Response<GatedBody<B>> {
             StatusCode::BAD_REQUEST,
             "jsongate: the request body was refused\n",
         ),
-    };
+    }
+}
+
+fn refused_request<B>(config: &Config, r: Refusal) -> Response<GatedBody<B>> {
+    let (status, text) = request_refusal(&r.kind);
     report(
         config,
         &Report {

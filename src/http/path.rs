@@ -3,6 +3,10 @@
 //! removed (§5.2.4), and whatever an upstream could read as a different path refused. What
 //! comes out has no `.` or `..` segment, so a route's base followed by it stays inside the
 //! base whatever the upstream does with it.
+//!
+//! The dot-segment pass is its own rather than `schema::uri::remove_dot_segments`: that one
+//! follows §5.2.4 to the letter and stops `..` at the root, where a proxy must refuse the
+//! path instead. Where both accept a path they agree (a property test below checks it).
 
 /// Normalises an origin-form request path (`/a/b`, no query).
 ///
@@ -202,6 +206,21 @@ mod tests {
             ("/a/%2e%2e;/b", "dot_segment"),
         ] {
             assert_eq!(normalize_path(raw), Err(kind), "{raw:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Without escapes or `;`, an accepted path is what RFC 3986 §5.2.4's algorithm (the
+        /// schema layer's, for `$ref` resolution) makes of it.
+        #[test]
+        fn dot_segments_agree_with_the_rfc_algorithm(
+            segs in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "b", ".", "..", "", "...", ".a"]), 0..10)
+        ) {
+            let raw = format!("/{}", segs.join("/"));
+            if let Ok(p) = normalize_path(&raw) {
+                proptest::prop_assert_eq!(p, crate::schema::uri::remove_dot_segments(&raw));
+            }
         }
     }
 

@@ -28,9 +28,11 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 
 use super::body::GatedBody;
-use super::engine::{Check, Pool, Refusal};
+use super::engine::{Check, Pool};
 use super::front::{serve_connections, FailureLog, HostPolicy};
-use super::layer::{early_refusal, envelope_response, gate_decision, hold, issue_id};
+use super::layer::{
+    early_refusal, envelope_response, gate_decision, hold, issue_id, request_refusal,
+};
 use crate::config::{self, Shipped};
 use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
 use crate::json::Value;
@@ -579,15 +581,9 @@ impl ServeConfig {
             None => None,
         };
         let strings = |k: &str| -> Vec<String> {
-            doc.get(k)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default()
+            config::items(&doc, k)
+                .filter_map(|(_, v)| v.as_str().map(str::to_owned))
+                .collect()
         };
         let mut routes = Vec::new();
         for (i, r) in config::items(&doc, "routes") {
@@ -848,12 +844,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
     let path = match super::normalize_path(req.uri().path()) {
         Ok(p) => p,
         Err(kind) => {
-            shared.audit(&format!(
-                "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"verdict\":\"path_refused\",\"reason\":\"{kind}\",\"http\":{{\"method\":{},\"path\":{},\"status\":400}}}}",
-                Timestamp::now(),
-                env!("CARGO_PKG_VERSION"),
-                crate::json::quote(method.as_str()),
-                crate::json::quote(req.uri().path()),
+            shared.audit(&unrouted(
+                &format!("\"verdict\":\"path_refused\",\"reason\":\"{kind}\""),
+                &method,
+                req.uri().path(),
+                400,
             ));
             return Ok(plain(
                 StatusCode::BAD_REQUEST,
@@ -862,13 +857,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         }
     };
     let Some(route) = shared.find(&method, &path) else {
-        shared.audit(&format!(
-            "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"verdict\":\"no_route\",\"http\":{{\"method\":{},\"path\":{},\"status\":404}}}}",
-            Timestamp::now(),
-            env!("CARGO_PKG_VERSION"),
-            crate::json::quote(method.as_str()),
-            crate::json::quote(&path),
-        ));
+        shared.audit(&unrouted("\"verdict\":\"no_route\"", &method, &path, 404));
         return Ok(plain(StatusCode::NOT_FOUND, "jsongate: no route\n"));
     };
     // The gate's request: the caller's id (or one issued here), the context from the request.
@@ -920,6 +909,18 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
     Ok(reply)
 }
 
+/// The audit line of a request refused before any route's gate took it: the time and
+/// version, `verdict` (its members, already JSON), and the HTTP facts.
+fn unrouted(verdict: &str, method: &Method, path: &str, status: u16) -> String {
+    format!(
+        "{{\"time\":\"{}\",\"jsongate\":\"{}\",{verdict},\"http\":{{\"method\":{},\"path\":{},\"status\":{status}}}}}",
+        Timestamp::now(),
+        env!("CARGO_PKG_VERSION"),
+        crate::json::quote(method.as_str()),
+        crate::json::quote(path),
+    )
+}
+
 fn refusal_text(s: StatusCode) -> &'static str {
     match s {
         StatusCode::PAYLOAD_TOO_LARGE => "jsongate: the request body is too large\n",
@@ -963,7 +964,7 @@ async fn exchange(
         };
         match tokio::time::timeout(lim.request_timeout, read).await {
             Err(_) => return (StatusCode::REQUEST_TIMEOUT, None, None),
-            Ok(Err(r)) => return (request_status(&r), None, None),
+            Ok(Err(r)) => return (request_refusal(&r.kind).0, None, None),
             Ok(Ok(b)) => b,
         }
     } else {
@@ -1105,14 +1106,6 @@ impl Shared {
                 }
             }
         });
-    }
-}
-
-fn request_status(r: &Refusal) -> StatusCode {
-    match r.kind.as_str() {
-        "too_large" => StatusCode::PAYLOAD_TOO_LARGE,
-        "content_type" | "content_encoding" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        _ => StatusCode::BAD_REQUEST,
     }
 }
 

@@ -114,6 +114,9 @@ mod tests {
             ("http:///mcp", "not a valid URL"),
             ("http://", "not a valid URL"),
             ("https://example.com/", "http://"),
+            ("https://x/mcp", "http://"),
+            ("http://u@x/", "user information"),
+            ("http://user@example.com/", "user information"),
             ("ftp://example.com/", "http://"),
             ("127.0.0.1:9", "http://"),
             ("http://exa mple.com/", "not a valid URL"),
@@ -132,6 +135,8 @@ mod tests {
             ("http://example.com/", "example.com:80", "/"),
             ("http://[::1]:9000/a/b/", "[::1]:9000", "/a/b/"),
             ("http://h:1/p%20q", "h:1", "/p%20q"),
+            ("http://127.0.0.1:9/mcp", "127.0.0.1:9", "/mcp"),
+            ("http://localhost:3000", "localhost:3000", "/"),
         ] {
             let u = parse_upstream(url).unwrap();
             assert_eq!((u.authority.as_str(), u.path.as_str()), (authority, path));

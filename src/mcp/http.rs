@@ -160,7 +160,8 @@ pub const STREAM_BUFFER: usize = 256;
 /// Most messages of one session on their way upstream: client messages the relay has not
 /// read yet plus upstream exchanges running. Past it a client message is refused with `429`
 /// (requests are also bounded by [`MAX_IN_FLIGHT`]; this bounds notifications and
-/// responses, which wait for nothing).
+/// responses, which wait for nothing). A message the relay is judging at that moment is in
+/// neither count, so a few more than this may be on their way.
 ///
 /// # Example
 /// ```
@@ -191,11 +192,12 @@ pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// # Example
 /// ```
 /// use std::time::Duration;
-/// use jsongate::mcp::http::{split_url, HttpOptions};
+/// use jsongate::http::parse_upstream;
+/// use jsongate::mcp::http::HttpOptions;
 /// use jsongate::mcp::{Config, Screen};
 /// use jsongate::Limits;
-/// let (authority, path) = split_url("http://127.0.0.1:8931/mcp")?;
-/// let opts = HttpOptions::new(authority, path, || Config::default().screen(Screen::Reject))
+/// let up = parse_upstream("http://127.0.0.1:8931/mcp")?;
+/// let opts = HttpOptions::new(up.authority, up.path, || Config::default().screen(Screen::Reject))
 ///     .limits(Limits::new().max_bytes(1 << 20))
 ///     .allowed_origins(vec!["https://app.example.com".to_owned()])
 ///     .answer_timeout(Duration::from_secs(60));
@@ -634,10 +636,18 @@ fn new_session_id() -> io::Result<String> {
     Ok(super::reply::hex(&b))
 }
 
-/// Counts a relay as running until dropped (on the relay's own thread, when it ends).
-struct Live(Arc<AtomicUsize>);
+/// One unit of a count, given back when dropped: a relay running (dropped on the relay's own
+/// thread, when it ends), an upstream exchange in its session's backlog.
+struct Counted(Arc<AtomicUsize>);
 
-impl Drop for Live {
+impl Counted {
+    fn add(count: &Arc<AtomicUsize>) -> Counted {
+        count.fetch_add(1, Ordering::AcqRel);
+        Counted(Arc::clone(count))
+    }
+}
+
+impl Drop for Counted {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
@@ -656,7 +666,7 @@ impl Front {
             self.live.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        let live = Live(Arc::clone(&self.live));
+        let live = Counted(Arc::clone(&self.live));
         let (to_relay, client_in) = std_mpsc::channel::<Vec<u8>>();
         let (client_out_tx, mut client_out) = mpsc::unbounded_channel::<Vec<u8>>();
         let (server_in_tx, mut server_in) = mpsc::unbounded_channel::<Vec<u8>>();
@@ -719,7 +729,12 @@ impl Front {
                     return;
                 };
                 let (f, s2) = (Arc::clone(&front), Arc::clone(&s));
-                spawn_in(&s, async move { post_upstream(&f, &s2, msg, out).await });
+                // Counted from now, not from when the task first runs.
+                let counted = Counted::add(&s.backlog);
+                spawn_in(&s, async move {
+                    let _counted = counted;
+                    post_upstream(&f, &s2, msg, out).await;
+                });
             })
             .await;
         });
@@ -787,7 +802,6 @@ fn error_line(id: &str, message: &str) -> Vec<u8> {
 /// POSTs one relay message upstream and feeds every message of the answer back; bounded by
 /// the answer timeout.
 async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: mpsc::Sender<Vec<u8>>) {
-    let _counted = Exchange::start(s);
     let limits = front.limits;
     let id = facts(&msg, limits)
         .filter(Facts::is_request)
@@ -1268,6 +1282,18 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
     let initialize = f.method.as_deref() == Some("initialize");
     let mut line = one_line(&msg);
     line.push(b'\n');
+    if let Some(s) = &named {
+        if s.backlog.load(Ordering::Acquire) >= MAX_BACKLOG {
+            return json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                -32600,
+                "jsongate: too many messages of this session wait for the upstream",
+            );
+        }
+        if let Some(v) = parts.headers.get(VERSION_HEADER) {
+            lock(&s.forward).insert(HeaderName::from_static(VERSION_HEADER), v.clone());
+        }
+    }
     let Some(id) = f.id.clone().filter(|_| f.is_request()) else {
         // A notification or a response to the server: accepted within a session.
         let Some(session) = named else {
@@ -1277,27 +1303,13 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
                 "jsongate: a notification or response needs a session",
             );
         };
-        if backlogged(&session) {
-            return backlog_refusal();
-        }
-        if let Some(v) = parts.headers.get(VERSION_HEADER) {
-            lock(&session.forward).insert(HeaderName::from_static(VERSION_HEADER), v.clone());
-        }
         send_line(&session, line);
         return reply(StatusCode::ACCEPTED, "");
     };
     // The session: the one named, a new one for `initialize`, or a relay for this request
     // alone.
     let (session, one_shot) = match named {
-        Some(s) => {
-            if backlogged(&s) {
-                return backlog_refusal();
-            }
-            if let Some(v) = parts.headers.get(VERSION_HEADER) {
-                lock(&s.forward).insert(HeaderName::from_static(VERSION_HEADER), v.clone());
-            }
-            (s, false)
-        }
+        Some(s) => (s, false),
         None => {
             let sid = if initialize {
                 match new_session_id() {
@@ -1454,35 +1466,6 @@ fn send_line(s: &Session, line: Vec<u8>) {
     }
 }
 
-/// Whether the session has [`MAX_BACKLOG`] client messages and upstream exchanges pending.
-fn backlogged(s: &Session) -> bool {
-    s.backlog.load(Ordering::Acquire) >= MAX_BACKLOG
-}
-
-fn backlog_refusal() -> Response<Out> {
-    json_error(
-        StatusCode::TOO_MANY_REQUESTS,
-        -32600,
-        "jsongate: too many messages of this session wait for the upstream",
-    )
-}
-
-/// Counts an upstream exchange in its session's backlog while it runs.
-struct Exchange(Arc<AtomicUsize>);
-
-impl Exchange {
-    fn start(s: &Session) -> Exchange {
-        s.backlog.fetch_add(1, Ordering::AcqRel);
-        Exchange(Arc::clone(&s.backlog))
-    }
-}
-
-impl Drop for Exchange {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 fn upstream_request<B>(front: &Front, s: &Session, method: &Method, body: B) -> Option<Request<B>> {
     let accept = if method == Method::POST {
         "application/json, text/event-stream"
@@ -1600,9 +1583,9 @@ async fn delete(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
 ///
 /// # Example
 /// ```
-/// use jsongate::mcp::{http::{run, split_url, HttpOptions}, Config};
-/// let (authority, path) = split_url("http://127.0.0.1:8931/mcp")?;
-/// let opts = HttpOptions::new(authority, path, Config::default);
+/// use jsongate::mcp::{http::{run, HttpOptions}, Config};
+/// let up = jsongate::http::parse_upstream("http://127.0.0.1:8931/mcp")?;
+/// let opts = HttpOptions::new(up.authority, up.path, Config::default);
 /// let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
 /// rt.block_on(async {
 ///     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -1641,26 +1624,6 @@ pub async fn run(
         s.end();
     }
     Ok(())
-}
-/// Splits `http://host:port/path` into the authority and the path (default `/`): the pair
-/// [`crate::http::parse_upstream`] gives, with its refusals (another scheme, user information,
-/// a query or fragment, a bad port).
-///
-/// # Errors
-/// The URL is not one `parse_upstream` accepts; the message says why.
-///
-/// # Example
-/// ```
-/// use jsongate::mcp::http::split_url;
-/// assert_eq!(split_url("http://127.0.0.1:8931/mcp")?, ("127.0.0.1:8931".to_owned(), "/mcp".to_owned()));
-/// assert_eq!(split_url("http://localhost:3000")?.1, "/"); // the default path
-/// assert!(split_url("https://example.com/mcp").is_err()); // http:// only
-/// assert!(split_url("http://user@example.com/").is_err()); // no credentials in the URL
-/// assert!(split_url("http://127.0.0.1:9?x=1").is_err()); // no query read as part of the host
-/// # Ok::<(), String>(())
-/// ```
-pub fn split_url(url: &str) -> Result<(String, String), String> {
-    crate::http::parse_upstream(url).map(|u| (u.authority, u.path))
 }
 
 #[cfg(test)]
@@ -1774,16 +1737,5 @@ data: {{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}
         assert_eq!(f.answers(), Some(r#""a""#));
         assert!(facts(b"[1]", l).is_none());
         assert!(facts(br#"{"id":1,"id":2}"#, l).is_none());
-    }
-
-    #[test]
-    fn urls() {
-        assert_eq!(
-            split_url("http://127.0.0.1:9/mcp").unwrap(),
-            ("127.0.0.1:9".to_owned(), "/mcp".to_owned())
-        );
-        assert!(split_url("https://x/mcp").is_err());
-        assert!(split_url("http://u@x/").is_err());
-        assert!(split_url("http://127.0.0.1:9?x=1").is_err());
     }
 }

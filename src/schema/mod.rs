@@ -15,7 +15,7 @@ mod compile;
 pub(crate) mod fast;
 pub(crate) mod program;
 mod registry;
-mod uri;
+pub(crate) mod uri;
 
 /// What the suite-driven unit tests of this layer share: where the official JSON Schema Test
 /// Suite is, reading one of its files (a missing suite fails the test, naming where it

@@ -113,7 +113,7 @@ fn merge(base: &Uri, path: &str) -> String {
     }
 }
 
-fn remove_dot_segments(path: &str) -> String {
+pub(crate) fn remove_dot_segments(path: &str) -> String {
     // RFC 3986 section 5.2.4, step by step.
     let mut input = path.to_string();
     let mut out = String::with_capacity(path.len());

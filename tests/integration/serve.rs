@@ -45,12 +45,17 @@ impl Upstream {
 
     /// The requests the upstream received, in order: method, path as sent, headers.
     fn seen(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(self.log.path().join("requests.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        json_lines(&self.log.path().join("requests.jsonl"))
     }
+}
+
+/// The JSON lines of a file (none when it does not exist yet).
+fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 impl Drop for Upstream {
@@ -130,11 +135,7 @@ impl Proxy {
     }
 
     fn audit(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(self.dir.path().join("audit.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        json_lines(&self.dir.path().join("audit.jsonl"))
     }
 
     fn terminate(&mut self) -> std::process::ExitStatus {
