@@ -69,6 +69,8 @@ pub mod screen;
 pub mod select;
 #[cfg(any(feature = "gate", feature = "action"))]
 pub mod state;
+#[cfg(feature = "tls")]
+pub mod tls;
 mod validate;
 mod verdict;
 

@@ -416,7 +416,9 @@ fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
         return Err("mcp-proxy --upstream takes no server command".into());
     }
     let upstream = a.upstream.clone().unwrap_or_default();
-    let jsongate::http::Upstream { authority, path } = jsongate::http::parse_upstream(&upstream)?;
+    let jsongate::http::Upstream {
+        authority, path, ..
+    } = jsongate::http::parse_upstream(&upstream)?;
     let relay_config = relay_configs(a, true)?;
     let first = relay_config();
     let answer_timeout = a.answer_timeout.map_or(DEFAULT_ANSWER_TIMEOUT, |s| {

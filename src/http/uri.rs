@@ -7,13 +7,69 @@ use http::Uri;
 /// An upstream base URL, split into what a connection and a request need.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Upstream {
-    /// `host:port` to connect to (port 80 when the URL names none).
+    /// `host:port` to connect to (port 80, or 443 for `https`, when the URL names none).
     pub authority: String,
     /// The base path, `/` when the URL has none; never with a query or fragment.
     pub path: String,
+    /// `https://`: the connection is TLS, verified against `host`.
+    pub tls: bool,
+    /// The host as the URL names it (an IPv6 literal in brackets): the name TLS verifies.
+    pub host: String,
+    /// The `Host` header sent upstream: the URL's authority, without a default port.
+    pub host_header: String,
 }
 
-/// Parses an operator's upstream URL: `http://HOST[:PORT][/PATH]`.
+impl Upstream {
+    /// Whether the host is a loopback address or name (`localhost`, `*.localhost`,
+    /// `127.0.0.0/8`, `::1`): plain HTTP to it never leaves the machine.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::parse_upstream;
+    /// assert!(parse_upstream("http://127.0.0.2:9/")?.is_loopback());
+    /// assert!(parse_upstream("http://[::1]:9/")?.is_loopback());
+    /// assert!(parse_upstream("http://localhost/")?.is_loopback());
+    /// assert!(!parse_upstream("http://10.0.0.5/")?.is_loopback());
+    /// assert!(!parse_upstream("http://localhost.example.com/")?.is_loopback());
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn is_loopback(&self) -> bool {
+        let h = self.host.to_ascii_lowercase();
+        let bare = h.trim_start_matches('[').trim_end_matches(']');
+        match bare.parse::<std::net::IpAddr>() {
+            Ok(ip) => ip.is_loopback(),
+            Err(_) => bare == "localhost" || bare.ends_with(".localhost"),
+        }
+    }
+
+    /// Refuses plain HTTP to an upstream off this machine unless `allowed`: credentials and
+    /// tool results would cross the network readable and forgeable.
+    ///
+    /// # Errors
+    /// The message names the URL and the option that allows it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::http::parse_upstream;
+    /// assert!(parse_upstream("http://10.0.0.5/")?.check_plaintext(false).is_err());
+    /// assert!(parse_upstream("http://10.0.0.5/")?.check_plaintext(true).is_ok());
+    /// assert!(parse_upstream("https://10.0.0.5/")?.check_plaintext(false).is_ok());
+    /// assert!(parse_upstream("http://127.0.0.1:9/")?.check_plaintext(false).is_ok());
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn check_plaintext(&self, allowed: bool) -> Result<(), String> {
+        if self.tls || allowed || self.is_loopback() {
+            return Ok(());
+        }
+        Err(format!(
+            "upstream 'http://{}' is plain HTTP to another host: use https://, or allow plain HTTP explicitly",
+            self.host_header
+        ))
+    }
+}
+
+/// Parses an operator's upstream URL: `http://HOST[:PORT][/PATH]` or
+/// `https://HOST[:PORT][/PATH]`.
 ///
 /// Refused, each with its own message: another scheme, a missing or empty host, a port that
 /// is not a number in 1..=65535, user information (`user@`; credentials belong in headers),
@@ -32,16 +88,22 @@ pub struct Upstream {
 /// let e = parse_upstream("http://127.0.0.1:9?x=1").unwrap_err();
 /// assert!(e.contains("query"), "{e}");
 /// assert!(parse_upstream("http://user:pw@example.com/").unwrap_err().contains("user information"));
-/// assert!(parse_upstream("https://example.com/").unwrap_err().contains("http://"));
+/// let u = parse_upstream("https://api.example.com/v1")?;
+/// assert_eq!((u.authority.as_str(), u.host_header.as_str(), u.tls), ("api.example.com:443", "api.example.com", true));
+/// assert!(parse_upstream("ftp://example.com/").unwrap_err().contains("http://"));
 /// assert!(parse_upstream("http://example.com:99999/").unwrap_err().contains("port"));
 /// # Ok::<(), String>(())
 /// ```
 pub fn parse_upstream(url: &str) -> Result<Upstream, String> {
-    if !url.starts_with("http://") {
+    let tls = if url.starts_with("https://") {
+        true
+    } else if url.starts_with("http://") {
+        false
+    } else {
         return Err(format!(
-            "upstream '{url}' is not an http:// URL (only plain HTTP upstreams are supported)"
+            "upstream '{url}' is not an http:// or https:// URL"
         ));
-    }
+    };
     if url.contains('#') {
         return Err(format!(
             "upstream '{url}' has a fragment; a base URL has none"
@@ -67,6 +129,7 @@ pub fn parse_upstream(url: &str) -> Result<Upstream, String> {
     // What follows the host: `""` or `:PORT` (`http` reads a port that is not a `u16` as no
     // port at all, which would mean 80).
     let port = match &auth.as_str()[auth.host().len()..] {
+        "" if tls => 443,
         "" => 80,
         ":" => return Err(format!("upstream '{url}' has an empty port")),
         p => match p[1..].parse::<u16>() {
@@ -88,9 +151,17 @@ pub fn parse_upstream(url: &str) -> Result<Upstream, String> {
         "" => "/".to_owned(),
         p => p.to_owned(),
     };
+    let default = if tls { 443 } else { 80 };
     Ok(Upstream {
         authority: format!("{}:{port}", auth.host()),
         path,
+        tls,
+        host: auth.host().to_owned(),
+        host_header: if port == default {
+            auth.host().to_owned()
+        } else {
+            format!("{}:{port}", auth.host())
+        },
     })
 }
 
@@ -113,8 +184,9 @@ mod tests {
             ("http://127.0.0.1:/", "empty port"),
             ("http:///mcp", "not a valid URL"),
             ("http://", "not a valid URL"),
-            ("https://example.com/", "http://"),
-            ("https://x/mcp", "http://"),
+            ("https://u@example.com/", "user information"),
+            ("https://x:0/mcp", "port 0"),
+            ("https://x/mcp?q", "query"),
             ("http://u@x/", "user information"),
             ("http://user@example.com/", "user information"),
             ("ftp://example.com/", "http://"),
@@ -137,9 +209,18 @@ mod tests {
             ("http://h:1/p%20q", "h:1", "/p%20q"),
             ("http://127.0.0.1:9/mcp", "127.0.0.1:9", "/mcp"),
             ("http://localhost:3000", "localhost:3000", "/"),
+            ("https://example.com", "example.com:443", "/"),
+            ("https://example.com:8443/mcp", "example.com:8443", "/mcp"),
+            ("https://[::1]/x", "[::1]:443", "/x"),
         ] {
             let u = parse_upstream(url).unwrap();
             assert_eq!((u.authority.as_str(), u.path.as_str()), (authority, path));
+            assert_eq!(u.tls, url.starts_with("https"));
         }
+        let host = |u: &str| parse_upstream(u).unwrap().host_header;
+        assert_eq!(host("http://example.com:80/"), "example.com");
+        assert_eq!(host("https://example.com:443/"), "example.com");
+        assert_eq!(host("https://example.com:80/"), "example.com:80");
+        assert_eq!(host("http://[::1]:9000/"), "[::1]:9000");
     }
 }
