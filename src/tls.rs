@@ -172,17 +172,20 @@ impl ClientTlsOptions {
         ClientTlsOptions::default()
     }
     /// Also trusts the CA certificates in this PEM file.
+    #[must_use]
     pub fn ca_file(mut self, path: impl Into<PathBuf>) -> ClientTlsOptions {
         self.ca_file = Some(path.into());
         self
     }
     /// Whether the system's trust store is used (default `true`); with `false`, only the CA
     /// file is trusted.
+    #[must_use]
     pub fn system_roots(mut self, on: bool) -> ClientTlsOptions {
         self.no_system_roots = !on;
         self
     }
     /// Presents this certificate chain and key (PEM files) when the server asks (mTLS).
+    #[must_use]
     pub fn client_cert(
         mut self,
         cert: impl Into<PathBuf>,
@@ -231,11 +234,11 @@ impl ClientTlsOptions {
             None => builder.with_no_client_auth(),
             Some((cert, key)) => {
                 let certs = certificates(cert, "client certificate")?;
-                let key = private_key(key, "client key")?;
-                builder.with_client_auth_cert(certs, key).map_err(|e| {
+                let der = private_key(key, "client key")?;
+                builder.with_client_auth_cert(certs, der).map_err(|e| {
                     TlsError::new(
                         TlsErrorKind::Key,
-                        format!("client key '{}': {e}", key_path(&self.client_cert)),
+                        format!("client key '{}': {e}", key.display()),
                     )
                 })?
             }
@@ -247,11 +250,6 @@ impl ClientTlsOptions {
     }
 }
 
-fn key_path(pair: &Option<(PathBuf, PathBuf)>) -> String {
-    pair.as_ref()
-        .map(|(_, k)| k.display().to_string())
-        .unwrap_or_default()
-}
 
 /// A built client configuration, cheap to clone and shared by every connection.
 #[derive(Clone)]
@@ -492,7 +490,6 @@ pub const RELOAD_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from
 /// (Unix) and when either file changes (checked every [`RELOAD_CHECK_INTERVAL`]), telling
 /// stderr what happened. A reload that fails keeps the pair served before.
 #[cfg(feature = "serve")]
-#[allow(dead_code)] // used by the fronts in the next change
 pub(crate) fn watch(tls: ServerTls) {
     tokio::spawn(async move {
         #[cfg(unix)]

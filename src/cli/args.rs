@@ -249,6 +249,30 @@ impl LimitArgs {
     }
 }
 
+/// A TLS listener's certificate and key (`serve`, `mcp-proxy --upstream`).
+#[derive(Args, Clone, Debug, Default)]
+#[command(next_help_heading = "TLS")]
+pub struct ListenTlsArgs {
+    /// serve TLS with this certificate chain (PEM; reloaded on SIGHUP and when it changes)
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// the private key of --tls-cert (PEM)
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+}
+
+impl ListenTlsArgs {
+    /// The listener's TLS, when both files are given.
+    pub fn load(&self) -> Result<Option<jsongate::tls::ServerTls>, String> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(c), Some(k)) => jsongate::tls::ServerTls::load(c, k)
+                .map(Some)
+                .map_err(|e| format!("--tls-cert/--tls-key: {e}")),
+            _ => Ok(None),
+        }
+    }
+}
+
 /// Where rate limits, breakers, plans and approvals are kept (`decide`, `mcp-proxy`).
 #[derive(Args, Clone, Debug, Default)]
 #[command(next_help_heading = "Shared state")]

@@ -61,7 +61,7 @@ EXIT STATUS:
 #[command(
     after_help = PROXY_AFTER,
     override_usage = "jsongate mcp-proxy [OPTIONS] -- SERVER_COMMAND [ARGS]...\n       \
-                      jsongate mcp-proxy --upstream http://HOST:PORT/PATH [--listen IP:PORT] [OPTIONS]",
+                      jsongate mcp-proxy --upstream https://HOST[:PORT]/PATH [--listen IP:PORT] [OPTIONS]",
     mut_arg("max_bytes", |a| a.help("bytes of one message                  [default: 4194304 (4 MiB)]"))
 )]
 pub struct ProxyArgs {
@@ -154,6 +154,37 @@ pub struct ProxyArgs {
     /// how long to wait for the upstream's answer (with --upstream)
     #[arg(long, value_name = "SECONDS", value_parser = args::seconds, help_heading = "Streamable HTTP")]
     answer_timeout: Option<u64>,
+    #[command(flatten)]
+    tls: args::ListenTlsArgs,
+    /// also trust these CA certificates (PEM) for an https:// upstream
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
+    upstream_ca_file: Option<PathBuf>,
+    /// trust only --upstream-ca-file, not the system's roots
+    #[arg(long, requires = "upstream_ca_file", help_heading = "TLS")]
+    upstream_no_system_roots: bool,
+    /// present this client certificate (PEM) to the upstream (mTLS)
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "upstream_client_key",
+        help_heading = "TLS"
+    )]
+    upstream_client_cert: Option<PathBuf>,
+    /// the private key of --upstream-client-cert (PEM)
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "upstream_client_cert",
+        help_heading = "TLS"
+    )]
+    upstream_client_key: Option<PathBuf>,
+    /// allow plain http:// to an upstream that is not loopback
+    #[arg(long, help_heading = "TLS")]
+    allow_plaintext_upstream: bool,
+    /// send this header upstream, its value from `env:VARIABLE` or `file:PATH` (repeatable; the
+    /// client's Authorization is never forwarded)
+    #[arg(long, value_name = "NAME=env:VAR|file:PATH", value_parser = args::key_value, help_heading = "TLS")]
+    upstream_header: Vec<(String, String)>,
 }
 
 /// `--max-result-bytes N` for every tool, `TOOL=N` for one (which takes precedence).
@@ -416,9 +447,31 @@ fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
         return Err("mcp-proxy --upstream takes no server command".into());
     }
     let upstream = a.upstream.clone().unwrap_or_default();
+    let up = jsongate::http::parse_upstream(&upstream)?;
+    up.check_plaintext(a.allow_plaintext_upstream)
+        .map_err(|e| format!("--upstream: {e} (--allow-plaintext-upstream)"))?;
+    let mut headers = jsongate::http::UpstreamHeaders::new();
+    for (name, spec) in &a.upstream_header {
+        headers = headers
+            .add(name, spec, std::path::Path::new("."))
+            .map_err(|e| format!("--upstream-header: {e}"))?;
+    }
+    let upstream_tls = if up.tls {
+        let mut o = jsongate::tls::ClientTlsOptions::new();
+        if let Some(ca) = &a.upstream_ca_file {
+            o = o.ca_file(ca).system_roots(!a.upstream_no_system_roots);
+        }
+        if let (Some(c), Some(k)) = (&a.upstream_client_cert, &a.upstream_client_key) {
+            o = o.client_cert(c, k);
+        }
+        Some(o.build().map_err(|e| format!("--upstream: TLS: {e}"))?)
+    } else {
+        None
+    };
+    let listen_tls = a.tls.load()?;
     let jsongate::http::Upstream {
         authority, path, ..
-    } = jsongate::http::parse_upstream(&upstream)?;
+    } = up;
     let relay_config = relay_configs(a, true)?;
     let first = relay_config();
     let answer_timeout = a.answer_timeout.map_or(DEFAULT_ANSWER_TIMEOUT, |s| {
@@ -448,7 +501,16 @@ fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
     .allowed_hosts(hosts)
     .max_sessions(max_sessions)
     .server_limits(server)
-    .answer_timeout(answer_timeout);
+    .answer_timeout(answer_timeout)
+    .upstream_headers(headers);
+    let opts = match upstream_tls {
+        Some(t) => opts.upstream_tls(t),
+        None => opts,
+    };
+    let opts = match listen_tls {
+        Some(t) => opts.tls(t),
+        None => opts,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -11,11 +11,14 @@ use super::args::{self, Source};
 #[command(
     args_conflicts_with_subcommands = true,
     after_help = "\
-Each route (method, path prefix) of the configuration names an upstream base URL (http://)
-and a gate contract; the caller receives the gate's envelope, one audit line per request
-goes to the config's audit file (default: stderr), never with a header value. Prints
+Each route (method, path prefix) of the configuration names an upstream base URL (https://,
+or http:// to loopback unless the route sets allow_plaintext) and a gate contract; the
+caller receives the gate's envelope, one audit line per request goes to the config's audit
+file (default: stderr), never with a header value. The caller's Authorization is never
+forwarded; a route's upstream_headers carry the upstream's own credentials. Prints
 'listening on IP:PORT' on stderr once ready; SIGTERM or SIGINT stop accepting and let
-in-flight requests finish; SIGHUP is ignored. 'jsongate serve schema' prints the configuration's schema.
+in-flight requests finish; SIGHUP reloads the TLS certificate (nothing else).
+'jsongate serve schema' prints the configuration's schema.
 
 EXIT STATUS:
     0 stopped by a signal, 2 usage, configuration or I/O error"
@@ -29,6 +32,8 @@ pub struct ServeArgs {
     /// listen address, over the config's (port 0: any free port)
     #[arg(long, value_name = "IP:PORT")]
     listen: Option<String>,
+    #[command(flatten)]
+    tls: args::ListenTlsArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -55,6 +60,9 @@ pub fn serve(a: &ServeArgs) -> Result<ExitCode, String> {
                 .map_err(|_| format!("--listen: '{l}' is not IP:PORT"))?,
         );
     }
+    if let Some(t) = a.tls.load()? {
+        cfg = cfg.tls(t);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -76,9 +84,9 @@ pub fn serve(a: &ServeArgs) -> Result<ExitCode, String> {
 
 /// Installs the signal handlers at once, so that a signal arriving before the server is first
 /// polled is not lost (nor, for SIGHUP, fatal), and resolves on SIGTERM or SIGINT (Ctrl-C
-/// elsewhere). SIGHUP, which would otherwise end the process, is ignored with one line on
-/// standard error: nothing is reloaded yet. Call it inside the runtime, before saying
-/// "listening on".
+/// elsewhere). SIGHUP, which would otherwise end the process, is not fatal: a TLS listener
+/// reloads its certificate on it (see `jsongate::tls`), nothing else is reloaded. Call it
+/// inside the runtime, before saying "listening on".
 pub fn shutdown_signal() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     #[cfg(unix)]
     {
@@ -100,9 +108,7 @@ pub fn shutdown_signal() -> std::pin::Pin<Box<dyn std::future::Future<Output = (
                 tokio::select! {
                     _ = term.recv() => return,
                     _ = int.recv() => return,
-                    Some(()) = hangup => {
-                        eprintln!("jsongate: SIGHUP ignored (there is nothing to reload)");
-                    }
+                    Some(()) = hangup => {}
                 }
             }
         })

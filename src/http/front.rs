@@ -1,7 +1,9 @@
 //! The server side both network fronts share (`jsongate serve` and the MCP Streamable HTTP
 //! front): one accept loop with a connection cap, head limits and timeouts, graceful
 //! shutdown, the `Host`/`Origin` checks against DNS rebinding and cross-site requests, and
-//! the rate-limited lines that tell operators about upstream failures.
+//! the rate-limited lines that tell operators about upstream failures. With a
+//! [`ServerTls`], every connection is TLS (the handshake bounded by the head timeout) and
+//! the certificate is reloaded on `SIGHUP` and when its files change.
 //!
 //! What it owns and nothing more: it never reads a body, never judges a message, and knows
 //! nothing of routes or sessions. A request that passes the checks goes to the front's own
@@ -33,6 +35,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
 use super::serve::ServerLimits;
+use crate::tls::ServerTls;
 
 /// Which `Host` and `Origin` values a front accepts. See the [module docs](self).
 #[derive(Clone, Debug, Default)]
@@ -152,6 +155,7 @@ impl HostPolicy {
 /// accepting, lets in-flight requests finish for at most the grace period, and returns.
 pub(crate) async fn serve_connections<H, F, B>(
     listener: TcpListener,
+    tls: Option<ServerTls>,
     limits: ServerLimits,
     policy: HostPolicy,
     shutdown: impl Future<Output = ()>,
@@ -171,6 +175,10 @@ pub(crate) async fn serve_connections<H, F, B>(
             );
         }
     }
+    let acceptor = tls.map(|t| {
+        crate::tls::watch(t.clone());
+        tokio_rustls::TlsAcceptor::from(t.config())
+    });
     let permits = Arc::new(Semaphore::new(limits.get_max_connections()));
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -181,6 +189,7 @@ pub(crate) async fn serve_connections<H, F, B>(
         .max_header_size(limits.get_max_header_bytes())
         .max_buf_size(limits.get_max_header_bytes().max(8192) + 8192);
     let builder = Arc::new(builder);
+    let header_timeout = limits.get_header_timeout();
     let handler = Arc::new(handler);
     let policy = Arc::new(policy);
     let mut shutdown = std::pin::pin!(shutdown);
@@ -208,6 +217,7 @@ pub(crate) async fn serve_connections<H, F, B>(
         let handler = Arc::clone(&handler);
         let policy = Arc::clone(&policy);
         let mut stop = stop_rx.clone();
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let checked = policy.check(req.headers());
@@ -219,13 +229,18 @@ pub(crate) async fn serve_connections<H, F, B>(
                     })
                 }
             });
-            let conn = builder.serve_connection(TokioIo::new(stream), svc);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                () = stopped(&mut stop) => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
+            match acceptor {
+                None => serve_one(&builder, TokioIo::new(stream), svc, &mut stop).await,
+                Some(acceptor) => {
+                    // The TLS handshake is part of the head: bounded by the same timeout.
+                    let hs = tokio::time::timeout(header_timeout, acceptor.accept(stream));
+                    let tls = tokio::select! {
+                        r = hs => r,
+                        () = stopped(&mut stop) => return drop(permit),
+                    };
+                    if let Ok(Ok(tls)) = tls {
+                        serve_one(&builder, TokioIo::new(tls), svc, &mut stop).await;
+                    }
                 }
             }
             drop(permit);
@@ -236,6 +251,31 @@ pub(crate) async fn serve_connections<H, F, B>(
     // Every permit back means every connection ended.
     let all = u32::try_from(limits.get_max_connections()).unwrap_or(u32::MAX);
     let _ = tokio::time::timeout(limits.get_shutdown_grace(), permits.acquire_many(all)).await;
+}
+
+/// Serves one connection until it ends, or, once the shutdown flag is set, until its
+/// in-flight request is answered.
+async fn serve_one<I, S, B>(
+    builder: &hyper::server::conn::http1::Builder,
+    io: I,
+    svc: S,
+    stop: &mut watch::Receiver<bool>,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = B>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let conn = builder.serve_connection(io, svc);
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        () = stopped(stop) => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
 }
 
 /// Resolves once the shutdown flag is set (or its sender is gone).

@@ -10,6 +10,8 @@
 //! layer owns no sockets, no runtime and no clock other than the gate's.
 
 mod body;
+#[cfg(feature = "serve")]
+pub(crate) mod connect;
 mod engine;
 #[cfg(feature = "serve")]
 pub(crate) mod front;
@@ -20,6 +22,8 @@ pub mod serve;
 mod uri;
 
 pub use body::{BodyError, GatedBody};
+#[cfg(feature = "serve")]
+pub use connect::UpstreamHeaders;
 pub use engine::{Check, Refusal};
 pub use layer::{
     envelope_response, failure_status, is_json_content_type, Direction, JsonGate, JsonGateLayer,

@@ -6,8 +6,18 @@
 //! The agent-facing side only ever receives a gate envelope (or a fixed plain-text refusal for
 //! a request that matches no route or is itself refused); the upstream's status, headers and
 //! bytes never pass. Audit lines carry the gate's record plus the method, path (without the
-//! query) and statuses, never a header value: `Authorization` and cookies are forwarded to the
-//! upstream and written nowhere.
+//! query) and statuses, never a header value.
+//!
+//! Credentials: the caller's `Authorization` (and `Proxy-Authorization`) is never forwarded
+//! — a token issued for jsongate is not the upstream's to see, and passing it through lets
+//! one caller's credential act at the upstream for whoever holds it. A route that needs
+//! credentials names them in `upstream_headers` (values from the environment or a file).
+//! Cookies are forwarded (they belong to the upstream's own origin) and written nowhere.
+//!
+//! Upstreams: `https://` ones are verified against the system roots plus the configured CA
+//! (`upstream_tls`), with an optional client certificate; plain `http://` to a host that is
+//! not loopback is refused when the file is read unless the route sets `allow_plaintext`.
+//! The listener speaks TLS when `tls` names a certificate and key.
 
 use std::convert::Infallible;
 use std::fmt::{self, Write as _};
@@ -24,10 +34,10 @@ use http::header::{HeaderName, HeaderValue, ACCEPT_ENCODING, HOST};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 use super::body::GatedBody;
+use super::connect::{self, Target, UpstreamHeaders};
 use super::engine::{Check, Pool};
 use super::front::{serve_connections, FailureLog, HostPolicy};
 use super::layer::{
@@ -36,6 +46,7 @@ use super::layer::{
 use crate::config::{self, Shipped};
 use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
 use crate::json::Value;
+use crate::tls::{ClientTls, ClientTlsOptions, ServerTls};
 use crate::Limits;
 
 /// The schema every `serve` configuration file must satisfy (`jsongate serve schema`).
@@ -47,10 +58,13 @@ use crate::Limits;
 /// let schema = Schema::compile(SERVE_SCHEMA.as_bytes())?;
 /// let config = br#"{"serve":1,"routes":[{"path_prefix":"/status","upstream":"http://127.0.0.1:9000","contract_file":"status.json"}]}"#;
 /// assert!(Validator::new(&schema).validate_slice(config, Limits::new()).is_ok());
-/// // An upstream over TLS is not one the proxy can reach: refused by the schema, before any file is read.
-/// let tls = br#"{"serve":1,"routes":[{"path_prefix":"/s","upstream":"https://api.example.com","contract_file":"c.json"}]}"#;
-/// assert!(Validator::new(&schema).validate_slice(tls, Limits::new()).is_err());
-/// assert_eq!(ServeConfig::from_slice(tls, std::path::Path::new(".")).unwrap_err().pointer(), "/routes/0/upstream");
+/// // Plain HTTP to another host is refused when the file is read, unless the route allows it.
+/// let plain = br#"{"serve":1,"routes":[{"path_prefix":"/s","upstream":"http://api.example.com","contract_file":"c.json"}]}"#;
+/// assert!(Validator::new(&schema).validate_slice(plain, Limits::new()).is_ok());
+/// assert_eq!(ServeConfig::from_slice(plain, std::path::Path::new(".")).unwrap_err().pointer(), "/routes/0/upstream");
+/// // Another scheme is refused by the schema itself.
+/// let ftp = br#"{"serve":1,"routes":[{"path_prefix":"/s","upstream":"ftp://api.example.com","contract_file":"c.json"}]}"#;
+/// assert!(Validator::new(&schema).validate_slice(ftp, Limits::new()).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const SERVE_SCHEMA: &str = include_str!("serve.schema.json");
@@ -462,8 +476,12 @@ enum Source {
 struct Route {
     method: Option<Method>,
     prefix: String,
-    /// `host:port` of the upstream.
-    authority: String,
+    /// Where the upstream is and how to connect to it.
+    target: Target,
+    /// The `Host` sent upstream.
+    host_header: String,
+    /// Credentials sent upstream in jsongate's name.
+    headers: UpstreamHeaders,
     /// The upstream base path (no trailing `/`).
     base_path: String,
     gate: Arc<Gate>,
@@ -497,6 +515,7 @@ pub struct ServeConfig {
     request_id_header: Option<HeaderName>,
     allow_hosts: Vec<String>,
     allow_origins: Vec<String>,
+    tls: Option<ServerTls>,
     routes: Vec<Route>,
 }
 
@@ -585,9 +604,24 @@ impl ServeConfig {
                 .filter_map(|(_, v)| v.as_str().map(str::to_owned))
                 .collect()
         };
+        let upstream_tls = match doc.get("upstream_tls") {
+            Some(t) => client_tls(t, dir, "/upstream_tls")?,
+            None => ClientTlsOptions::new(),
+        };
+        let tls = match doc.get("tls") {
+            Some(t) => {
+                let f = |k: &str| dir.join(t.get(k).and_then(Value::as_str).unwrap_or_default());
+                Some(
+                    ServerTls::load(f("cert_file"), f("key_file"))
+                        .map_err(|e| err(format!("tls: {e}")).at("/tls"))?,
+                )
+            }
+            None => None,
+        };
         let mut routes = Vec::new();
+        let mut built: Vec<(ClientTlsOptions, ClientTls)> = Vec::new();
         for (i, r) in config::items(&doc, "routes") {
-            routes.push(route(&i, r, dir)?);
+            routes.push(route(&i, r, dir, &upstream_tls, &mut built)?);
         }
         Ok(ServeConfig {
             listen,
@@ -596,8 +630,16 @@ impl ServeConfig {
             request_id_header,
             allow_hosts: strings("allow_hosts"),
             allow_origins: strings("allow_origins"),
+            tls,
             routes,
         })
+    }
+    /// Serves TLS with this certificate, over the file's `tls` (as `jsongate serve
+    /// --tls-cert --tls-key` does).
+    #[must_use]
+    pub fn tls(mut self, tls: ServerTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
     config_setters! {
         /// The address to listen on. Default: the file's `listen`, else [`DEFAULT_LISTEN`].
@@ -694,11 +736,84 @@ impl ServeConfig {
     }
 }
 
-fn route(i: &str, r: &Value, dir: &Path) -> Result<Route, ConfigError> {
+/// Client TLS options from an `upstream_tls` object (files relative to `dir`).
+fn client_tls(t: &Value, dir: &Path, at: &str) -> Result<ClientTlsOptions, ConfigError> {
+    let f = |k: &str| t.get(k).and_then(Value::as_str).map(|p| dir.join(p));
+    let mut o = ClientTlsOptions::new();
+    if let Some(ca) = f("ca_file") {
+        o = o.ca_file(ca);
+    }
+    if let Some(false) = t.get("system_roots").and_then(Value::as_bool) {
+        o = o.system_roots(false);
+    }
+    match (f("client_cert_file"), f("client_key_file")) {
+        (Some(c), Some(k)) => o = o.client_cert(c, k),
+        (None, None) => {}
+        _ => {
+            return Err(
+                err("upstream_tls: client_cert_file and client_key_file go together").at(at),
+            )
+        }
+    }
+    Ok(o)
+}
+
+fn route(
+    i: &str,
+    r: &Value,
+    dir: &Path,
+    default_tls: &ClientTlsOptions,
+    built: &mut Vec<(ClientTlsOptions, ClientTls)>,
+) -> Result<Route, ConfigError> {
     let s = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_owned);
-    let upstream = super::parse_upstream(&s("upstream").unwrap_or_default()).map_err(|e| {
-        err(format!("routes/{i}/upstream: {e}")).at(format!("/routes/{i}/upstream"))
-    })?;
+    let at_up = format!("/routes/{i}/upstream");
+    let upstream = super::parse_upstream(&s("upstream").unwrap_or_default())
+        .and_then(|u| {
+            let allowed = r.get("allow_plaintext").and_then(Value::as_bool) == Some(true);
+            u.check_plaintext(allowed)
+                .map_err(|e| format!("{e} (\"allow_plaintext\": true)"))?;
+            Ok(u)
+        })
+        .map_err(|e| err(format!("routes/{i}/upstream: {e}")).at(&at_up))?;
+    let tls = if upstream.tls {
+        let at = format!("/routes/{i}/upstream_tls");
+        let opts = match r.get("upstream_tls") {
+            Some(t) => client_tls(t, dir, &at)?,
+            None => default_tls.clone(),
+        };
+        // Routes with the same options share one configuration (and its roots).
+        match built.iter().find(|(o, _)| *o == opts) {
+            Some((_, t)) => Some(t.clone()),
+            None => {
+                let t = opts
+                    .build()
+                    .map_err(|e| err(format!("routes/{i}: upstream TLS: {e}")).at(&at))?;
+                built.push((opts, t.clone()));
+                Some(t)
+            }
+        }
+    } else {
+        None
+    };
+    let target = Target::new(&upstream, tls.as_ref())
+        .map_err(|e| err(format!("routes/{i}/upstream: {e}")).at(&at_up))?;
+    let mut headers = UpstreamHeaders::new();
+    for (name, spec) in r
+        .get("upstream_headers")
+        .and_then(Value::as_object)
+        .unwrap_or(&[])
+    {
+        headers = headers
+            .add(name, spec.as_str().unwrap_or_default(), dir)
+            .map_err(|e| {
+                err(format!("routes/{i}/upstream_headers: {e}")).at(config::pointer(&[
+                    "routes",
+                    i,
+                    "upstream_headers",
+                    name,
+                ]))
+            })?;
+    }
     let file = dir.join(s("contract_file").unwrap_or_default());
     let at = format!("/routes/{i}/contract_file");
     let within = |e: ConfigError| e.within(&format!("routes/{i}/contract_file: "), &at);
@@ -723,7 +838,9 @@ fn route(i: &str, r: &Value, dir: &Path) -> Result<Route, ConfigError> {
     Ok(Route {
         method: s("method").and_then(|m| Method::from_bytes(m.as_bytes()).ok()),
         prefix: s("path_prefix").unwrap_or_default(),
-        authority: upstream.authority,
+        target,
+        host_header: upstream.host_header.clone(),
+        headers,
         base_path: upstream.path.trim_end_matches('/').to_owned(),
         gate: Arc::new(gate),
         context,
@@ -817,12 +934,14 @@ fn connection_options(headers: &http::HeaderMap) -> Vec<HeaderName> {
         .collect()
 }
 
-/// Hop-by-hop headers, never forwarded (RFC 9110 §7.6.1), `Host`, set to the upstream, and
-/// `Accept-Encoding`, replaced by `identity`.
+/// Headers never forwarded: hop-by-hop ones (RFC 9110 §7.6.1), `Host`, set to the upstream,
+/// `Accept-Encoding`, replaced by `identity`, and the caller's `Authorization` (never passed
+/// through; see the [module docs](self)).
 fn hop_by_hop(name: &HeaderName) -> bool {
     matches!(
         name.as_str(),
         "connection"
+            | "authorization"
             | "accept-encoding"
             | "keep-alive"
             | "proxy-connection"
@@ -994,24 +1113,26 @@ async fn exchange(
     // The gate reads the upstream's bytes as JSON: a content-coded answer would be refused
     // whole, so the upstream is asked for none (RFC 9110 §12.5.3).
     up = up
-        .header(HOST, &route.authority)
+        .header(HOST, &route.host_header)
         .header(ACCEPT_ENCODING, "identity");
-    let Ok(up) = up.body(Full::new(forwarded)) else {
+    let Ok(mut up) = up.body(Full::new(forwarded)) else {
         return (StatusCode::BAD_REQUEST, None, None);
     };
+    route.headers.apply(up.headers_mut());
     let gate = &route.gate;
     let call = async {
         // A kept-alive connection when one is idle; a pooled one the upstream closed in the
         // meantime fails at once, and the request goes on a fresh connection.
-        let mut reused = shared.take_idle(&route.authority);
+        let authority = &route.target.authority;
+        let mut reused = shared.take_idle(authority);
         loop {
             let fresh = reused.is_none();
             let mut sender = match reused.take() {
                 Some(s) => s,
-                None => match connect(&route.authority, lim.connect_timeout).await {
+                None => match connect::open(&route.target, lim.connect_timeout).await {
                     Ok(s) => s,
                     Err(kind) => {
-                        shared.log.note(&route.authority, kind);
+                        shared.log.note(authority, kind);
                         return (
                             gate.refused(FailureCode::UpstreamUnavailable, kind, greq),
                             None,
@@ -1031,7 +1152,7 @@ async fn exchange(
             };
             let status = res.status().as_u16();
             let d = gate_decision(gate, greq, res).await;
-            shared.give_idle(&route.authority, sender);
+            shared.give_idle(authority, sender);
             return (d, Some(status));
         }
     };
@@ -1049,23 +1170,6 @@ type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
 /// Most idle upstream connections kept per upstream.
 const MAX_IDLE: usize = 64;
-
-/// Opens a connection to an upstream (the audit kind on failure).
-async fn connect(authority: &str, timeout: Duration) -> Result<Sender, &'static str> {
-    let stream = match tokio::time::timeout(timeout, TcpStream::connect(authority)).await {
-        Ok(Ok(s)) => s,
-        Ok(Err(_)) => return Err("connect"),
-        Err(_) => return Err("connect_timeout"),
-    };
-    let _ = stream.set_nodelay(true);
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|_| "handshake")?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(sender)
-}
 
 fn clone_request(r: &Request<Full<Bytes>>) -> Request<Full<Bytes>> {
     let mut b = Request::builder()
@@ -1158,7 +1262,8 @@ pub async fn run(
         log: FailureLog::default(),
     });
     let refuse = |status, text| plain(status, text);
-    serve_connections(listener, lim, policy, shutdown, refuse, move |req| {
+    let tls = shared.config.tls.clone();
+    serve_connections(listener, tls, lim, policy, shutdown, refuse, move |req| {
         let shared = Arc::clone(&shared);
         async move {
             match handle(shared, req).await {

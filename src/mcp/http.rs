@@ -69,17 +69,19 @@ use http::{Method, Request, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use sha2::{Digest, Sha256};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 
 use super::sse::SseParser;
 use super::{Config, Proxy};
+use crate::http::connect::{self, Target};
 use crate::http::front::{serve_connections, FailureLog, HostPolicy};
 use crate::http::serve::ServerLimits;
+use crate::http::UpstreamHeaders;
 use crate::json::Value;
+use crate::tls::{ClientTls, ServerTls};
 use crate::Limits;
 
 /// The session header of the Streamable HTTP transport.
@@ -217,6 +219,9 @@ pub struct HttpOptions {
     answer_timeout: Duration,
     max_sessions: usize,
     server: ServerLimits,
+    upstream_tls: Option<ClientTls>,
+    upstream_headers: UpstreamHeaders,
+    tls: Option<ServerTls>,
 }
 
 impl HttpOptions {
@@ -250,7 +255,34 @@ impl HttpOptions {
             answer_timeout: DEFAULT_ANSWER_TIMEOUT,
             max_sessions: MAX_SESSIONS,
             server: ServerLimits::default(),
+            upstream_tls: None,
+            upstream_headers: UpstreamHeaders::new(),
+            tls: None,
         }
+    }
+
+    /// Connects to the upstream over TLS with this configuration, verifying its
+    /// certificate against the upstream's host (`https://` upstreams). Default: plain HTTP.
+    #[must_use]
+    pub fn upstream_tls(mut self, tls: ClientTls) -> Self {
+        self.upstream_tls = Some(tls);
+        self
+    }
+
+    /// Headers sent upstream in jsongate's name on every request (the upstream's
+    /// credentials). A client's own `Authorization` is never forwarded. Default: none.
+    #[must_use]
+    pub fn upstream_headers(mut self, headers: UpstreamHeaders) -> Self {
+        self.upstream_headers = headers;
+        self
+    }
+
+    /// Serves TLS with this certificate (reloaded on `SIGHUP` and when its files change).
+    /// Default: plain HTTP.
+    #[must_use]
+    pub fn tls(mut self, tls: ServerTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// The front end's limits: bodies and SSE events are bounded by its `max_bytes`.
@@ -495,6 +527,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 struct Front {
     opts: HttpOptions,
+    target: Target,
     limits: Limits,
     /// Sessions by the id issued to their client.
     sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -809,7 +842,7 @@ async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: mpsc::Send
     let exchange = async {
         let req = upstream_request(front, s, &Method::POST, Full::new(Bytes::from(msg)))
             .ok_or("jsongate: the message could not be sent upstream")?;
-        let res = match send(&front.opts.upstream_authority, req).await {
+        let res = match send(&front.target, req).await {
             Ok(res) => res,
             Err(kind) => {
                 front.log.note(&front.opts.upstream_authority, kind);
@@ -963,27 +996,21 @@ async fn read_events<B: Body<Data = Bytes>>(
 
 /// One request on a fresh connection to the upstream (the failure's kind for the
 /// operators' line).
-async fn send<B>(authority: &str, req: Request<B>) -> Result<Response<Incoming>, &'static str>
+async fn send<B>(target: &Target, req: Request<B>) -> Result<Response<Incoming>, &'static str>
 where
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(authority)).await {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
-            return Err("connection refused")
-        }
-        Ok(Err(_)) => return Err("cannot connect"),
-        Err(_) => return Err("connect timed out"),
-    };
-    let _ = stream.set_nodelay(true);
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+    let mut sender = connect::open(target, CONNECT_TIMEOUT)
         .await
-        .map_err(|_| "handshake failed")?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
+        .map_err(|kind| match kind {
+            "connect_refused" => "connection refused",
+            "connect_timeout" => "connect timed out",
+            "tls" => "TLS handshake failed",
+            "handshake" => "handshake failed",
+            _ => "cannot connect",
+        })?;
     sender
         .send_request(req)
         .await
@@ -1234,12 +1261,12 @@ async fn handle(front: Arc<Front>, req: Request<Incoming>) -> Response<Out> {
     }
 }
 
-/// The headers a session's relay sends upstream on its client's behalf.
+/// The headers a session's relay sends upstream on its client's behalf: its protocol
+/// version only. The client's `Authorization` is never forwarded (token passthrough is
+/// forbidden by the MCP authorization specification); the upstream's own credentials are
+/// added to every request from [`HttpOptions::upstream_headers`].
 fn forwarded(headers: &HeaderMap) -> HeaderMap {
     let mut fwd = HeaderMap::new();
-    for v in headers.get_all(http::header::AUTHORIZATION) {
-        fwd.append(http::header::AUTHORIZATION, v.clone());
-    }
     if let Some(v) = headers.get(VERSION_HEADER) {
         fwd.insert(HeaderName::from_static(VERSION_HEADER), v.clone());
     }
@@ -1483,6 +1510,9 @@ fn upstream_request<B>(front: &Front, s: &Session, method: &Method, body: B) -> 
     for (k, v) in lock(&s.forward).iter() {
         req = req.header(k, v);
     }
+    if let Some(h) = req.headers_mut() {
+        front.opts.upstream_headers.apply(h);
+    }
     if let Some(sid) = lock(&s.upstream_id).clone() {
         req = req.header(SESSION_HEADER, sid);
     }
@@ -1510,7 +1540,7 @@ async fn get_stream(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out>
         release(&session);
         return reply(StatusCode::BAD_GATEWAY, "jsongate: upstream unavailable\n");
     };
-    let res = match send(&front.opts.upstream_authority, up).await {
+    let res = match send(&front.target, up).await {
         Ok(res) => res,
         Err(kind) => {
             release(&session);
@@ -1562,11 +1592,7 @@ async fn delete(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
         if let Some(up) =
             upstream_request(front, &session, &Method::DELETE, Full::new(Bytes::new()))
         {
-            let _ = tokio::time::timeout(
-                front.opts.answer_timeout,
-                send(&front.opts.upstream_authority, up),
-            )
-            .await;
+            let _ = tokio::time::timeout(front.opts.answer_timeout, send(&front.target, up)).await;
         }
     }
     lock(&front.sessions).remove(&session.id);
@@ -1605,8 +1631,12 @@ pub async fn run(
         &opts.allowed_origins,
     );
     let server = opts.server;
+    let target = Target::from_authority(&opts.upstream_authority, opts.upstream_tls.as_ref())
+        .map_err(io::Error::other)?;
+    let tls = opts.tls.clone();
     let front = Arc::new(Front {
         limits: opts.limits,
+        target,
         opts,
         sessions: Mutex::new(HashMap::new()),
         live: Arc::new(AtomicUsize::new(0)),
@@ -1615,7 +1645,7 @@ pub async fn run(
     });
     let reaper = tokio::spawn(reap(Arc::clone(&front)));
     let f = Arc::clone(&front);
-    serve_connections(listener, server, policy, shutdown, reply, move |req| {
+    serve_connections(listener, tls, server, policy, shutdown, reply, move |req| {
         handle(Arc::clone(&f), req)
     })
     .await;

@@ -123,21 +123,25 @@ async def whoami_many(url: str, clients: dict[str, str | None], mode: str, round
 def isolation(check) -> None:
     """Three SDK clients at once, two with their own bearer tokens and one with none, through
     the proxy to a stateless server (no session id, so nothing upstream tells them apart):
-    each one's calls reach the server with its own credentials and no other's."""
+    no client's token reaches the server (no token passthrough); every call carries the
+    proxy's own upstream credential."""
     sport, pport = free_port(), free_port()
     server = subprocess.Popen([sys.executable, os.path.join(HERE, "http_server.py"), str(sport),
                                "--stateless"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     proxy = subprocess.Popen([BIN, "mcp-proxy", "--listen", f"127.0.0.1:{pport}", "--upstream",
-                              f"http://127.0.0.1:{sport}/mcp"], stderr=subprocess.DEVNULL)
+                              f"http://127.0.0.1:{sport}/mcp",
+                              "--upstream-header", "Authorization=env:JG_E2E_UPSTREAM_TOKEN"],
+                             stderr=subprocess.DEVNULL,
+                             env={**os.environ, "JG_E2E_UPSTREAM_TOKEN": "Bearer gateway-credential"})
     clients = {"a": "Bearer token-a", "b": "Bearer token-b", "anonymous": None}
     try:
         wait_port(sport)
         wait_port(pport)
         for mode in ("legacy", "auto"):
             seen = anyio.run(whoami_many, f"http://127.0.0.1:{pport}/mcp", clients, mode, 8)
-            for name, auth in clients.items():
-                want = [auth or "none"] * 8
-                check(f"isolation/proxy/{mode}/{name} sees its own credentials only",
+            for name in clients:
+                want = ["Bearer gateway-credential"] * 8
+                check(f"isolation/proxy/{mode}/{name}: the server sees the gateway's credential, never a client's",
                       seen[name] == want, seen[name])
     finally:
         for p in (proxy, server):

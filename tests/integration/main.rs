@@ -33,3 +33,5 @@ mod schema_suite;
 mod serve;
 mod state;
 mod suite;
+#[cfg(unix)]
+mod tls;

@@ -8,27 +8,33 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const ENVELOPE_OK: &str = r#"{"tool":"review_status","request_id":"req-1","outcome":"success","data":{"change_id":"c-42","approved":true}}"#;
+pub(crate) const ENVELOPE_OK: &str = r#"{"tool":"review_status","request_id":"req-1","outcome":"success","data":{"change_id":"c-42","approved":true}}"#;
 
-fn envelope_failure(id: &str, code: &str, retryable: bool) -> String {
+pub(crate) fn envelope_failure(id: &str, code: &str, retryable: bool) -> String {
     format!(
         r#"{{"tool":"review_status","request_id":"{id}","outcome":"failure","error":{{"code":"{code}","retryable":{retryable}}}}}"#
     )
 }
 
-struct Upstream {
+pub(crate) struct Upstream {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     /// Where the upstream writes each request it receives.
     log: tempfile::TempDir,
 }
 
 impl Upstream {
     fn start() -> Upstream {
+        Upstream::start_env(&[])
+    }
+
+    /// With these environment variables (`UPSTREAM_TLS_*` make it a TLS upstream).
+    pub(crate) fn start_env(env: &[(&str, &Path)]) -> Upstream {
         let script =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/serve_upstream.py");
         let log = tempfile::tempdir().unwrap();
         let mut child = Command::new("python3")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .arg(script)
             .arg(log.path().join("requests.jsonl"))
             .stdout(Stdio::piped())
@@ -44,13 +50,13 @@ impl Upstream {
     }
 
     /// The requests the upstream received, in order: method, path as sent, headers.
-    fn seen(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn seen(&self) -> Vec<serde_json::Value> {
         json_lines(&self.log.path().join("requests.jsonl"))
     }
 }
 
 /// The JSON lines of a file (none when it does not exist yet).
-fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+pub(crate) fn json_lines(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -72,7 +78,7 @@ struct Proxy {
     upstream: Upstream,
 }
 
-fn contract() -> PathBuf {
+pub(crate) fn contract() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/gate/review-status/contract.json")
 }
 
@@ -92,6 +98,7 @@ impl Proxy {
             "limits":{{{limits}}},
             "routes":[
               {{"method":"GET","path_prefix":"/reviews","upstream":"http://127.0.0.1:{p}/api/changes",
+               "upstream_headers":{{"Authorization":"env:JG_SERVE_TEST_UPSTREAM_AUTH"}},
                "contract_file":{c},"context":{{"change_id":{{"query":"change_id"}}}}}},
               {{"method":"POST","path_prefix":"/reviews","upstream":"http://127.0.0.1:{p}/api/changes",
                "contract_file":{c},"context":{{"change_id":{{"header":"X-Change-Id"}}}}}},
@@ -104,6 +111,7 @@ impl Proxy {
         let path = dir.path().join("serve.json");
         std::fs::write(&path, config).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+            .env("JG_SERVE_TEST_UPSTREAM_AUTH", "Bearer sekret-token")
             .args(["serve", "--config"])
             .arg(&path)
             .stdin(Stdio::null())
@@ -153,7 +161,7 @@ impl Drop for Proxy {
 }
 
 /// `curl` with `args`; returns the status and body.
-fn curl(args: &[&str]) -> (u16, String) {
+pub(crate) fn curl(args: &[&str]) -> (u16, String) {
     let out = Command::new("curl")
         .args(["-s", "--max-time", "20", "-w", "\n%{http_code}"])
         .args(args)
@@ -287,7 +295,10 @@ fn upstream_timeouts_resets_and_refused_connections_are_upstream_unavailable() {
         .iter()
         .filter_map(|a| a["error"]["kind"].as_str().map(str::to_owned))
         .collect();
-    assert_eq!(kinds, ["timeout", "timeout", "upstream_reset", "connect"]);
+    assert_eq!(
+        kinds,
+        ["timeout", "timeout", "upstream_reset", "connect_refused"]
+    );
 }
 
 #[test]
@@ -304,19 +315,27 @@ fn request_ids_context_and_secrets() {
     // A missing context value is the caller's error: the upstream is not called.
     let (status, _) = get(&p, "/reviews/c-42");
     assert_eq!(status, 400);
-    // Authorization and cookies reach the upstream and are written nowhere.
+    // The caller's Authorization never reaches the upstream: the route's own credential
+    // (from the environment) does; cookies pass; neither is written anywhere.
     let (status, body) = urllib(
         &p.url("/reviews/auth?change_id=c-42"),
         &[
-            ("Authorization", "Bearer sekret-token"),
+            ("Authorization", "Bearer caller-token"),
             ("Cookie", "session=cookie-value"),
             ("X-Request-Id", "req-1"),
         ],
         None,
     );
     assert_eq!((status, body), (200, ENVELOPE_OK.to_owned()));
+    let seen = p.upstream.seen();
+    let last = &seen.last().unwrap()["headers"];
+    assert_eq!(last["authorization"], "Bearer sekret-token");
+    assert!(!serde_json::to_string(&seen)
+        .unwrap()
+        .contains("caller-token"));
     let audit = std::fs::read_to_string(p.dir.path().join("audit.jsonl")).unwrap();
     assert!(!audit.contains("sekret") && !audit.contains("cookie-value"));
+    assert!(!audit.contains("caller-token"));
     assert!(!audit.contains("change_id=c-42"), "queries are not audited");
     // No route.
     assert_eq!(curl(&[&p.url("/nothing")]).0, 404);
@@ -466,11 +485,15 @@ fn the_config_schema_is_published_and_unknown_members_are_errors() {
             "serve schema",
         ),
         (
-            r#"{"serve":1,"routes":[{"path_prefix":"/a","upstream":"https://x","contract_file":"c.json"}]}"#,
+            r#"{"serve":1,"routes":[{"path_prefix":"/a","upstream":"ftp://x","contract_file":"c.json"}]}"#,
             "serve schema",
         ),
         (
-            r#"{"serve":1,"routes":[{"path_prefix":"/a","upstream":"http://x","contract_file":"missing.json"}]}"#,
+            r#"{"serve":1,"tls":{"cert_file":"c.pem"},"routes":[{"path_prefix":"/a","upstream":"http://x","contract_file":"c.json"}]}"#,
+            "serve schema",
+        ),
+        (
+            r#"{"serve":1,"routes":[{"path_prefix":"/a","upstream":"http://127.0.0.1:9","contract_file":"missing.json"}]}"#,
             "contract_file",
         ),
         (r#"{,"serve":1}"#, "not valid JSON"),
