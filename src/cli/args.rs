@@ -280,7 +280,15 @@ pub struct StateArgs {
     #[arg(
         long = "state",
         value_name = "SPEC",
-        help = "memory (default), FILE, file:FILE or redis://HOST:PORT[?...]"
+        help = "memory (default), FILE, file:FILE, redis://HOST[:PORT][?...] or rediss://... (TLS)",
+        long_help = "Where rate limits, breakers, plans and approvals are kept: memory (default), \
+FILE or file:FILE (one host), or Redis (several hosts):
+  redis://HOST[:PORT][?prefix=P&timeout_ms=N&connect_timeout_ms=N&max_connections=N&db=N]
+  rediss://HOST[:PORT][?ca_file=PEM&system_roots=false&client_cert=PEM&client_key=PEM&...] (TLS)
+Authentication: user=NAME with password_env=VAR (the password is read from that environment \
+variable) or password_file=PATH (read from that file, trailing newline removed). Keep the \
+password out of the command line: redis://USER:PASSWORD@HOST is accepted, but any user of the \
+machine can read a process's arguments."
     )]
     pub spec: Option<String>,
     /// when the store fails: deny (default) or allow

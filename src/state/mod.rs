@@ -35,7 +35,7 @@ pub use memory::MemoryStore;
 #[cfg(unix)]
 pub use file::{FileStore, FILE_FORMAT};
 #[cfg(feature = "redis")]
-pub use redis::{RedisConfig, RedisStore};
+pub use redis::{RedisConfig, RedisStore, Secret, MAX_PASSWORD_BYTES};
 
 /// What a window said about one event.
 ///
@@ -65,7 +65,7 @@ pub struct Take {
 /// # Example
 /// ```
 /// use jsongate::state::{open, StateErrorKind};
-/// let err = open("redis://no-port").err().unwrap();
+/// let err = open("redis://host:port").err().unwrap();
 /// assert_eq!(err.kind(), StateErrorKind::Unavailable);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -380,10 +380,11 @@ pub trait Store: Send + Sync {
 }
 
 /// The store named by `spec`: `memory`, a file path (`file:PATH` or a plain path) or, with
-/// feature `redis`, `redis://HOST:PORT[/PREFIX]`.
+/// feature `redis`, a `redis://` or `rediss://` (TLS) address ([`RedisConfig::parse`]).
 ///
 /// # Errors
-/// A Redis address that does not parse, or a backend this build lacks.
+/// A Redis address that does not parse, a password variable or file that cannot be read, a
+/// TLS configuration that cannot be built (a CA or key file), or a backend this build lacks.
 ///
 /// # Example
 /// ```
@@ -398,11 +399,11 @@ pub fn open(spec: &str) -> Result<std::sync::Arc<dyn Store>, StateError> {
     if spec == "memory" {
         return Ok(std::sync::Arc::new(MemoryStore::new()));
     }
-    if spec.starts_with("redis://") {
+    if spec.starts_with("redis://") || spec.starts_with("rediss://") {
         #[cfg(feature = "redis")]
-        return Ok(std::sync::Arc::new(RedisStore::new(RedisConfig::parse(
-            spec,
-        )?)));
+        return Ok(std::sync::Arc::new(RedisStore::try_new(
+            RedisConfig::parse(spec)?,
+        )?));
         #[cfg(not(feature = "redis"))]
         return Err(StateError::new(
             StateErrorKind::Unavailable,

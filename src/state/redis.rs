@@ -5,226 +5,43 @@
 //! server's clock, and every key carries a TTL (a window's log expires with its window, a
 //! deadline at itself, a record after its own TTL). Keys are `PREFIX` + the caller's key.
 //!
-//! The client is a small RESP2 client over `std::net::TcpStream` (this crate's only use of
-//! Redis is eight operations; the `redis` crate would add 48 crates, among them the `url`
-//! and ICU stacks). Connections are bounded ([`RedisConfig::max_connections`]), opened with
-//! a connect timeout and used with read and write timeouts; a connection that fails or
-//! times out is dropped, never reused, and the operation fails with
-//! [`StateErrorKind::Unavailable`]. Replies are bounded (a bulk string of at most 1 MiB, an
-//! array of at most 8 items), so a server that answers wrongly cannot make the client
-//! allocate without bound.
+//! The client is a small RESP2 client over `std::net::TcpStream`, or over TLS (`rediss://`)
+//! through [`crate::tls`] (rustls; the client configuration is built once per store).
+//! Connections are bounded ([`RedisConfig::max_connections`]); the connect timeout covers the
+//! TCP connect and the TLS handshake, and every operation runs under read and write timeouts;
+//! a new connection authenticates (`AUTH [user] password`) and selects its database before
+//! its first operation. A connection that fails, times out or gets an error reply is dropped,
+//! never reused, and the operation fails with [`StateErrorKind::Unavailable`]; so does an
+//! `AUTH` the server refuses ("authentication failed", with the server's error code only).
+//! Replies are bounded (a bulk string of at most 1 MiB, an array of at most 8 items), so a
+//! server that answers wrongly cannot make the client allocate without bound.
+//!
+//! A password is a [`Secret`]: read from an environment variable or a file (or, tolerated,
+//! the address), never printed (`Debug` names where it came from), never in an error
+//! message. This module must not log, print or echo a password or an address that holds one.
+//!
+//! **Why not the `redis` crate**, now that TLS is needed too. Counted with
+//! `cargo tree -e normal --prefix none | sort -u | wc -l` in a scratch project: this crate
+//! with only its `redis` feature (which brings rustls through `tls`) lists 41 lines; adding
+//! `redis` 1.8.2 with `tls-rustls` lists 99 (+58). The default CLI build goes from 89 to 138
+//! (+49; 139 with `tls-rustls-webpki-roots`): `url` with the `idna` and ICU stacks (`icu_*`,
+//! `zerovec`, `yoke`, `tinystr`, ...), `combine`, `arcstr`, `sha1_smol`, `xxhash-rust`. And
+//! `redis` 1.8 needs Rust 1.88, where this crate supports 1.85. The hand-written client adds
+//! no crate: TLS is [`crate::tls`], which the HTTP fronts need anyway, and the client needs
+//! eight operations, `AUTH` and `SELECT`. It stays.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod config;
+
+pub use config::{RedisConfig, Secret, MAX_PASSWORD_BYTES};
+
+use std::fmt;
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{StateError, StateErrorKind, Store, Take};
-
-/// Where the Redis server is and how the client may use it: [`RedisConfig::new`] with the
-/// address, then one consuming setter per choice, or [`RedisConfig::parse`] of a
-/// `redis://` address.
-///
-/// # Example
-/// ```
-/// use std::time::Duration;
-/// use jsongate::state::RedisConfig;
-/// let c = RedisConfig::parse("redis://10.0.0.5:6379?prefix=gw1:&timeout_ms=200")?;
-/// assert_eq!((c.get_address(), c.get_prefix()), ("10.0.0.5:6379", "gw1:"));
-/// assert_eq!(c.get_timeout(), Duration::from_millis(200));
-/// assert_eq!(c.get_max_connections(), 8);
-/// assert_eq!(c, RedisConfig::new("10.0.0.5:6379").prefix("gw1:").timeout(Duration::from_millis(200)));
-/// # Ok::<(), jsongate::state::StateError>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RedisConfig {
-    address: String,
-    prefix: String,
-    connect_timeout: Duration,
-    timeout: Duration,
-    max_connections: usize,
-}
-
-impl RedisConfig {
-    /// The server at `address` (`HOST:PORT`). Defaults: keys prefixed with `jsongate:`,
-    /// connect, read and write timeouts of 500 ms, at most 8 connections open at once.
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// use jsongate::state::RedisConfig;
-    /// let c = RedisConfig::new("127.0.0.1:6379");
-    /// assert_eq!((c.get_address(), c.get_prefix()), ("127.0.0.1:6379", "jsongate:"));
-    /// assert_eq!((c.get_connect_timeout(), c.get_timeout()), (Duration::from_millis(500), Duration::from_millis(500)));
-    /// assert_eq!(c.get_max_connections(), 8);
-    /// ```
-    pub fn new(address: impl Into<String>) -> RedisConfig {
-        RedisConfig {
-            address: address.into(),
-            prefix: "jsongate:".into(),
-            connect_timeout: Duration::from_millis(500),
-            timeout: Duration::from_millis(500),
-            max_connections: 8,
-        }
-    }
-    /// Prepended to every key, so that several gateways can share one server. Default:
-    /// `jsongate:`.
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::state::RedisConfig;
-    /// assert_eq!(RedisConfig::new("h:6379").prefix("gw1:").get_prefix(), "gw1:");
-    /// ```
-    #[must_use]
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
-    config_setters! {
-        /// How long opening a connection may take. Default: 500 ms.
-        ///
-        /// # Example
-        /// ```
-        /// use std::time::Duration;
-        /// use jsongate::state::RedisConfig;
-        /// let c = RedisConfig::new("h:6379").connect_timeout(Duration::from_secs(1));
-        /// assert_eq!(c.get_connect_timeout(), Duration::from_secs(1));
-        /// ```
-        connect_timeout: Duration;
-
-        /// The read and write timeout of every operation. Default: 500 ms.
-        ///
-        /// # Example
-        /// ```
-        /// use std::time::Duration;
-        /// use jsongate::state::RedisConfig;
-        /// let c = RedisConfig::new("h:6379").timeout(Duration::from_millis(100));
-        /// assert_eq!(c.get_timeout(), Duration::from_millis(100));
-        /// ```
-        timeout: Duration;
-    }
-
-    /// The most connections open at once (at least 1). Default: 8.
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::state::RedisConfig;
-    /// assert_eq!(RedisConfig::new("h:6379").max_connections(2).get_max_connections(), 2);
-    /// assert_eq!(RedisConfig::new("h:6379").max_connections(0).get_max_connections(), 1);
-    /// ```
-    #[must_use]
-    pub fn max_connections(mut self, n: usize) -> Self {
-        self.max_connections = n.max(1);
-        self
-    }
-    /// The server's `HOST:PORT`, as given to [`new`](Self::new).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::state::RedisConfig;
-    /// assert_eq!(RedisConfig::new("10.0.0.5:6379").get_address(), "10.0.0.5:6379");
-    /// ```
-    pub fn get_address(&self) -> &str {
-        &self.address
-    }
-    /// The value set by [`prefix`](Self::prefix).
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::state::RedisConfig;
-    /// assert_eq!(RedisConfig::new("h:6379").get_prefix(), "jsongate:");
-    /// ```
-    pub fn get_prefix(&self) -> &str {
-        &self.prefix
-    }
-    config_readers! {
-        /// The value set by [`connect_timeout`](Self::connect_timeout).
-        ///
-        /// # Example
-        /// ```
-        /// use std::time::Duration;
-        /// use jsongate::state::RedisConfig;
-        /// assert_eq!(RedisConfig::new("h:6379").get_connect_timeout(), Duration::from_millis(500));
-        /// ```
-        connect_timeout, get_connect_timeout: Duration;
-
-        /// The value set by [`timeout`](Self::timeout).
-        ///
-        /// # Example
-        /// ```
-        /// use std::time::Duration;
-        /// use jsongate::state::RedisConfig;
-        /// assert_eq!(RedisConfig::new("h:6379").get_timeout(), Duration::from_millis(500));
-        /// ```
-        timeout, get_timeout: Duration;
-
-        /// The value set by [`max_connections`](Self::max_connections).
-        ///
-        /// # Example
-        /// ```
-        /// use jsongate::state::RedisConfig;
-        /// assert_eq!(RedisConfig::new("h:6379").get_max_connections(), 8);
-        /// ```
-        max_connections, get_max_connections: usize;
-    }
-
-    /// `redis://HOST:PORT` with optional query parameters `prefix`, `connect_timeout_ms`,
-    /// `timeout_ms`, `max_connections`: `redis://127.0.0.1:6379?prefix=gw1:&timeout_ms=200`.
-    ///
-    /// # Errors
-    /// Not of that form.
-    ///
-    /// # Example
-    /// ```
-    /// use jsongate::state::RedisConfig;
-    /// assert_eq!(RedisConfig::parse("redis://127.0.0.1:6379")?.get_prefix(), "jsongate:");
-    /// assert!(RedisConfig::parse("http://127.0.0.1:6379").is_err());
-    /// # Ok::<(), jsongate::state::StateError>(())
-    /// ```
-    pub fn parse(spec: &str) -> Result<RedisConfig, StateError> {
-        let bad = |why: &str| {
-            StateError::new(
-                StateErrorKind::Unavailable,
-                format!("redis address '{spec}': {why}"),
-            )
-        };
-        let rest = spec
-            .strip_prefix("redis://")
-            .ok_or_else(|| bad("must start with redis://"))?;
-        let (address, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let address = address.trim_end_matches('/');
-        if address.is_empty() || !address.contains(':') || address.contains(['/', '@']) {
-            return Err(bad("needs HOST:PORT (no path, no credentials)"));
-        }
-        let mut c = RedisConfig::new(address);
-        for kv in query.split('&').filter(|s| !s.is_empty()) {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| bad("query needs KEY=VALUE"))?;
-            let ms = || {
-                v.parse::<u64>()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .map(Duration::from_millis)
-                    .ok_or_else(|| bad(&format!("{k} must be a positive integer")))
-            };
-            match k {
-                "prefix" => v.clone_into(&mut c.prefix),
-                "connect_timeout_ms" => c.connect_timeout = ms()?,
-                "timeout_ms" => c.timeout = ms()?,
-                "max_connections" => {
-                    c.max_connections = v
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| bad("max_connections must be a positive integer"))?;
-                }
-                _ => return Err(bad(&format!("unknown parameter '{k}'"))),
-            }
-        }
-        Ok(c)
-    }
-}
+use crate::tls::{ClientTls, ClientTlsOptions};
 
 /// One reply.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -233,18 +50,136 @@ enum Reply {
     Int(i64),
     Text(Vec<u8>),
     Array(Vec<Reply>),
+    /// An error reply (`-CODE message`).
+    Error(Vec<u8>),
 }
 
 /// Largest bulk string and array the client reads.
 const MAX_BULK: usize = 1 << 20;
 const MAX_ARRAY: usize = 8;
 
+/// The socket under a TLS session. While `handshake_until` is set, every read and write is
+/// bounded by what is left of the connect timeout, so the handshake as a whole is.
+struct Sock {
+    tcp: TcpStream,
+    handshake_until: Option<Instant>,
+}
+
+impl Sock {
+    fn bound(&self) -> io::Result<()> {
+        if let Some(until) = self.handshake_until {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the TLS handshake timed out",
+                ));
+            }
+            self.tcp.set_read_timeout(Some(left))?;
+            self.tcp.set_write_timeout(Some(left))?;
+        }
+        Ok(())
+    }
+}
+
+impl Read for Sock {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.bound()?;
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Sock {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.bound()?;
+        self.tcp.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
+/// A connection's byte stream: plain TCP or TLS over it.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, Sock>>),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// The code of an error reply (`WRONGPASS`, `NOAUTH`, `ERR`): its first word when that is
+/// made of capital letters, the only part of an answer to `AUTH` ever shown.
+fn error_code(e: &[u8]) -> &str {
+    let word = e.split(|&b| b == b' ').next().unwrap_or_default();
+    match std::str::from_utf8(word) {
+        Ok(w) if !w.is_empty() && w.len() <= 32 && w.bytes().all(|b| b.is_ascii_uppercase()) => w,
+        _ => "unknown error",
+    }
+}
+
 struct Conn {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Stream>,
 }
 
 impl Conn {
-    fn open(c: &RedisConfig) -> Result<Conn, String> {
+    /// Connects (TCP, then TLS when `tls` is given, both within the connect timeout), then
+    /// authenticates and selects the database.
+    fn open(c: &RedisConfig, tls: Option<&ClientTls>) -> Result<Conn, String> {
+        let until = Instant::now() + c.connect_timeout;
+        let tcp = Conn::connect(c, until)?;
+        let timeouts = |s: &TcpStream| {
+            s.set_read_timeout(Some(c.timeout))
+                .and_then(|()| s.set_write_timeout(Some(c.timeout)))
+                .map_err(|e| e.to_string())
+        };
+        let stream = match tls {
+            None => {
+                timeouts(&tcp)?;
+                Stream::Plain(tcp)
+            }
+            Some(tls) => {
+                let sock = Sock {
+                    tcp,
+                    handshake_until: Some(until),
+                };
+                let mut s = tls
+                    .connect_blocking(c.host(), sock)
+                    .map_err(|e| format!("TLS handshake: {e}"))?;
+                s.sock.handshake_until = None;
+                timeouts(&s.sock.tcp)?;
+                Stream::Tls(Box::new(s))
+            }
+        };
+        let mut conn = Conn {
+            reader: BufReader::new(stream),
+        };
+        conn.hello(c)?;
+        Ok(conn)
+    }
+
+    fn connect(c: &RedisConfig, until: Instant) -> Result<TcpStream, String> {
         let addrs: Vec<SocketAddr> = c
             .address
             .to_socket_addrs()
@@ -252,20 +187,53 @@ impl Conn {
             .collect();
         let mut last = String::from("no address");
         for a in addrs {
-            match TcpStream::connect_timeout(&a, c.connect_timeout) {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(format!("cannot connect: timed out ({last})"));
+            }
+            match TcpStream::connect_timeout(&a, left) {
                 Ok(s) => {
-                    s.set_read_timeout(Some(c.timeout))
-                        .and_then(|()| s.set_write_timeout(Some(c.timeout)))
-                        .and_then(|()| s.set_nodelay(true))
-                        .map_err(|e| e.to_string())?;
-                    return Ok(Conn {
-                        reader: BufReader::new(s),
-                    });
+                    s.set_nodelay(true).map_err(|e| e.to_string())?;
+                    return Ok(s);
                 }
                 Err(e) => last = format!("cannot connect: {e}"),
             }
         }
         Err(last)
+    }
+
+    /// `AUTH` and `SELECT`, as configured. The password is sent, never shown: a refusal is
+    /// reported by the server's error code alone.
+    fn hello(&mut self, c: &RedisConfig) -> Result<(), String> {
+        if let Some(password) = &c.password {
+            let mut args: Vec<&[u8]> = vec![b"AUTH"];
+            if let Some(user) = &c.user {
+                args.push(user.as_bytes());
+            }
+            args.push(password.value.as_bytes());
+            match self.call(&args) {
+                Ok(Reply::Text(t)) if t == b"OK" => {}
+                Ok(Reply::Error(e)) => {
+                    return Err(format!(
+                        "authentication failed (the server answered {})",
+                        error_code(&e)
+                    ))
+                }
+                Ok(_) => return Err("authentication failed (unexpected reply to AUTH)".into()),
+                Err(e) => return Err(format!("authentication failed: {e}")),
+            }
+        }
+        if c.db != 0 {
+            let db = c.db.to_string();
+            match self.call(&[b"SELECT", db.as_bytes()])? {
+                Reply::Text(t) if t == b"OK" => {}
+                Reply::Error(e) => {
+                    return Err(format!("SELECT {db}: {}", String::from_utf8_lossy(&e)))
+                }
+                _ => return Err(format!("SELECT {db}: unexpected reply")),
+            }
+        }
+        Ok(())
     }
 
     fn call(&mut self, args: &[&[u8]]) -> Result<Reply, String> {
@@ -276,9 +244,9 @@ impl Conn {
             out.extend_from_slice(a);
             out.extend_from_slice(b"\r\n");
         }
-        self.reader
-            .get_mut()
-            .write_all(&out)
+        let s = self.reader.get_mut();
+        s.write_all(&out)
+            .and_then(|()| s.flush())
             .map_err(|e| format!("write: {e}"))?;
         self.read_reply(0)
     }
@@ -310,7 +278,7 @@ impl Conn {
         };
         match kind {
             b'+' => Ok(Reply::Text(rest.to_vec())),
-            b'-' => Err(format!("server error: {}", String::from_utf8_lossy(rest))),
+            b'-' => Ok(Reply::Error(rest.to_vec())),
             b':' => Ok(Reply::Int(int(rest)?)),
             b'$' => {
                 let n = int(rest)?;
@@ -367,12 +335,14 @@ struct Pool {
 /// ```
 pub struct RedisStore {
     config: RedisConfig,
+    /// The TLS client configuration, built once (or why it could not be).
+    tls: Result<Option<ClientTls>, String>,
     pool: Mutex<Pool>,
     freed: Condvar,
 }
 
-impl std::fmt::Debug for RedisStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisStore")
             .field("config", &self.config)
             .finish_non_exhaustive()
@@ -452,25 +422,61 @@ fn as_u64(r: &Reply) -> Option<u64> {
 
 impl RedisStore {
     /// A store on the server `config` names; nothing is connected until the first
-    /// operation.
+    /// operation. The TLS configuration, if any, is built now, once: when that fails (a CA
+    /// or key file that cannot be read), every operation fails with the reason
+    /// ([`try_new`](Self::try_new) fails at once instead).
     ///
     /// # Example
     /// ```
-    /// use jsongate::state::{RedisConfig, RedisStore, Store};
+    /// use jsongate::state::{RedisConfig, RedisStore, StateErrorKind, Store};
     /// // Nothing is connected yet: building a store never fails.
     /// let s = RedisStore::new(RedisConfig::parse("redis://127.0.0.1:1")?);
     /// assert_eq!(s.describe(), "redis:127.0.0.1:1");
+    /// let s = RedisStore::new(RedisConfig::parse("rediss://127.0.0.1:1?ca_file=/no/such/ca.pem")?);
+    /// assert_eq!(s.describe(), "rediss:127.0.0.1:1");
+    /// let e = s.get("k", 0).unwrap_err();
+    /// assert_eq!(e.kind(), StateErrorKind::Unavailable);
+    /// assert!(e.message().contains("/no/such/ca.pem"), "{e}");
     /// # Ok::<(), jsongate::state::StateError>(())
     /// ```
     pub fn new(config: RedisConfig) -> RedisStore {
+        let tls = config
+            .tls
+            .as_ref()
+            .map(ClientTlsOptions::build)
+            .transpose()
+            .map_err(|e| format!("TLS: {e}"));
         RedisStore {
             config,
+            tls,
             pool: Mutex::new(Pool {
                 idle: Vec::new(),
                 open: 0,
             }),
             freed: Condvar::new(),
         }
+    }
+
+    /// As [`new`](Self::new), but a TLS configuration that cannot be built is an error now.
+    ///
+    /// # Errors
+    /// [`StateErrorKind::Unavailable`]: a CA, certificate or key file cannot be read or holds
+    /// nothing usable, or no root is trusted.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::state::{RedisConfig, RedisStore, StateErrorKind};
+    /// let c = RedisConfig::parse("rediss://127.0.0.1:1?ca_file=/no/such/ca.pem")?;
+    /// assert_eq!(RedisStore::try_new(c).unwrap_err().kind(), StateErrorKind::Unavailable);
+    /// assert!(RedisStore::try_new(RedisConfig::parse("redis://127.0.0.1:1")?).is_ok());
+    /// # Ok::<(), jsongate::state::StateError>(())
+    /// ```
+    pub fn try_new(config: RedisConfig) -> Result<RedisStore, StateError> {
+        let s = RedisStore::new(config);
+        if let Err(e) = &s.tls {
+            return Err(s.unavailable(e));
+        }
+        Ok(s)
     }
 
     fn unavailable(&self, why: &str) -> StateError {
@@ -481,6 +487,7 @@ impl RedisStore {
     }
 
     fn acquire(&self) -> Result<Conn, StateError> {
+        let tls = self.tls.as_ref().map_err(|e| self.unavailable(e))?;
         let deadline = Instant::now() + self.config.timeout;
         let mut p = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
@@ -490,7 +497,8 @@ impl RedisStore {
             if p.open < self.config.max_connections {
                 p.open += 1;
                 drop(p);
-                return Conn::open(&self.config).map_err(|e| {
+                // A connection that fails to open (or to authenticate) is dropped here.
+                return Conn::open(&self.config, tls.as_ref()).map_err(|e| {
                     self.release(None);
                     self.unavailable(&e)
                 });
@@ -520,6 +528,10 @@ impl RedisStore {
     fn call(&self, args: &[&[u8]]) -> Result<Reply, StateError> {
         let mut conn = self.acquire()?;
         match conn.call(args) {
+            Ok(Reply::Error(e)) => {
+                self.release(None);
+                Err(self.unavailable(&self.server_error(&e)))
+            }
             Ok(r) => {
                 self.release(Some(conn));
                 Ok(r)
@@ -529,6 +541,17 @@ impl RedisStore {
                 self.release(None);
                 Err(self.unavailable(&e))
             }
+        }
+    }
+
+    /// What an error reply to an operation means for the operator.
+    fn server_error(&self, e: &[u8]) -> String {
+        match error_code(e) {
+            "NOAUTH" if self.config.password.is_none() => "the server requires authentication \
+                (NOAUTH) and no password is configured (password_env=VAR or password_file=PATH)"
+                .into(),
+            "NOAUTH" => "the server requires authentication (NOAUTH)".into(),
+            _ => format!("server error: {}", String::from_utf8_lossy(e)),
         }
     }
 
@@ -696,37 +719,136 @@ impl Store for RedisStore {
     }
 
     fn describe(&self) -> String {
-        format!("redis:{}", self.config.address)
+        let scheme = if self.config.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        format!("{scheme}:{}", self.config.address)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::TcpListener;
+    use std::time::Duration;
 
     #[test]
-    fn addresses_parse_with_their_bounds() {
-        let c = RedisConfig::parse("redis://127.0.0.1:6390?prefix=gw:&timeout_ms=200").unwrap();
-        assert_eq!(
-            (c.address.as_str(), c.prefix.as_str(), c.timeout),
-            ("127.0.0.1:6390", "gw:", Duration::from_millis(200))
+    fn a_tls_configuration_that_cannot_be_built_fails_every_operation() {
+        // A CA file that cannot be read: try_new fails now, new at every operation.
+        let c = RedisConfig::parse("rediss://127.0.0.1:1?ca_file=/no/such/ca.pem").unwrap();
+        let e = RedisStore::try_new(c.clone()).unwrap_err();
+        assert!(
+            e.message().contains("TLS: CA file '/no/such/ca.pem'"),
+            "{e}"
         );
-        for bad in [
-            "http://x:1",
-            "redis://",
-            "redis://host",
-            "redis://u:p@h:1",
-            "redis://h:1?timeout_ms=0",
-            "redis://h:1?x=1",
+        let e = RedisStore::new(c).window_take("k", 1, 1, 0).unwrap_err();
+        assert!(e.message().contains("/no/such/ca.pem"), "{e}");
+    }
+
+    #[test]
+    fn a_store_never_shows_its_password() {
+        let c = RedisConfig::parse("rediss://gate:hunter2@h:1").unwrap();
+        let store = RedisStore::new(c);
+        for text in [
+            format!("{store:?}"),
+            format!("{store:#?}"),
+            store.describe(),
         ] {
-            assert!(RedisConfig::parse(bad).is_err(), "{bad}");
+            assert!(!text.contains("hunter2"), "{text}");
         }
+        assert_eq!(store.describe(), "rediss:h:1");
+    }
+
+    /// Reads exactly `want` from `s` and checks it.
+    fn expect(s: &mut TcpStream, want: &[u8]) {
+        let mut got = vec![0; want.len()];
+        s.read_exact(&mut got).unwrap();
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want));
+    }
+
+    #[test]
+    fn every_new_connection_authenticates_first_and_a_refusal_is_unavailable() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let auth = b"*3\r\n$4\r\nAUTH\r\n$4\r\ngate\r\n$7\r\nhunter2\r\n";
+        let server = std::thread::spawn(move || {
+            // First connection: the password is refused.
+            let (mut s, _) = l.accept().unwrap();
+            expect(&mut s, auth);
+            s.write_all(b"-WRONGPASS invalid username-password pair hunter2\r\n")
+                .unwrap();
+            // Second: accepted, then SELECT, then the operation.
+            let (mut s, _) = l.accept().unwrap();
+            expect(&mut s, auth);
+            s.write_all(b"+OK\r\n").unwrap();
+            expect(&mut s, b"*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n");
+            s.write_all(b"+OK\r\n").unwrap();
+            expect(&mut s, b"*2\r\n$3\r\nGET\r\n$10\r\njsongate:k\r\n");
+            s.write_all(b"$-1\r\n").unwrap();
+            // Third: a server that wants a password nobody configured.
+            let (mut s, _) = l.accept().unwrap();
+            expect(&mut s, b"*2\r\n$3\r\nGET\r\n$10\r\njsongate:k\r\n");
+            s.write_all(b"-NOAUTH Authentication required.\r\n")
+                .unwrap();
+        });
+        let c = RedisConfig::parse(&format!("redis://gate:hunter2@{addr}?db=2")).unwrap();
+        let store = RedisStore::new(c);
+        let e = store.get("k", 0).unwrap_err();
+        assert_eq!(e.kind(), StateErrorKind::Unavailable);
+        assert!(
+            e.message()
+                .ends_with("authentication failed (the server answered WRONGPASS)"),
+            "{e}"
+        );
+        assert!(!e.message().contains("hunter2"), "{e}");
+        // The refused connection was dropped, not pooled: the next operation opens another.
+        assert_eq!(store.get("k", 0).unwrap(), None);
+        let e = RedisStore::new(RedisConfig::new(addr.to_string()))
+            .get("k", 0)
+            .unwrap_err();
+        assert!(
+            e.message()
+                .contains("requires authentication (NOAUTH) and no password is configured"),
+            "{e}"
+        );
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn the_connect_timeout_covers_the_tls_handshake() {
+        let d = tempfile::tempdir().unwrap();
+        let ca = d.path().join("ca.pem");
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        std::fs::write(&ca, cert.cert.pem()).unwrap();
+        // Accepts the connection, never answers the ClientHello.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let s = RedisStore::try_new(
+            RedisConfig::parse(&format!(
+                "rediss://localhost:{port}?ca_file={}&system_roots=false&connect_timeout_ms=150&timeout_ms=5000",
+                ca.display()
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let start = Instant::now();
+        let e = s.get("k", 0).unwrap_err();
+        assert_eq!(e.kind(), StateErrorKind::Unavailable);
+        assert!(e.message().contains("TLS handshake"), "{e}");
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        drop(l);
     }
 
     #[test]
     fn an_unreachable_server_is_unavailable_within_the_timeout() {
         // A port nothing listens on: connect is refused at once.
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         drop(l);
         let s = RedisStore::new(RedisConfig::parse(&format!("redis://{addr}")).unwrap());
@@ -736,7 +858,7 @@ mod tests {
 
     #[test]
     fn a_server_that_never_answers_times_out() {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let s =
             RedisStore::new(RedisConfig::parse(&format!("redis://{addr}?timeout_ms=100")).unwrap());

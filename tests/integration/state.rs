@@ -8,7 +8,7 @@
 //! a machine with only the Rust toolchain), unless `JSONGATE_REQUIRE_REDIS=1` (set by CI, which
 //! installs redis-server) makes that a failure.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use jsongate::action::{Call, Grants, Policy, RateState, Reason, Verdict};
 use jsongate::json::Value;
-use jsongate::state::{OnStateError, RedisConfig, RedisStore, Store};
+use jsongate::state::{OnStateError, RedisConfig, RedisStore, StateErrorKind, Store};
 use jsongate::Limits;
 
 fn bin() -> Command {
@@ -86,21 +86,33 @@ fn allowed(codes: &[i32]) -> usize {
 }
 
 fn decide_once(policy: &Path, state: &str, extra: &[&str]) -> (String, i32) {
+    decide_with_env(policy, state, extra, &[])
+}
+
+/// [`decide_once`] with `env` set for the process (and only for it).
+fn decide_with_env(
+    policy: &Path,
+    state: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (String, i32) {
     let mut c = bin()
         .args(["decide", "--policy"])
         .arg(policy)
         .args(["--grants", "", "--state", state])
         .args(extra)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    c.stdin
+    // A usage error exits before reading the call: the pipe may be closed by then.
+    let _ = c
+        .stdin
         .take()
         .unwrap()
-        .write_all(br#"{"tool":"w","arguments":{}}"#)
-        .unwrap();
+        .write_all(br#"{"tool":"w","arguments":{}}"#);
     let out = c.wait_with_output().unwrap();
     (
         format!(
@@ -207,7 +219,13 @@ fn bad_state_options_are_usage_errors() {
     let policy = policy_file(dir.path(), 5);
     for extra in [
         &["--on-state-error", "maybe"][..],
-        &["--state", "redis://nohost"][..],
+        &["--state", "redis://nohost:port"][..],
+        &[
+            "--state",
+            "redis://127.0.0.1:1?password_env=JSONGATE_TEST_SURELY_UNSET",
+        ][..],
+        &["--state", "rediss://127.0.0.1:1?ca_file=/no/such/ca.pem"][..],
+        &["--state", "redis://127.0.0.1:1?ca_file=/no/such/ca.pem"][..],
     ] {
         let out = bin()
             .args(["decide", "--policy"])
@@ -228,12 +246,21 @@ struct Redis {
     child: Option<Child>,
     port: u16,
     dir: tempfile::TempDir,
+    /// More arguments: a password, users, TLS files.
+    args: Vec<String>,
+    /// Serves TLS only, on `port`.
+    tls: bool,
 }
 
 impl Redis {
     /// Starts one, or `None` (the test is skipped, with a message) when `redis-server` is
     /// not installed; with `JSONGATE_REQUIRE_REDIS=1` that fails the test instead.
     fn start() -> Option<Redis> {
+        Redis::start_with(&[], false)
+    }
+
+    /// [`Redis::start`] with more arguments, serving TLS only when `tls`.
+    fn start_with(args: &[&str], tls: bool) -> Option<Redis> {
         if Command::new("redis-server")
             .arg("--version")
             .stdout(Stdio::null())
@@ -260,16 +287,29 @@ impl Redis {
             child: None,
             port,
             dir: tempfile::tempdir().unwrap(),
+            args: args.iter().map(ToString::to_string).collect(),
+            tls,
         };
         r.spawn();
         Some(r)
     }
 
     fn spawn(&mut self) {
+        let port = self.port.to_string();
+        let ports: [&str; 4] = if self.tls {
+            ["--port", "0", "--tls-port", port.as_str()]
+        } else {
+            ["--port", port.as_str(), "--tls-port", "0"]
+        };
+        let log = self.dir.path().join("redis.log");
         let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(ports)
+            .args(["--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--dir"])
             .arg(self.dir.path())
+            .arg("--logfile")
+            .arg(&log)
+            .args(&self.args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -277,21 +317,32 @@ impl Redis {
         self.child = Some(child);
         let start = Instant::now();
         loop {
-            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
-                let mut buf = [0; 7];
-                if s.write_all(b"PING\r\n").is_ok()
-                    && s.read_exact(&mut buf).is_ok()
-                    && &buf == b"+PONG\r\n"
-                {
-                    return;
-                }
+            if self.ready() {
+                return;
             }
+            let exited = self.child.as_mut().unwrap().try_wait().unwrap();
             assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "redis-server did not start"
+                exited.is_none() && start.elapsed() < Duration::from_secs(10),
+                "redis-server did not start ({exited:?}): {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Whether the server accepts connections: it answers `PING` (or asks for a password);
+    /// a TLS server, once it listens.
+    fn ready(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        if self.tls {
+            return true;
+        }
+        let mut line = String::new();
+        s.write_all(b"PING\r\n").is_ok()
+            && BufReader::new(s).read_line(&mut line).is_ok()
+            && (line == "+PONG\r\n" || line.starts_with("-NOAUTH"))
     }
 
     fn kill(&mut self) {
@@ -604,6 +655,360 @@ fn redis_throughput_is_measured_and_every_decision_counted_once() {
         policy1.decide(&call, &s, &rate, 0).reason(),
         Reason::RateLimited
     );
+}
+
+// ---- Redis with AUTH and TLS --------------------------------------------------------------
+
+/// The password of the `default` user (`--requirepass`).
+const PASSWORD: &str = "s3cret-Hunter2";
+/// The password of the ACL user `gate` (keys `jsongate:*`), and the same percent-encoded.
+const GATE_PASSWORD: &str = "p@ss:w/rd%1";
+const GATE_PASSWORD_ENCODED: &str = "p%40ss%3Aw%2Frd%251";
+/// Timeouts for these tests: generous, for a loaded machine.
+const SLOW: &str = "timeout_ms=3000&connect_timeout_ms=3000";
+
+/// A server that wants a password, with an ACL user `gate` limited to `jsongate:*` keys
+/// and a user `elsewhere` limited to `other:*` keys.
+fn auth_args() -> Vec<&'static str> {
+    vec![
+        "--requirepass",
+        PASSWORD,
+        "--user",
+        "gate",
+        "on",
+        ">p@ss:w/rd%1",
+        "~jsongate:*",
+        "+@all",
+        "--user",
+        "elsewhere",
+        "on",
+        ">elsewhere-pw",
+        "~other:*",
+        "+@all",
+    ]
+}
+
+/// A store on `url`, its TLS configuration built.
+fn redis_store(url: &str) -> RedisStore {
+    RedisStore::try_new(RedisConfig::parse(url).unwrap()).unwrap()
+}
+
+/// A real operation: a window of one admits one event on `key`, then refuses the next.
+fn takes_once(store: &RedisStore, key: &str) {
+    let first = store.window_take(key, 1, 60_000, 0).unwrap();
+    let second = store.window_take(key, 1, 60_000, 0).unwrap();
+    assert!(first.admitted && !second.admitted, "{first:?} {second:?}");
+}
+
+/// The error of an operation through `url`: always `Unavailable`.
+fn fails_closed(url: &str) -> String {
+    let e = redis_store(url)
+        .window_take("denied", 1, 60_000, 0)
+        .unwrap_err();
+    assert_eq!(e.kind(), StateErrorKind::Unavailable, "{e}");
+    e.message().to_owned()
+}
+
+#[test]
+fn redis_auth_by_file_address_user_and_environment_and_fails_closed_otherwise() {
+    let Some(redis) = Redis::start_with(&auth_args(), false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("127.0.0.1:{}", redis.port);
+    let file = write(dir.path(), "redis-password", &format!("{PASSWORD}\n"));
+    let gate_file = write(dir.path(), "gate-password", GATE_PASSWORD);
+    // The default user, its password from a file.
+    let by_file = format!("redis://{base}?password_file={}&{SLOW}", file.display());
+    takes_once(&redis_store(&by_file), "auth:file");
+    // The ACL user and its password in the address, percent-encoded.
+    takes_once(
+        &redis_store(&format!(
+            "redis://gate:{GATE_PASSWORD_ENCODED}@{base}?{SLOW}"
+        )),
+        "auth:address",
+    );
+    // The ACL user as a parameter, its password from a file.
+    takes_once(
+        &redis_store(&format!(
+            "redis://{base}?user=gate&password_file={}&{SLOW}",
+            gate_file.display()
+        )),
+        "auth:user",
+    );
+    // A database other than 0: what is stored there is not in database 0.
+    let db3 = redis_store(&format!("{by_file}&db=3"));
+    assert!(db3.put_new("db:k", "three", 60_000, 0).unwrap());
+    assert_eq!(db3.get("db:k", 0).unwrap().as_deref(), Some("three"));
+    assert_eq!(redis_store(&by_file).get("db:k", 0).unwrap(), None);
+
+    // The password from the environment of a `decide` process (never in its arguments).
+    let policy = policy_file(dir.path(), 1);
+    let url = format!("redis://{base}?user=gate&password_env=JSONGATE_TEST_REDIS_PASSWORD&{SLOW}");
+    let env = [("JSONGATE_TEST_REDIS_PASSWORD", GATE_PASSWORD)];
+    let (out, code) = decide_with_env(&policy, &url, &[], &env);
+    assert_eq!(code, 0, "{out}");
+    let (out, code) = decide_with_env(&policy, &url, &[], &env);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("\"reason\":\"rate_limited\""), "{out}");
+    // Without the variable: a usage error naming it.
+    let (out, code) = decide_with_env(&policy, &url, &[], &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("environment variable 'JSONGATE_TEST_REDIS_PASSWORD' is not set"),
+        "{out}"
+    );
+    // A wrong password: denied, the message says authentication failed and holds no
+    // password.
+    let wrong = [("JSONGATE_TEST_REDIS_PASSWORD", "not-the-password-71")];
+    let (out, code) = decide_with_env(&policy, &url, &[], &wrong);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("\"reason\":\"state_unavailable\""), "{out}");
+    assert!(out.contains("authentication failed"), "{out}");
+    assert!(
+        !out.contains("not-the-password-71") && !out.contains(GATE_PASSWORD),
+        "{out}"
+    );
+
+    // Through the library: a wrong password, for the default user and for an ACL user.
+    for url in [
+        format!("redis://:not-the-password-71@{base}?{SLOW}"),
+        format!("redis://gate:not-the-password-71@{base}?{SLOW}"),
+        format!("redis://nobody:{GATE_PASSWORD_ENCODED}@{base}?{SLOW}"),
+    ] {
+        let m = fails_closed(&url);
+        assert!(
+            m.contains("authentication failed (the server answered WRONGPASS)"),
+            "{m}"
+        );
+        for secret in ["not-the-password-71", PASSWORD, GATE_PASSWORD] {
+            assert!(!m.contains(secret), "{m}");
+        }
+    }
+    // No password at all.
+    let m = fails_closed(&format!("redis://{base}?{SLOW}"));
+    assert!(
+        m.contains("requires authentication (NOAUTH) and no password is configured"),
+        "{m}"
+    );
+    // A user whose keys are elsewhere: authenticated, and refused every key of ours.
+    let elsewhere = format!("redis://elsewhere:elsewhere-pw@{base}?{SLOW}");
+    let m = fails_closed(&elsewhere);
+    assert!(m.contains("NOPERM") || m.contains("permission"), "{m}");
+    let s = redis_store(&elsewhere);
+    assert_eq!(
+        s.put_new("k", "v", 1_000, 0).unwrap_err().kind(),
+        StateErrorKind::Unavailable
+    );
+    assert_eq!(
+        s.get("k", 0).unwrap_err().kind(),
+        StateErrorKind::Unavailable
+    );
+}
+
+/// A CA, a server certificate it signed for `localhost` and `127.0.0.1`, a client
+/// certificate it signed, and a second CA that signed neither: PEM files.
+struct Pki {
+    ca: PathBuf,
+    other_ca: PathBuf,
+    server_cert: PathBuf,
+    server_key: PathBuf,
+    client_cert: PathBuf,
+    client_key: PathBuf,
+}
+
+impl Pki {
+    fn new(dir: &Path) -> Pki {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+            KeyUsagePurpose,
+        };
+        let ca = |name: &str| {
+            let key = KeyPair::generate().unwrap();
+            let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+            p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            p.distinguished_name.push(DnType::CommonName, name);
+            p.key_usages = vec![
+                KeyUsagePurpose::KeyCertSign,
+                KeyUsagePurpose::CrlSign,
+                KeyUsagePurpose::DigitalSignature,
+            ];
+            (p.self_signed(&key).unwrap(), key)
+        };
+        let (ca_cert, ca_key) = ca("jsongate test CA");
+        let (other, _) = ca("another CA");
+        let leaf = |names: &[&str], usage: ExtendedKeyUsagePurpose| {
+            let key = KeyPair::generate().unwrap();
+            let mut p =
+                CertificateParams::new(names.iter().map(ToString::to_string).collect::<Vec<_>>())
+                    .unwrap();
+            p.distinguished_name.push(DnType::CommonName, names[0]);
+            p.extended_key_usages = vec![usage];
+            let cert = p.signed_by(&key, &ca_cert, &ca_key).unwrap();
+            (cert.pem(), key.serialize_pem())
+        };
+        let (server_cert, server_key) = leaf(
+            &["localhost", "127.0.0.1"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        );
+        let (client_cert, client_key) = leaf(&["gateway"], ExtendedKeyUsagePurpose::ClientAuth);
+        Pki {
+            ca: write(dir, "ca.pem", &ca_cert.pem()),
+            other_ca: write(dir, "other-ca.pem", &other.pem()),
+            server_cert: write(dir, "server.pem", &server_cert),
+            server_key: write(dir, "server.key", &server_key),
+            client_cert: write(dir, "client.pem", &client_cert),
+            client_key: write(dir, "client.key", &client_key),
+        }
+    }
+
+    /// `redis-server` arguments for TLS with these files; `mutual`: clients must present a
+    /// certificate the CA signed.
+    fn server_args(&self, mutual: bool) -> Vec<String> {
+        let path = |p: &PathBuf| p.to_str().unwrap().to_owned();
+        vec![
+            "--tls-cert-file".into(),
+            path(&self.server_cert),
+            "--tls-key-file".into(),
+            path(&self.server_key),
+            "--tls-ca-cert-file".into(),
+            path(&self.ca),
+            "--tls-auth-clients".into(),
+            if mutual { "yes" } else { "no" }.into(),
+        ]
+    }
+
+    /// The query that trusts `ca` only.
+    fn trusting(ca: &Path) -> String {
+        format!("ca_file={}&system_roots=false&{SLOW}", ca.display())
+    }
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn rediss_verifies_the_server_and_plain_or_untrusting_clients_fail_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::new(dir.path());
+    let Some(redis) = Redis::start_with(&strs(&pki.server_args(false)), true) else {
+        return;
+    };
+    let port = redis.port;
+    let trusted = Pki::trusting(&pki.ca);
+    let by_name = redis_store(&format!("rediss://localhost:{port}?{trusted}"));
+    assert_eq!(by_name.describe(), format!("rediss:localhost:{port}"));
+    takes_once(&by_name, "tls:name");
+    takes_once(
+        &redis_store(&format!("rediss://127.0.0.1:{port}?{trusted}")),
+        "tls:ip",
+    );
+    // Many operations on few connections: the pooled TLS connections are reused.
+    let pooled = redis_store(&format!(
+        "rediss://localhost:{port}?{trusted}&max_connections=2"
+    ));
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let pooled = &pooled;
+            s.spawn(move || {
+                for i in 0..25 {
+                    assert!(pooled
+                        .put_new(&format!("tls:many:{t}:{i}"), "v", 60_000, 0)
+                        .unwrap());
+                }
+            });
+        }
+    });
+    // A client that trusts another CA refuses the server.
+    let m = fails_closed(&format!(
+        "rediss://localhost:{port}?{}",
+        Pki::trusting(&pki.other_ca)
+    ));
+    assert!(
+        m.contains("TLS handshake") && m.contains("certificate"),
+        "{m}"
+    );
+    // Plain RESP to the TLS port.
+    fails_closed(&format!("redis://127.0.0.1:{port}?{SLOW}"));
+    // Through the CLI.
+    let policy = policy_file(dir.path(), 1);
+    let url = format!("rediss://localhost:{port}?{trusted}");
+    assert_eq!(decide_once(&policy, &url, &[]).1, 0);
+    let (out, code) = decide_once(&policy, &url, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("\"reason\":\"rate_limited\""), "{out}");
+}
+
+#[test]
+fn mutual_tls_needs_the_client_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::new(dir.path());
+    let Some(redis) = Redis::start_with(&strs(&pki.server_args(true)), true) else {
+        return;
+    };
+    let url = format!(
+        "rediss://localhost:{}?{}",
+        redis.port,
+        Pki::trusting(&pki.ca)
+    );
+    // Without a certificate: the server ends the session.
+    let m = fails_closed(&url);
+    assert!(m.contains("alert"), "{m}");
+    let with = format!(
+        "{url}&client_cert={}&client_key={}",
+        pki.client_cert.display(),
+        pki.client_key.display()
+    );
+    takes_once(&redis_store(&with), "mtls");
+    // A certificate of its own is no answer either: the server's CA signed it.
+    let own = rcgen::generate_simple_self_signed(vec!["gateway".to_owned()]).unwrap();
+    let cert = write(dir.path(), "own.pem", &own.cert.pem());
+    let key = write(dir.path(), "own.key", &own.key_pair.serialize_pem());
+    let m = fails_closed(&format!(
+        "{url}&client_cert={}&client_key={}",
+        cert.display(),
+        key.display()
+    ));
+    assert!(m.contains("alert"), "{m}");
+}
+
+#[test]
+fn tls_and_auth_together_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::new(dir.path());
+    let tls = pki.server_args(false);
+    let mut args = strs(&tls);
+    args.extend(auth_args());
+    let Some(redis) = Redis::start_with(&args, true) else {
+        return;
+    };
+    let policy = policy_file(dir.path(), 2);
+    let url = format!(
+        "rediss://localhost:{}?user=gate&password_env=JSONGATE_TEST_REDIS_PASSWORD&{}",
+        redis.port,
+        Pki::trusting(&pki.ca)
+    );
+    let env = [("JSONGATE_TEST_REDIS_PASSWORD", GATE_PASSWORD)];
+    let codes: Vec<i32> = (0..3)
+        .map(|_| decide_with_env(&policy, &url, &[], &env).1)
+        .collect();
+    assert_eq!(codes, [0, 0, 1]);
+    let wrong = [("JSONGATE_TEST_REDIS_PASSWORD", "not-the-password-71")];
+    let (out, code) = decide_with_env(&policy, &url, &[], &wrong);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("authentication failed"), "{out}");
+    assert!(
+        !out.contains("not-the-password-71") && !out.contains(GATE_PASSWORD),
+        "{out}"
+    );
+    // No password over TLS: NOAUTH, fails closed.
+    let m = fails_closed(&format!(
+        "rediss://localhost:{}?{}",
+        redis.port,
+        Pki::trusting(&pki.ca)
+    ));
+    assert!(m.contains("NOAUTH"), "{m}");
 }
 
 // ---- plans, approvals and session-bound rules ---------------------------------------------
