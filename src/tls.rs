@@ -230,7 +230,7 @@ impl ClientTlsOptions {
             .with_safe_default_protocol_versions()
             .map_err(|e| TlsError::new(TlsErrorKind::Roots, e.to_string()))?
             .with_root_certificates(roots);
-        let mut config = match &self.client_cert {
+        let config = match &self.client_cert {
             None => builder.with_no_client_auth(),
             Some((cert, key)) => {
                 let certs = certificates(cert, "client certificate")?;
@@ -243,7 +243,7 @@ impl ClientTlsOptions {
                 })?
             }
         };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        // No ALPN: HTTP/1.1 is what a server assumes without it, and Redis knows none.
         Ok(ClientTls {
             config: Arc::new(config),
         })
