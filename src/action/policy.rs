@@ -338,6 +338,22 @@ impl RateState {
         self
     }
 
+    /// The same store and failure choice, counting under this scope's sub-scope `sub` (an
+    /// authenticated caller's subject): `SCOPE|SUB`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::RateState;
+    /// let a = RateState::new().scope("tenant").subscope("alice");
+    /// assert_eq!(format!("{a:?}").contains("tenant|alice"), true);
+    /// ```
+    #[must_use]
+    pub fn subscope(mut self, sub: &str) -> RateState {
+        self.scope.push('|');
+        self.scope.push_str(sub);
+        self
+    }
+
     /// What a decision does when the store fails. Default: [`OnStateError::Deny`].
     ///
     /// # Example
@@ -549,6 +565,29 @@ impl Grants {
     /// ```
     pub fn grants(&self) -> &[String] {
         &self.held
+    }
+
+    /// The same session for an authenticated caller: each of `scopes` is held as a grant
+    /// too, and the context's `subject` and `client_id` are the caller's (replacing any
+    /// configured value of those keys), so `equals_context` rules can bind an argument to
+    /// the caller.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Grants;
+    /// let g = Grants::new(["fs_read"]).caller("alice", Some("app-1"), &["tickets:write".to_owned()]);
+    /// assert_eq!(g.grants(), ["fs_read", "tickets:write"]);
+    /// ```
+    #[must_use]
+    pub fn caller(mut self, subject: &str, client_id: Option<&str>, scopes: &[String]) -> Grants {
+        for s in scopes {
+            if !self.held.contains(s) {
+                self.held.push(s.clone());
+            }
+        }
+        self.context = self.context.replaced("subject", Some(subject));
+        self.context = self.context.replaced("client_id", client_id);
+        self
     }
 }
 

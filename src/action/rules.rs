@@ -122,6 +122,15 @@ impl CallerContext {
         self
     }
 
+    /// `key` with `value` as its only value (`None`: without the key).
+    pub(crate) fn replaced(mut self, key: &str, value: Option<&str>) -> CallerContext {
+        self.entries.retain(|(k, _)| k != key);
+        if let Some(v) = value {
+            self.entries.push((key.to_owned(), vec![v.to_owned()]));
+        }
+        self
+    }
+
     /// The values under `key` (empty when it has none).
     ///
     /// # Example

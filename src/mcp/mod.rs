@@ -151,6 +151,7 @@ pub struct Config {
     approval_store: Option<Arc<dyn crate::state::Store>>,
     on_approval: Option<OnApproval>,
     pin_store: Option<Arc<dyn crate::state::Store>>,
+    subject: Option<String>,
 }
 
 /// What screening does with a message in which it finds instruction-like text.
@@ -193,6 +194,7 @@ impl Default for Config {
             truncate_text: false,
             alerts: None,
             upstream: None,
+            subject: None,
             approval_wait: DEFAULT_APPROVAL_WAIT,
             approval_store: None,
             on_approval: None,
@@ -499,6 +501,37 @@ impl Config {
         pin_store: Arc<dyn crate::state::Store>;
     }
 
+    /// The authenticated caller this relay serves (the HTTP front sets it from the verified
+    /// token or API key): its `subject` is written into every audit line, its scopes are held
+    /// as grants besides the configured ones, `subject` and `client_id` become the policy's
+    /// context values of those names, and rate limits count per subject. Default: none.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// let c = Config::default().caller("alice", None, &["tickets:read".to_owned()]);
+    /// assert_eq!(c.get_subject(), Some("alice"));
+    /// assert_eq!(c.get_session().grants(), ["tickets:read"]);
+    /// ```
+    #[must_use]
+    pub fn caller(mut self, subject: &str, client_id: Option<&str>, scopes: &[String]) -> Self {
+        self.session = self.session.caller(subject, client_id, scopes);
+        self.rate = self.rate.subscope(subject);
+        self.subject = Some(subject.to_owned());
+        self
+    }
+
+    /// The value set by [`caller`](Self::caller).
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::Config;
+    /// assert_eq!(Config::default().get_subject(), None);
+    /// ```
+    pub fn get_subject(&self) -> Option<&str> {
+        self.subject.as_deref()
+    }
+
     /// The server command (or endpoint) as audit lines name it (`"upstream"`). Default:
     /// none.
     ///
@@ -649,6 +682,8 @@ struct Shared {
     truncate_text: bool,
     alerts: Option<Arc<crate::gate::Alerts>>,
     upstream: Option<String>,
+    /// The authenticated caller, written into every audit line.
+    subject: Option<String>,
     approval_wait: Duration,
     approval_store: Option<Arc<dyn crate::state::Store>>,
     on_approval: Option<OnApproval>,
@@ -834,6 +869,7 @@ impl Proxy {
             truncate_text: c.truncate_text,
             alerts: c.alerts,
             upstream: c.upstream,
+            subject: c.subject,
             approval_wait: c.approval_wait,
             approval_store: c.approval_store,
             on_approval: c.on_approval,

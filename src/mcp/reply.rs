@@ -365,6 +365,10 @@ pub(super) fn audit(
         s.push_str(",\"upstream\":");
         write_string(&mut s, u);
     }
+    if let Some(who) = &shared.subject {
+        s.push_str(",\"subject\":");
+        write_string(&mut s, who);
+    }
     if let Some(x) = finding.and_then(|f| f.extra.as_deref()) {
         s.push(',');
         s.push_str(x);
