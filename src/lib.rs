@@ -13,9 +13,11 @@
 //! validated from the scanner's events), [`select`] (only the fields a contract exposes),
 //! [`screen`] (instruction-like text in untrusted strings), [`gate`] (tool contracts,
 //! agent-facing envelopes, audit records), [`action`] (tool-call decisions), [`mcp`] (a
-//! validating relay between MCP clients and servers over stdio and Streamable HTTP) and
+//! validating relay between MCP clients and servers over stdio and Streamable HTTP),
 //! `http` (a `tower` layer gating HTTP bodies while they stream, and the `serve` reverse
-//! proxy; features `http` and `serve`).
+//! proxy; features `http` and `serve`) and `auth` (who the caller of a network front is: OAuth
+//! 2.1 bearer JWTs verified as an RFC 9728 protected resource, and hashed API keys; feature
+//! `auth`).
 //!
 //! # Example
 //! ```
@@ -46,6 +48,8 @@ mod builder;
 
 #[cfg(feature = "action")]
 pub mod action;
+#[cfg(feature = "auth")]
+pub mod auth;
 #[cfg(any(feature = "gate", feature = "action"))]
 mod config;
 mod error;
