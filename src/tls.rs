@@ -250,7 +250,6 @@ impl ClientTlsOptions {
     }
 }
 
-
 /// A built client configuration, cheap to clone and shared by every connection.
 #[derive(Clone)]
 pub struct ClientTls {

@@ -4,12 +4,12 @@
 
 use std::sync::OnceLock;
 
-use base64::Engine as _;
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{
-    EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RsaKeyPair,
-    ECDSA_P256_SHA256_ASN1_SIGNING, ECDSA_P256_SHA256_FIXED_SIGNING, RSA_PKCS1_SHA256,
+    EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RsaKeyPair, ECDSA_P256_SHA256_ASN1_SIGNING,
+    ECDSA_P256_SHA256_FIXED_SIGNING, RSA_PKCS1_SHA256,
 };
+use base64::Engine as _;
 
 use super::Alg;
 
@@ -52,8 +52,7 @@ impl Keys {
         let ed = Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
         Keys {
             rsa: RsaKeyPair::from_pkcs8(RSA_PK8).unwrap(),
-            ec: EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, ec.as_ref())
-                .unwrap(),
+            ec: EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, ec.as_ref()).unwrap(),
             ec_pk8: ec.as_ref().to_vec(),
             ed: Ed25519KeyPair::from_pkcs8(ed.as_ref()).unwrap(),
         }
@@ -183,8 +182,7 @@ impl Keys {
     /// An ECDSA signature in ASN.1 DER (what JOSE does not use) by the EC key.
     pub(crate) fn ec_sign_der(&self, message: &[u8]) -> Vec<u8> {
         let rng = SystemRandom::new();
-        let der =
-            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &self.ec_pk8).unwrap();
+        let der = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &self.ec_pk8).unwrap();
         der.sign(&rng, message).unwrap().as_ref().to_vec()
     }
 }

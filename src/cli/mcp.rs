@@ -181,6 +181,10 @@ pub struct ProxyArgs {
     /// allow plain http:// to an upstream that is not loopback
     #[arg(long, help_heading = "TLS")]
     allow_plaintext_upstream: bool,
+    /// authenticate callers with bearer JWTs and/or API keys (FILE: the auth object, see
+    /// README "Caller authentication")
+    #[arg(long, value_name = "FILE", value_parser = args::source, help_heading = "TLS")]
+    auth: Option<Source>,
     /// send this header upstream, its value from `env:VARIABLE` or `file:PATH` (repeatable; the
     /// client's Authorization is never forwarded)
     #[arg(long, value_name = "NAME=env:VAR|file:PATH", value_parser = args::key_value, help_heading = "TLS")]
@@ -253,7 +257,7 @@ pub fn proxy(a: &ProxyArgs) -> Result<ExitCode, String> {
 
 /// The relay configuration from `mcp-proxy`'s options (over stdio: the one relay).
 fn config(a: &ProxyArgs) -> Result<Config, String> {
-    Ok(relay_configs(a, false)?())
+    Ok(relay_configs(a, false)?.0())
 }
 
 /// What a relay's configuration is made of, read from the options' files once: each call of
@@ -263,10 +267,18 @@ fn config(a: &ProxyArgs) -> Result<Config, String> {
 /// removed later changes nothing), one state store (rate limits, first-use pins, breakers and
 /// approvals across every client; `--state memory`, the default, is one store per process),
 /// and one audit file written a whole line at a time.
+/// Also returns the front's own handle on the audit file (for requests refused before a
+/// relay sees them).
 fn relay_configs(
     a: &ProxyArgs,
     http: bool,
-) -> Result<impl Fn() -> Config + Send + Sync + 'static, String> {
+) -> Result<
+    (
+        impl Fn() -> Config + Send + Sync + 'static,
+        Option<WholeLines>,
+    ),
+    String,
+> {
     args::one_stdin([
         ("--policy", a.policy.as_ref()),
         ("--plan", a.plan.as_ref()),
@@ -351,7 +363,11 @@ fn relay_configs(
     let (draft, eval_budget, approval_wait) = (a.draft, a.eval_budget, a.approval_wait);
     let screen = a.screen.as_deref().map(screen_mode);
     let screen_tools = a.screen_tools.as_deref().map(screen_mode);
-    Ok(move || {
+    let front_audit = audit.as_ref().map(|file| WholeLines {
+        line: Vec::new(),
+        file: Arc::clone(file),
+    });
+    let make = move || {
         let mut config = Config::default()
             .limits(limits)
             .format_assertion(format_assertion)
@@ -409,7 +425,8 @@ fn relay_configs(
             }));
         }
         config
-    })
+    };
+    Ok((make, front_audit))
 }
 
 /// One relay's handle on the audit file shared by all relays: what the relay writes is kept
@@ -472,7 +489,22 @@ fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
     let jsongate::http::Upstream {
         authority, path, ..
     } = up;
-    let relay_config = relay_configs(a, true)?;
+    let (relay_config, front_audit) = relay_configs(a, true)?;
+    let auth = match &a.auth {
+        Some(src) => Some(jsongate::auth::Authenticator::new(src.load(
+            |p| {
+                let bytes = std::fs::read(p).map_err(|e| {
+                    jsongate::json::ConfigError::read(format_args!("'{}'", p.display()), &e)
+                })?;
+                jsongate::auth::AuthConfig::from_slice(
+                    &bytes,
+                    p.parent().unwrap_or(std::path::Path::new(".")),
+                )
+            },
+            jsongate::auth::AuthConfig::from_slice,
+        )?)),
+        None => None,
+    };
     let first = relay_config();
     let answer_timeout = a.answer_timeout.map_or(DEFAULT_ANSWER_TIMEOUT, |s| {
         std::time::Duration::from_secs(s.max(1))
@@ -509,6 +541,14 @@ fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
     };
     let opts = match listen_tls {
         Some(t) => opts.tls(t),
+        None => opts,
+    };
+    let opts = match auth {
+        Some(auth) => opts.auth(auth),
+        None => opts,
+    };
+    let opts = match front_audit {
+        Some(w) => opts.audit(Box::new(w)),
         None => opts,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()

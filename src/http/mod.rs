@@ -11,6 +11,8 @@
 
 mod body;
 #[cfg(feature = "serve")]
+pub(crate) mod caller;
+#[cfg(feature = "serve")]
 pub(crate) mod connect;
 mod engine;
 #[cfg(feature = "serve")]

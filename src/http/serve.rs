@@ -37,12 +37,14 @@ use hyper::body::Incoming;
 use tokio::net::TcpListener;
 
 use super::body::GatedBody;
+use super::caller::{Checked, Guard};
 use super::connect::{self, Target, UpstreamHeaders};
 use super::engine::{Check, Pool};
 use super::front::{serve_connections, FailureLog, HostPolicy};
 use super::layer::{
     early_refusal, envelope_response, gate_decision, hold, issue_id, request_refusal,
 };
+use crate::auth::{AuthConfig, Authenticator};
 use crate::config::{self, Shipped};
 use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
 use crate::json::Value;
@@ -470,6 +472,8 @@ impl ServerLimits {
 enum Source {
     Query(String),
     Header(HeaderName),
+    /// The authenticated caller's subject (`true`) or client id (`false`).
+    Caller(bool),
 }
 
 /// One route.
@@ -516,6 +520,7 @@ pub struct ServeConfig {
     allow_hosts: Vec<String>,
     allow_origins: Vec<String>,
     tls: Option<ServerTls>,
+    auth: Option<AuthConfig>,
     routes: Vec<Route>,
 }
 
@@ -631,6 +636,10 @@ impl ServeConfig {
             allow_hosts: strings("allow_hosts"),
             allow_origins: strings("allow_origins"),
             tls,
+            auth: match doc.get("auth") {
+                Some(a) => Some(AuthConfig::from_value(a, dir)?),
+                None => None,
+            },
             routes,
         })
     }
@@ -823,6 +832,8 @@ fn route(
     for (k, src) in r.get("context").and_then(Value::as_object).unwrap_or(&[]) {
         let src = if let Some(q) = src.get("query").and_then(Value::as_str) {
             Source::Query(q.to_owned())
+        } else if let Some(c) = src.get("caller").and_then(Value::as_str) {
+            Source::Caller(c == "subject")
         } else {
             let h = src
                 .get("header")
@@ -849,6 +860,8 @@ fn route(
 
 struct Shared {
     config: ServeConfig,
+    /// The `auth` section's checks, when there is one.
+    guard: Option<Guard>,
     /// Idle kept-alive upstream connections, by upstream.
     idle: Mutex<std::collections::HashMap<String, Vec<Sender>>>,
     audit: Mutex<Box<dyn IoWrite + Send>>,
@@ -889,6 +902,7 @@ fn audit_line(
     path: &str,
     status: StatusCode,
     up: Option<u16>,
+    subject: Option<&str>,
 ) -> String {
     let mut http = String::from("{\"method\":");
     crate::json::write_string(&mut http, method.as_str());
@@ -899,6 +913,10 @@ fn audit_line(
         let _ = write!(http, ",\"upstream_status\":{u}");
     }
     http.push('}');
+    if let Some(who) = subject {
+        http.push_str(",\"subject\":");
+        crate::json::write_string(&mut http, who);
+    }
     match record.strip_suffix('}') {
         Some(head) => format!("{head},\"http\":{http}}}"),
         None => record.to_owned(),
@@ -958,6 +976,50 @@ fn hop_by_hop(name: &HeaderName) -> bool {
 
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let method = req.method().clone();
+    let mut caller = None;
+    if let Some(guard) = &shared.guard {
+        match guard.check(&method, req.uri().path(), req.uri().query(), req.headers()) {
+            Checked::Metadata(doc) => {
+                let mut r = Response::new(GatedBody::full(Bytes::from(doc)));
+                r.headers_mut().insert(
+                    http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                return Ok(r);
+            }
+            Checked::Refused {
+                status,
+                challenge,
+                kind,
+            } => {
+                let verdict = if status == 403 {
+                    "forbidden"
+                } else {
+                    "unauthenticated"
+                };
+                shared.audit(&unrouted(
+                    &format!("\"verdict\":\"{verdict}\",\"reason\":\"{kind}\""),
+                    &method,
+                    req.uri().path(),
+                    status,
+                ));
+                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::UNAUTHORIZED);
+                let mut r = plain(
+                    status,
+                    if status == StatusCode::FORBIDDEN {
+                        "jsongate: insufficient scope\n"
+                    } else {
+                        "jsongate: authentication required\n"
+                    },
+                );
+                if let Ok(v) = HeaderValue::from_str(&challenge) {
+                    r.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
+                }
+                return Ok(r);
+            }
+            Checked::Caller(who) => caller = Some(who),
+        }
+    }
     // Routes match the normalised path, and only it is forwarded: nothing reaches the
     // upstream outside a route's base (RFC 3986 §6.2.2).
     let path = match super::normalize_path(req.uri().path()) {
@@ -997,6 +1059,13 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
                 .get(h)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned),
+            Source::Caller(subject) => caller.as_ref().and_then(|c| {
+                if *subject {
+                    Some(c.subject.clone())
+                } else {
+                    c.client_id.clone()
+                }
+            }),
         };
         if let Some(v) = v {
             ctx = ctx.value(k, &v);
@@ -1024,7 +1093,15 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
             crate::json::quote(&id),
         ),
     };
-    shared.audit(&audit_line(&record, &method, &path, reply.status(), up));
+    let subject = caller.as_ref().map(|c| c.subject.as_str());
+    shared.audit(&audit_line(
+        &record,
+        &method,
+        &path,
+        reply.status(),
+        up,
+        subject,
+    ));
     Ok(reply)
 }
 
@@ -1254,7 +1331,16 @@ pub async fn run(
         &config.allow_hosts,
         &config.allow_origins,
     );
+    let guard = match config.auth.clone() {
+        Some(a) => Some(
+            Guard::start(Authenticator::new(a))
+                .await
+                .map_err(std::io::Error::other)?,
+        ),
+        None => None,
+    };
     let shared = Arc::new(Shared {
+        guard,
         config,
         idle: Mutex::new(std::collections::HashMap::new()),
         audit: Mutex::new(audit),
@@ -1314,7 +1400,7 @@ mod tests {
 
     #[test]
     fn audit_line_adds_http_facts() {
-        let l = audit_line(r#"{"a":1}"#, &Method::GET, "/x", StatusCode::OK, Some(500));
+        let l = audit_line(r#"{"a":1}"#, &Method::GET, "/x", StatusCode::OK, Some(500), None);
         assert_eq!(
             l,
             r#"{"a":1,"http":{"method":"GET","path":"/x","status":200,"upstream_status":500}}"#

@@ -76,6 +76,8 @@ use tokio::task::JoinSet;
 
 use super::sse::SseParser;
 use super::{Config, Proxy};
+use crate::auth::{Authenticator, Identity};
+use crate::http::caller::{Checked, Guard};
 use crate::http::connect::{self, Target};
 use crate::http::front::{serve_connections, FailureLog, HostPolicy};
 use crate::http::serve::ServerLimits;
@@ -222,6 +224,8 @@ pub struct HttpOptions {
     upstream_tls: Option<ClientTls>,
     upstream_headers: UpstreamHeaders,
     tls: Option<ServerTls>,
+    auth: Option<Authenticator>,
+    audit: Option<Mutex<Box<dyn Write + Send>>>,
 }
 
 impl HttpOptions {
@@ -258,7 +262,29 @@ impl HttpOptions {
             upstream_tls: None,
             upstream_headers: UpstreamHeaders::new(),
             tls: None,
+            auth: None,
+            audit: None,
         }
+    }
+
+    /// Authenticates every request with these checks (an OAuth 2.1 protected resource,
+    /// RFC 9728): a request without valid credentials gets `401` (`403` for a missing
+    /// scope) with a `WWW-Authenticate` challenge naming the metadata document, which is
+    /// served at its well-known path. A session is bound to the caller's subject, and its
+    /// relay serves that caller ([`Config::caller`]). Default: none (a session is bound to
+    /// a digest of its `Authorization` header).
+    #[must_use]
+    pub fn auth(mut self, auth: Authenticator) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Where the front writes a line for each request it refuses before a relay sees it
+    /// (failed authentication); each line is written whole. Default: none.
+    #[must_use]
+    pub fn audit(mut self, audit: Box<dyn Write + Send>) -> Self {
+        self.audit = Some(Mutex::new(audit));
+        self
     }
 
     /// Connects to the upstream over TLS with this configuration, verifying its
@@ -528,6 +554,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 struct Front {
     opts: HttpOptions,
     target: Target,
+    guard: Option<Guard>,
     limits: Limits,
     /// Sessions by the id issued to their client.
     sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -647,7 +674,10 @@ fn facts(bytes: &[u8], limits: Limits) -> Option<Facts> {
 
 /// The digest a session is bound to: every `Authorization` value the request carries, in
 /// order, or the mark of none.
-fn credentials(headers: &HeaderMap) -> [u8; 32] {
+fn credentials(headers: &HeaderMap, ext: &http::Extensions) -> [u8; 32] {
+    if let Some(c) = ext.get::<Caller>() {
+        return c.creds;
+    }
     let mut h = Sha256::new();
     let mut any = false;
     for v in headers.get_all(http::header::AUTHORIZATION) {
@@ -658,6 +688,21 @@ fn credentials(headers: &HeaderMap) -> [u8; 32] {
     }
     if !any {
         h.update(b"-");
+    }
+    h.finalize().into()
+}
+
+/// What an authenticated caller's session is bound to: its subject and client (a token
+/// refreshed for the same caller keeps the session; another caller's does not).
+fn identity_digest(who: &Identity) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"I");
+    h.update((who.subject.len() as u64).to_be_bytes());
+    h.update(who.subject.as_bytes());
+    if let Some(c) = &who.client_id {
+        h.update(b"C");
+        h.update((c.len() as u64).to_be_bytes());
+        h.update(c.as_bytes());
     }
     h.finalize().into()
 }
@@ -694,6 +739,7 @@ impl Front {
         id: String,
         creds: [u8; 32],
         forward: HeaderMap,
+        caller: Option<&Identity>,
     ) -> Option<Arc<Session>> {
         if self.live.fetch_add(1, Ordering::AcqRel) >= self.opts.max_sessions {
             self.live.fetch_sub(1, Ordering::AcqRel);
@@ -723,7 +769,11 @@ impl Front {
             backlog: Arc::new(AtomicUsize::new(0)),
         });
         let backlog = Arc::clone(&session.backlog);
-        let proxy = Proxy::new((self.opts.config)());
+        let mut config = (self.opts.config)();
+        if let Some(who) = caller {
+            config = config.caller(&who.subject, who.client_id.as_deref(), &who.scopes);
+        }
+        let proxy = Proxy::new(config);
         let started = std::thread::Builder::new()
             .name("mcp-http-relay".into())
             .spawn(move || {
@@ -1190,10 +1240,47 @@ fn header_str<'h>(h: &'h HeaderMap, name: &str) -> Option<&'h str> {
 }
 
 impl Front {
+    /// One audit line for a request refused before any relay saw it (authentication).
+    fn audit_refusal<B>(&self, req: &Request<B>, status: u16, kind: &str) {
+        let Some(audit) = &self.opts.audit else {
+            return;
+        };
+        let mut line = String::from("{\"time\":");
+        crate::json::write_string(&mut line, &crate::gate::Timestamp::now().to_rfc3339());
+        line.push_str(",\"tool\":null,\"id\":null,\"direction\":\"request\",\"verdict\":");
+        let verdict = if status == 403 {
+            "forbidden"
+        } else {
+            "unauthenticated"
+        };
+        crate::json::write_string(&mut line, verdict);
+        line.push_str(",\"reason\":");
+        crate::json::write_string(&mut line, kind);
+        line.push_str(",\"http\":{\"method\":");
+        crate::json::write_string(&mut line, req.method().as_str());
+        line.push_str(",\"path\":");
+        crate::json::write_string(&mut line, req.uri().path());
+        line.push_str(",\"status\":");
+        line.push_str(&status.to_string());
+        line.push('}');
+        line.push_str(",\"upstream\":");
+        crate::json::write_string(&mut line, &self.target.authority);
+        line.push_str("}\n");
+        let mut w = lock(audit);
+        let _ = w.write_all(line.as_bytes());
+        let _ = w.flush();
+    }
+}
+
+impl Front {
     /// The session a request names, checked against the request's credentials: `Ok(None)`
     /// when it names none, `Err` with the answer when it names one that does not exist
     /// (`404`) or that other credentials opened (`403`).
-    fn session_of(&self, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Box<Response<Out>>> {
+    fn session_of(
+        &self,
+        headers: &HeaderMap,
+        ext: &http::Extensions,
+    ) -> Result<Option<Arc<Session>>, Box<Response<Out>>> {
         let Some(id) = header_str(headers, SESSION_HEADER) else {
             return if headers.contains_key(SESSION_HEADER) {
                 Err(Box::new(json_error(
@@ -1212,7 +1299,7 @@ impl Front {
                 "session not found",
             )));
         };
-        if s.creds != credentials(headers) {
+        if s.creds != credentials(headers, ext) {
             return Err(Box::new(json_error(
                 StatusCode::FORBIDDEN,
                 -32600,
@@ -1246,7 +1333,53 @@ async fn read_body(body: Incoming, max: u64, timeout: Duration) -> Result<Vec<u8
         .unwrap_or(Err(StatusCode::REQUEST_TIMEOUT))
 }
 
-async fn handle(front: Arc<Front>, req: Request<Incoming>) -> Response<Out> {
+/// The authenticated caller of a request, put in its extensions by [`handle`].
+#[derive(Clone)]
+struct Caller {
+    /// What a session is bound to: a digest of the subject and client.
+    creds: [u8; 32],
+    identity: Identity,
+}
+
+async fn handle(front: Arc<Front>, mut req: Request<Incoming>) -> Response<Out> {
+    if let Some(guard) = &front.guard {
+        let checked = guard.check(
+            req.method(),
+            req.uri().path(),
+            req.uri().query(),
+            req.headers(),
+        );
+        match checked {
+            Checked::Metadata(doc) => {
+                let mut r = json_body(StatusCode::OK, doc.into_bytes());
+                r.headers_mut().insert(
+                    http::header::CACHE_CONTROL,
+                    HeaderValue::from_static("max-age=3600"),
+                );
+                return r;
+            }
+            Checked::Refused {
+                status,
+                challenge,
+                kind,
+            } => {
+                front.audit_refusal(&req, status, kind);
+                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::UNAUTHORIZED);
+                let mut r = reply(status, "jsongate: authentication required\n");
+                if status == StatusCode::FORBIDDEN {
+                    r = reply(status, "jsongate: insufficient scope\n");
+                }
+                if let Ok(v) = HeaderValue::from_str(&challenge) {
+                    r.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
+                }
+                return r;
+            }
+            Checked::Caller(identity) => {
+                let creds = identity_digest(&identity);
+                req.extensions_mut().insert(Caller { creds, identity });
+            }
+        }
+    }
     if req.uri().path() != front.opts.path {
         return reply(StatusCode::NOT_FOUND, "jsongate: not the MCP endpoint\n");
     }
@@ -1285,7 +1418,7 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
             "jsongate: the body must be JSON\n",
         );
     }
-    let named = match front.session_of(&parts.headers) {
+    let named = match front.session_of(&parts.headers, &parts.extensions) {
         Err(r) => return *r,
         Ok(s) => s,
     };
@@ -1348,8 +1481,9 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
             } else {
                 String::new()
             };
-            let creds = credentials(&parts.headers);
-            match front.new_session(sid, creds, forwarded(&parts.headers)) {
+            let creds = credentials(&parts.headers, &parts.extensions);
+            let who = parts.extensions.get::<Caller>().map(|c| &c.identity);
+            match front.new_session(sid, creds, forwarded(&parts.headers), who) {
                 Some(s) => (s, !initialize),
                 None => {
                     return reply(
@@ -1520,7 +1654,7 @@ fn upstream_request<B>(front: &Front, s: &Session, method: &Method, body: B) -> 
 }
 
 async fn get_stream(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
-    let session = match front.session_of(req.headers()) {
+    let session = match front.session_of(req.headers(), req.extensions()) {
         Err(r) => return *r,
         Ok(Some(s)) => s,
         Ok(None) => return json_error(StatusCode::BAD_REQUEST, -32600, "jsongate: no session"),
@@ -1581,7 +1715,7 @@ async fn get_stream(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out>
 }
 
 async fn delete(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
-    let session = match front.session_of(req.headers()) {
+    let session = match front.session_of(req.headers(), req.extensions()) {
         Err(r) => return *r,
         Ok(Some(s)) => s,
         Ok(None) => return json_error(StatusCode::BAD_REQUEST, -32600, "jsongate: no session"),
@@ -1634,9 +1768,15 @@ pub async fn run(
     let target = Target::from_authority(&opts.upstream_authority, opts.upstream_tls.as_ref())
         .map_err(io::Error::other)?;
     let tls = opts.tls.clone();
+    let mut opts = opts;
+    let guard = match opts.auth.take() {
+        Some(a) => Some(Guard::start(a).await.map_err(io::Error::other)?),
+        None => None,
+    };
     let front = Arc::new(Front {
         limits: opts.limits,
         target,
+        guard,
         opts,
         sessions: Mutex::new(HashMap::new()),
         live: Arc::new(AtomicUsize::new(0)),
@@ -1740,7 +1880,7 @@ data: {{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}
                     HeaderValue::from_str(v).unwrap(),
                 );
             }
-            credentials(&m)
+            credentials(&m, &http::Extensions::new())
         };
         assert_eq!(h(&["Bearer a"]), h(&["Bearer a"]));
         assert_ne!(h(&["Bearer a"]), h(&["Bearer b"]));

@@ -1,6 +1,7 @@
 //! Integration tests, built as one binary. Each module owns one concern.
 
 mod action;
+mod auth;
 mod boundary;
 mod budget;
 mod chunking;

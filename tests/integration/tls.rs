@@ -363,6 +363,16 @@ fn the_listener_serves_tls_and_reloads_its_certificate() {
     assert!(s.child.try_wait().unwrap().is_none());
 }
 
+/// A child process ended when dropped (a failing assertion leaves nothing running).
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// One request to the MCP front over TLS (curl trusting `ca`): status, headers and body.
 fn mcp_tls(
     ca: &Path,
@@ -412,6 +422,7 @@ fn the_mcp_front_speaks_tls_on_both_sides_and_never_passes_the_callers_token() {
         .read_line(&mut line)
         .unwrap();
     let port: u16 = line.trim().parse().unwrap();
+    let _server = Killed(server);
     let (lcert, lkey) = pki.issue("mcp-front", false);
     let start = |upstream_ca: &Path| {
         let mut proxy = Command::new(env!("CARGO_BIN_EXE_jsongate"))
@@ -442,9 +453,12 @@ fn the_mcp_front_speaks_tls_on_both_sides_and_never_passes_the_callers_token() {
             .parse()
             .unwrap();
         std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-        (proxy, format!("https://localhost:{}/mcp", addr.port()))
+        (
+            Killed(proxy),
+            format!("https://localhost:{}/mcp", addr.port()),
+        )
     };
-    let (mut proxy, url) = start(&pki.ca());
+    let (proxy, url) = start(&pki.ca());
     let ca = pki.ca();
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}"#;
     let mut sessions = Vec::new();
@@ -473,16 +487,11 @@ fn the_mcp_front_speaks_tls_on_both_sides_and_never_passes_the_callers_token() {
     let seen = std::fs::read_to_string(calls.path()).unwrap();
     assert_eq!(seen.lines().count(), 2, "{seen}");
     assert!(!seen.contains("token-"), "{seen}");
-    let _ = proxy.kill();
-    let _ = proxy.wait();
+    drop(proxy);
     // An upstream whose certificate does not verify: the call fails, nothing reaches it.
     let other = Pki::new("b");
-    let (mut proxy, url) = start(&other.ca());
+    let (_proxy, url) = start(&other.ca());
     let (_, _, body) = mcp_tls(&ca, &url, None, &[], init);
     assert!(body.contains("upstream is unavailable"), "{body}");
     assert_eq!(std::fs::read_to_string(calls.path()).unwrap(), seen);
-    let _ = proxy.kill();
-    let _ = proxy.wait();
-    let _ = server.kill();
-    let _ = server.wait();
 }

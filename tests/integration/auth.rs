@@ -1,0 +1,592 @@
+//! Caller authentication on both network fronts, end to end: tokens signed here with the
+//! committed test keys (`fixtures/auth`), the real binary, curl as the client, the test MCP
+//! server and tool API behind it. Every refusal is checked for its status, its
+//! `WWW-Authenticate` challenge and its audit line.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{EcdsaKeyPair, Ed25519KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
+const RESOURCE: &str = "https://gw.test/mcp";
+const ISSUER: &str = "https://idp.test";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/auth")
+        .join(name)
+}
+
+fn b64(b: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(b)
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// A compact JWS of `header` and `claims`, signed with the committed Ed25519 key.
+fn sign_ed(header: &str, claims: &str) -> String {
+    let key =
+        Ed25519KeyPair::from_pkcs8(&std::fs::read(fixture("ed25519-test.pk8")).unwrap()).unwrap();
+    let input = format!("{}.{}", b64(header.as_bytes()), b64(claims.as_bytes()));
+    let sig = key.sign(input.as_bytes());
+    format!("{input}.{}", b64(sig.as_ref()))
+}
+
+/// The same with the committed P-256 key (ES256).
+fn sign_ec(header: &str, claims: &str) -> String {
+    let key = EcdsaKeyPair::from_pkcs8(
+        &ECDSA_P256_SHA256_FIXED_SIGNING,
+        &std::fs::read(fixture("ec-test.pk8")).unwrap(),
+    )
+    .unwrap();
+    let input = format!("{}.{}", b64(header.as_bytes()), b64(claims.as_bytes()));
+    let sig = key.sign(&SystemRandom::new(), input.as_bytes()).unwrap();
+    format!("{input}.{}", b64(sig.as_ref()))
+}
+
+fn claims(sub: &str, scope: &str, extra: &str) -> String {
+    let t = now();
+    format!(
+        r#"{{"iss":"{ISSUER}","aud":"{RESOURCE}","sub":"{sub}","scope":"{scope}","iat":{t},"exp":{},"client_id":"agent-app"{extra}}}"#,
+        t + 300
+    )
+}
+
+fn token(sub: &str, scope: &str) -> String {
+    sign_ed(
+        r#"{"alg":"EdDSA","kid":"ed-1","typ":"JWT"}"#,
+        &claims(sub, scope, ""),
+    )
+}
+
+/// The auth section for the tests: the committed key set, scope `invoices:read` required,
+/// and one API key (`ci-secret`) for subject `ci-bot`.
+fn auth_file(dir: &Path) -> PathBuf {
+    let key_hash = {
+        let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, b"ci-secret");
+        d.as_ref().iter().fold(String::new(), |mut s, b| {
+            use std::fmt::Write as _;
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+    };
+    let auth = format!(
+        r#"{{"resource":"{RESOURCE}","issuer":"{ISSUER}","jwks_file":{},
+            "required_scopes":["invoices:read"],
+            "api_keys":[{{"sha256":"{key_hash}","subject":"ci-bot","scopes":["invoices:read"]}}]}}"#,
+        serde_json::to_string(&fixture("jwks.json")).unwrap()
+    );
+    let p = dir.join("auth.json");
+    std::fs::write(&p, auth).unwrap();
+    p
+}
+
+struct Mcp {
+    proxy: Child,
+    server: Child,
+    addr: SocketAddr,
+    calls: tempfile::NamedTempFile,
+    dir: tempfile::TempDir,
+    /// The test server's port.
+    port: u16,
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        for c in [&mut self.proxy, &mut self.server] {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Mcp {
+    fn start(extra: &[&str]) -> Mcp {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = tempfile::NamedTempFile::new().unwrap();
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/mcp_http_server.py");
+        let mut server = Command::new("python3")
+            .arg(script)
+            .arg(calls.path())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(server.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port: u16 = line.trim().parse().unwrap();
+        let auth = auth_file(dir.path());
+        let mut proxy = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+            .env("JG_AUTH_TEST_UPSTREAM", "Bearer gateway-credential")
+            .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
+            .arg(format!("http://127.0.0.1:{port}/mcp"))
+            .arg("--auth")
+            .arg(&auth)
+            .arg("--audit")
+            .arg(dir.path().join("audit.jsonl"))
+            .args([
+                "--upstream-header",
+                "Authorization=env:JG_AUTH_TEST_UPSTREAM",
+            ])
+            .args(extra)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(proxy.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("{line}"))
+            .parse()
+            .unwrap();
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        Mcp {
+            proxy,
+            server,
+            addr,
+            calls,
+            dir,
+            port,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    fn audit(&self) -> Vec<serde_json::Value> {
+        crate::serve::json_lines(&self.dir.path().join("audit.jsonl"))
+    }
+}
+
+/// One request with curl: status, lower-cased head, body.
+fn curl_mcp(
+    url: &str,
+    session: Option<&str>,
+    headers: &[String],
+    body: &str,
+) -> (u16, String, String) {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-s", "-i", "--max-time", "20"])
+        .args(["-H", "content-type: application/json"])
+        .args(["-H", "accept: application/json, text/event-stream"]);
+    if let Some(s) = session {
+        cmd.args(["-H", &format!("mcp-session-id: {s}")]);
+    }
+    for h in headers {
+        cmd.args(["-H", h]);
+    }
+    let out = cmd.args(["-d", body, url]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_owned())
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}"#;
+const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_invoice","arguments":{"id":"whoami"}}}"#;
+
+fn bearer(t: &str) -> String {
+    format!("authorization: Bearer {t}")
+}
+
+/// `initialize` then `notifications/initialized` with `auth`; the session id.
+fn open_session(url: &str, auth: &str) -> String {
+    let (status, head, body) = curl_mcp(url, None, &[auth.to_owned()], INIT);
+    assert_eq!(status, 200, "{head}{body}");
+    let sid = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let n = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(curl_mcp(url, Some(&sid), &[auth.to_owned()], n).0, 202);
+    sid
+}
+
+#[test]
+fn the_mcp_front_is_an_oauth_protected_resource() {
+    let m = Mcp::start(&[]);
+    let url = m.url();
+    // The metadata document, without credentials.
+    let meta = format!("http://{}/.well-known/oauth-protected-resource/mcp", m.addr);
+    let out = Command::new("curl")
+        .args(["-s", "--max-time", "10", &meta])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["resource"], RESOURCE);
+    assert_eq!(doc["authorization_servers"][0], ISSUER);
+    // No token: 401 with the challenge naming the document; nothing forwarded.
+    let (status, head, _) = curl_mcp(&url, None, &[], INIT);
+    assert_eq!(status, 401);
+    assert!(
+        head.contains(r#"www-authenticate: bearer resource_metadata="https://gw.test/.well-known/oauth-protected-resource/mcp""#),
+        "{head}"
+    );
+    // A valid token: the session works, the upstream sees the gateway's credential only.
+    let alice = token("alice", "invoices:read");
+    let sid = open_session(&url, &bearer(&alice));
+    let (status, _, body) = curl_mcp(&url, Some(&sid), &[bearer(&alice)], CALL);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Bearer gateway-credential"), "{body}");
+    // A fresh token for the same caller keeps the session (tokens are refreshed) ...
+    let again = sign_ec(
+        r#"{"alg":"ES256","kid":"ec-1"}"#,
+        &claims("alice", "invoices:read other", ""),
+    );
+    let (status, _, body) = curl_mcp(
+        &url,
+        Some(&sid),
+        &[bearer(&again)],
+        CALL.replace("\"id\":1", "\"id\":2").as_str(),
+    );
+    assert_eq!(status, 200, "{body}");
+    // ... another caller's valid token does not.
+    let bob = token("bob", "invoices:read");
+    let (status, _, body) = curl_mcp(&url, Some(&sid), &[bearer(&bob)], CALL);
+    assert_eq!(status, 403, "{body}");
+    // An API key is a caller too.
+    let sid_ci = open_session(&url, &bearer("ci-secret"));
+    assert_ne!(sid_ci, sid);
+    let (status, _, body) = curl_mcp(&url, Some(&sid_ci), &[bearer("ci-secret")], CALL);
+    assert_eq!(status, 200, "{body}");
+    let calls = std::fs::read_to_string(m.calls.path()).unwrap();
+    assert_eq!(calls.lines().count(), 3, "{calls}");
+    assert!(
+        !calls.contains(&alice) && !calls.contains("ci-secret"),
+        "{calls}"
+    );
+    // Every relay line names its caller; no line carries a token.
+    let audit = m.audit();
+    let subjects: Vec<&str> = audit.iter().filter_map(|l| l["subject"].as_str()).collect();
+    assert!(
+        subjects.contains(&"alice") && subjects.contains(&"ci-bot"),
+        "{audit:?}"
+    );
+    let text = serde_json::to_string(&audit).unwrap();
+    assert!(!text.contains(&alice) && !text.contains("ci-secret"));
+}
+
+#[test]
+fn every_bad_credential_is_refused_with_its_reason() {
+    let m = Mcp::start(&[]);
+    let url = m.url();
+    let t = now();
+    let hmac_key = aws_lc_rs::hmac::Key::new(
+        aws_lc_rs::hmac::HMAC_SHA256,
+        &std::fs::read(fixture("jwks.json")).unwrap(),
+    );
+    let hs_input = format!(
+        "{}.{}",
+        b64(br#"{"alg":"HS256","kid":"rsa-1"}"#),
+        b64(claims("mallory", "invoices:read", "").as_bytes())
+    );
+    let hs = format!(
+        "{hs_input}.{}",
+        b64(aws_lc_rs::hmac::sign(&hmac_key, hs_input.as_bytes()).as_ref())
+    );
+    let good = token("alice", "invoices:read");
+    let tampered = {
+        let parts: Vec<&str> = good.split('.').collect();
+        let forged = claims("admin", "invoices:read", "");
+        format!("{}.{}.{}", parts[0], b64(forged.as_bytes()), parts[2])
+    };
+    let ed = r#"{"alg":"EdDSA","kid":"ed-1"}"#;
+    let cases: Vec<(&str, String, u16, &str)> = vec![
+        (
+            "expired",
+            sign_ed(
+                ed,
+                &format!(
+                    r#"{{"iss":"{ISSUER}","aud":"{RESOURCE}","sub":"alice","scope":"invoices:read","exp":{}}}"#,
+                    t - 3600
+                ),
+            ),
+            401,
+            "expired",
+        ),
+        (
+            "wrong audience",
+            sign_ed(
+                ed,
+                &claims("alice", "invoices:read", "").replace(RESOURCE, "https://other.test/mcp"),
+            ),
+            401,
+            "audience",
+        ),
+        (
+            "wrong issuer",
+            sign_ed(
+                ed,
+                &claims("alice", "invoices:read", "").replace(ISSUER, "https://evil.test"),
+            ),
+            401,
+            "issuer",
+        ),
+        (
+            "unsigned",
+            format!(
+                "{}.{}.",
+                b64(br#"{"alg":"none"}"#),
+                b64(claims("alice", "invoices:read", "").as_bytes())
+            ),
+            401,
+            "algorithm",
+        ),
+        ("key confusion", hs, 401, "algorithm"),
+        ("tampered", tampered, 401, "signature"),
+        (
+            "unknown key",
+            sign_ed(
+                r#"{"alg":"EdDSA","kid":"nope"}"#,
+                &claims("alice", "invoices:read", ""),
+            ),
+            401,
+            "unknown_key",
+        ),
+        (
+            "no scope",
+            token("alice", "other"),
+            403,
+            "insufficient_scope",
+        ),
+        ("wrong API key", "not-the-key".to_owned(), 401, "api_key"),
+    ];
+    for (name, tok, status, reason) in &cases {
+        let (got, head, _) = curl_mcp(&url, None, &[bearer(tok)], INIT);
+        assert_eq!(got, *status, "{name}: {head}");
+        let challenge = head
+            .lines()
+            .find(|l| l.starts_with("www-authenticate: "))
+            .unwrap_or_else(|| panic!("{name}: {head}"));
+        assert!(
+            challenge.contains("resource_metadata="),
+            "{name}: {challenge}"
+        );
+        let code = if *status == 403 {
+            "insufficient_scope"
+        } else {
+            "invalid_token"
+        };
+        assert!(
+            challenge.contains(&format!("error=\"{code}\"")),
+            "{name}: {challenge}"
+        );
+        if *status == 403 {
+            assert!(
+                challenge.contains(r#"scope="invoices:read""#),
+                "{challenge}"
+            );
+        }
+        let line = m.audit().last().cloned().unwrap();
+        let verdict = if *status == 403 {
+            "forbidden"
+        } else {
+            "unauthenticated"
+        };
+        assert_eq!(line["verdict"], verdict, "{name}: {line}");
+        assert_eq!(line["http"]["status"], *status, "{name}: {line}");
+        assert_eq!(line["reason"], *reason, "{name}: {line}");
+        assert!(!line.to_string().contains(tok.as_str()), "{name}");
+    }
+    // A token in the query string is never accepted (it would be logged with the URL).
+    let (status, _, _) = curl_mcp(
+        &format!("{url}?access_token={good}"),
+        None,
+        &[bearer(&good)],
+        INIT,
+    );
+    assert_eq!(status, 401);
+    // Two Authorization headers are one too many.
+    let (status, _, _) = curl_mcp(&url, None, &[bearer(&good), bearer(&good)], INIT);
+    assert_eq!(status, 401);
+    // Nothing reached the upstream.
+    assert_eq!(std::fs::read_to_string(m.calls.path()).unwrap(), "");
+}
+
+#[test]
+fn scopes_are_grants_for_the_policy() {
+    // The policy asks for `invoices:export`; only a caller whose token grants it may call.
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"policy":1,"tools":{"get_invoice":{"arguments":true,"requires":["invoices:export"]}}}"#,
+    )
+    .unwrap();
+    let m = Mcp::start(&["--policy", policy.to_str().unwrap(), "--grants", ""]);
+    let url = m.url();
+    let with = token("alice", "invoices:read invoices:export");
+    let sid = open_session(&url, &bearer(&with));
+    let (_, _, body) = curl_mcp(&url, Some(&sid), &[bearer(&with)], CALL);
+    assert!(body.contains("gateway-credential"), "{body}");
+    let without = token("bob", "invoices:read");
+    let sid = open_session(&url, &bearer(&without));
+    let (_, _, body) = curl_mcp(&url, Some(&sid), &[bearer(&without)], CALL);
+    assert!(!body.contains("gateway-credential"), "{body}");
+    assert!(body.contains("error") || body.contains("isError"), "{body}");
+    let refused = m
+        .audit()
+        .into_iter()
+        .find(|l| l["subject"] == "bob" && l["tool"] == "get_invoice")
+        .expect("bob's call is audited");
+    assert_ne!(refused["verdict"], "passed", "{refused}");
+}
+
+#[test]
+fn serve_checks_callers_and_hands_the_subject_to_the_contract() {
+    let up = crate::serve::Upstream::start_env(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let auth = std::fs::read_to_string(auth_file(dir.path())).unwrap();
+    let config = format!(
+        r#"{{"serve":1,"listen":"127.0.0.1:0","audit":"audit.jsonl","request_id_header":"X-Request-Id","auth":{auth},
+            "routes":[{{"method":"GET","path_prefix":"/reviews","upstream":"http://127.0.0.1:{}/api/changes",
+              "contract_file":{},"context":{{"change_id":{{"query":"change_id"}}}}}}]}}"#,
+        up.port,
+        serde_json::to_string(&crate::serve::contract()).unwrap()
+    );
+    let path = dir.path().join("serve.json");
+    std::fs::write(&path, config).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+        .args(["serve", "--config"])
+        .arg(&path)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    let url = format!("http://{addr}/reviews/c-42?change_id=c-42");
+    let (status, _) = crate::serve::curl(&[&url]);
+    assert_eq!(status, 401);
+    let alice = token("alice", "invoices:read");
+    let auth_h = bearer(&alice);
+    let (status, body) = crate::serve::curl(&["-H", &auth_h, "-H", "X-Request-Id: req-1", &url]);
+    assert_eq!((status, body.as_str()), (200, crate::serve::ENVELOPE_OK));
+    // The upstream never sees the caller's token; the audit names the caller.
+    assert!(!serde_json::to_string(&up.seen()).unwrap().contains(&alice));
+    let audit = crate::serve::json_lines(&dir.path().join("audit.jsonl"));
+    assert_eq!(audit[0]["verdict"], "unauthenticated");
+    assert_eq!(audit[0]["http"]["status"], 401);
+    assert_eq!(audit[1]["subject"], "alice", "{audit:?}");
+    let meta = format!("http://{addr}/.well-known/oauth-protected-resource/mcp");
+    let (status, body) = crate::serve::curl(&[&meta]);
+    assert_eq!(status, 200, "{body}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_jwks_url_is_fetched_and_fetched_again_for_an_unknown_key() {
+    // The identity provider's key set, served over loopback HTTP from a file the test rewrites.
+    let dir = tempfile::tempdir().unwrap();
+    let all: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("jwks.json")).unwrap()).unwrap();
+    let only = |kids: &[&str]| {
+        let keys: Vec<_> = all["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| kids.contains(&k["kid"].as_str().unwrap()))
+            .cloned()
+            .collect();
+        serde_json::json!({ "keys": keys }).to_string()
+    };
+    std::fs::write(dir.path().join("jwks.json"), only(&["ec-1"])).unwrap();
+    let script = r"
+import functools, http.server, sys
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), h)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+";
+    let mut idp = Command::new("python3")
+        .args(["-c", script])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(idp.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line.trim().parse().unwrap();
+    let auth = dir.path().join("auth-url.json");
+    std::fs::write(
+        &auth,
+        format!(
+            r#"{{"resource":"{RESOURCE}","issuer":"{ISSUER}","jwks_url":"http://127.0.0.1:{port}/jwks.json"}}"#
+        ),
+    )
+    .unwrap();
+    let m = Mcp::start(&[]);
+    // Another proxy in front of the same server, with the URL's keys.
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+        .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
+        .arg(format!("http://127.0.0.1:{}/mcp", m.port))
+        .arg("--auth")
+        .arg(&auth)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(proxy.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let url = format!("http://{addr}/mcp");
+    let ec = sign_ec(r#"{"alg":"ES256","kid":"ec-1"}"#, &claims("alice", "", ""));
+    assert_eq!(curl_mcp(&url, None, &[bearer(&ec)], INIT).0, 200);
+    // A key the set does not hold yet: refused, and the set is fetched again (at most
+    // every 30 s), after which the rotated-in key is accepted.
+    let ed = sign_ed(r#"{"alg":"EdDSA","kid":"ed-1"}"#, &claims("alice", "", ""));
+    assert_eq!(curl_mcp(&url, None, &[bearer(&ed)], INIT).0, 401);
+    std::fs::write(dir.path().join("jwks.json"), only(&["ec-1", "ed-1"])).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(45);
+    loop {
+        let (status, _, _) = curl_mcp(&url, None, &[bearer(&ed)], INIT);
+        if status == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the rotated key is fetched"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+    let _ = idp.kill();
+    let _ = idp.wait();
+}
