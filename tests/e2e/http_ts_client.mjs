@@ -3,6 +3,9 @@
 // get_invoice and get_note, and prints one JSON line with what it got.
 //
 //   node http_ts_client.mjs URL NODE_MODULES_ROOT
+//
+// With JSONGATE_E2E_TOKEN set, every request carries `Authorization: Bearer $JSONGATE_E2E_TOKEN`
+// (an https URL's CA comes from NODE_EXTRA_CA_CERTS, as Node reads it).
 
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -14,7 +17,9 @@ const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/cli
 
 const out = {};
 const client = new Client({ name: 'jsongate-e2e-ts-http', version: '1.0.0' });
-await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+const token = process.env.JSONGATE_E2E_TOKEN;
+const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : undefined;
+await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }));
 out.tools = (await client.listTools()).tools.map((t) => t.name).sort();
 for (const name of ['get_invoice', 'get_note']) {
     try {
