@@ -15,7 +15,8 @@
 //! agent-facing envelopes, audit records), [`action`] (tool-call decisions), [`mcp`] (a
 //! validating relay between MCP clients and servers over stdio and Streamable HTTP),
 //! `http` (a `tower` layer gating HTTP bodies while they stream, and the `serve` reverse
-//! proxy; features `http` and `serve`) and `auth` (who the caller of a network front is: OAuth
+//! proxy; features `http` and `serve`), `tls` (rustls for every network path: upstreams,
+//! listeners, Redis; feature `tls`) and `auth` (who the caller of a network front is: OAuth
 //! 2.1 bearer JWTs verified as an RFC 9728 protected resource, and hashed API keys; feature
 //! `auth`).
 //!
