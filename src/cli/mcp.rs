@@ -181,6 +181,10 @@ pub struct ProxyArgs {
     /// allow plain http:// to an upstream that is not loopback
     #[arg(long, help_heading = "TLS")]
     allow_plaintext_upstream: bool,
+    /// authenticate to the upstream with an OAuth client credentials grant (FILE: see README
+    /// "TLS and credentials")
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
+    upstream_oauth: Option<PathBuf>,
     /// authenticate callers with bearer JWTs and/or API keys (FILE: the auth object, see
     /// README "Caller authentication")
     #[arg(long, value_name = "FILE", value_parser = args::source, help_heading = "TLS")]
@@ -486,6 +490,21 @@ fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
         None
     };
     let listen_tls = a.tls.load()?;
+    let upstream_oauth = match &a.upstream_oauth {
+        Some(p) => {
+            let bytes =
+                std::fs::read(p).map_err(|e| format!("--upstream-oauth '{}': {e}", p.display()))?;
+            let v =
+                jsongate::json::Value::parse(&bytes, jsongate::Limits::new().max_bytes(1 << 16))
+                    .map_err(|e| format!("--upstream-oauth '{}': not JSON: {e}", p.display()))?;
+            let dir = p.parent().unwrap_or(std::path::Path::new("."));
+            Some(
+                jsongate::http::ClientCredentials::from_value(&v, dir)
+                    .map_err(|e| format!("--upstream-oauth '{}': {e}", p.display()))?,
+            )
+        }
+        None => None,
+    };
     let jsongate::http::Upstream {
         authority, path, ..
     } = up;
@@ -545,6 +564,10 @@ fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
     };
     let opts = match auth {
         Some(auth) => opts.auth(auth),
+        None => opts,
+    };
+    let opts = match upstream_oauth {
+        Some(g) => opts.upstream_oauth(g),
         None => opts,
     };
     let opts = match front_audit {

@@ -122,7 +122,10 @@ impl Guard {
             );
             return self.refused(&e);
         }
-        match self.auth.authenticate(first.map(http::HeaderValue::as_bytes), now()) {
+        match self
+            .auth
+            .authenticate(first.map(http::HeaderValue::as_bytes), now())
+        {
             Ok(who) => Checked::Caller(who),
             Err(e) => {
                 if e.kind() == AuthErrorKind::UnknownKey {

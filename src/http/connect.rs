@@ -132,6 +132,38 @@ where
     Ok(sender)
 }
 
+/// A secret from `env:VARIABLE` or `file:PATH` (relative to `dir`; one trailing newline
+/// removed, at most 64 KiB): never from a command line or a configuration itself. Errors
+/// name `what` and the variable or file, never the value.
+pub(crate) fn secret_value(what: &str, spec: &str, dir: &Path) -> Result<String, String> {
+    if let Some(var) = spec.strip_prefix("env:") {
+        std::env::var(var)
+            .map_err(|_| format!("{what}: environment variable '{var}' is not set (or not UTF-8)"))
+    } else if let Some(path) = spec.strip_prefix("file:") {
+        use std::io::Read;
+        let path = dir.join(path);
+        let fail = |e: std::io::Error| format!("{what}: '{}': {e}", path.display());
+        let mut s = String::new();
+        std::fs::File::open(&path)
+            .map_err(fail)?
+            .take(MAX_SECRET_BYTES + 1)
+            .read_to_string(&mut s)
+            .map_err(fail)?;
+        if s.len() as u64 > MAX_SECRET_BYTES {
+            return Err(format!(
+                "{what}: '{}' is larger than {MAX_SECRET_BYTES} bytes",
+                path.display()
+            ));
+        }
+        let t = s.strip_suffix('\n').unwrap_or(&s);
+        Ok(t.strip_suffix('\r').unwrap_or(t).to_owned())
+    } else {
+        Err(format!(
+            "{what}: the value comes from 'env:VARIABLE' or 'file:PATH', never from the command line or configuration itself"
+        ))
+    }
+}
+
 /// Headers a front sends upstream in its own name (credentials for the upstream), read once
 /// when the front starts. Their values are never printed: `Debug` shows the names only.
 #[derive(Clone, Default)]
@@ -178,33 +210,7 @@ impl UpstreamHeaders {
     pub fn add(mut self, name: &str, spec: &str, dir: &Path) -> Result<UpstreamHeaders, String> {
         let name = HeaderName::try_from(name.to_ascii_lowercase())
             .map_err(|_| format!("'{name}' is not a header name"))?;
-        let value = if let Some(var) = spec.strip_prefix("env:") {
-            std::env::var(var).map_err(|_| {
-                format!("header {name}: environment variable '{var}' is not set (or not UTF-8)")
-            })?
-        } else if let Some(path) = spec.strip_prefix("file:") {
-            use std::io::Read;
-            let path = dir.join(path);
-            let what = |e: std::io::Error| format!("header {name}: '{}': {e}", path.display());
-            let mut s = String::new();
-            std::fs::File::open(&path)
-                .map_err(what)?
-                .take(MAX_SECRET_BYTES + 1)
-                .read_to_string(&mut s)
-                .map_err(what)?;
-            if s.len() as u64 > MAX_SECRET_BYTES {
-                return Err(format!(
-                    "header {name}: '{}' is larger than {MAX_SECRET_BYTES} bytes",
-                    path.display()
-                ));
-            }
-            let t = s.strip_suffix('\n').unwrap_or(&s);
-            t.strip_suffix('\r').unwrap_or(t).to_owned()
-        } else {
-            return Err(format!(
-                "header {name}: the value comes from 'env:VARIABLE' or 'file:PATH', never from the command line or configuration itself"
-            ));
-        };
+        let value = secret_value(&format!("header {name}"), spec, dir)?;
         let mut value = HeaderValue::try_from(value).map_err(|_| {
             format!("header {name}: the value from '{spec}' is not a valid header value")
         })?;

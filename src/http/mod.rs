@@ -18,6 +18,8 @@ mod engine;
 #[cfg(feature = "serve")]
 pub(crate) mod front;
 mod layer;
+#[cfg(feature = "serve")]
+pub(crate) mod oauth;
 mod path;
 #[cfg(feature = "serve")]
 pub mod serve;
@@ -31,5 +33,7 @@ pub use layer::{
     envelope_response, failure_status, is_json_content_type, Direction, JsonGate, JsonGateLayer,
     Mode, Report, ResponseFuture,
 };
+#[cfg(feature = "serve")]
+pub use oauth::{parse_token_answer, ClientCredentials};
 pub use path::normalize_path;
 pub use uri::{parse_upstream, Upstream};

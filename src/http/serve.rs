@@ -44,6 +44,7 @@ use super::front::{serve_connections, FailureLog, HostPolicy};
 use super::layer::{
     early_refusal, envelope_response, gate_decision, hold, issue_id, request_refusal,
 };
+use super::oauth::{ClientCredentials, TokenCache};
 use crate::auth::{AuthConfig, Authenticator};
 use crate::config::{self, Shipped};
 use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
@@ -486,6 +487,9 @@ struct Route {
     host_header: String,
     /// Credentials sent upstream in jsongate's name.
     headers: UpstreamHeaders,
+    /// An OAuth client credentials grant for the upstream, and its token once serving.
+    oauth: Option<ClientCredentials>,
+    token: std::sync::OnceLock<Arc<TokenCache>>,
     /// The upstream base path (no trailing `/`).
     base_path: String,
     gate: Arc<Gate>,
@@ -806,6 +810,16 @@ fn route(
     };
     let target = Target::new(&upstream, tls.as_ref())
         .map_err(|e| err(format!("routes/{i}/upstream: {e}")).at(&at_up))?;
+    let oauth = match r.get("upstream_oauth") {
+        Some(o) => Some(ClientCredentials::from_value(o, dir).map_err(|e| {
+            err(format!("routes/{i}/upstream_oauth: {e}")).at(config::pointer(&[
+                "routes",
+                i,
+                "upstream_oauth",
+            ]))
+        })?),
+        None => None,
+    };
     let mut headers = UpstreamHeaders::new();
     for (name, spec) in r
         .get("upstream_headers")
@@ -852,6 +866,8 @@ fn route(
         target,
         host_header: upstream.host_header.clone(),
         headers,
+        oauth,
+        token: std::sync::OnceLock::new(),
         base_path: upstream.path.trim_end_matches('/').to_owned(),
         gate: Arc::new(gate),
         context,
@@ -1196,6 +1212,9 @@ async fn exchange(
         return (StatusCode::BAD_REQUEST, None, None);
     };
     route.headers.apply(up.headers_mut());
+    if let Some(t) = route.token.get() {
+        t.apply(up.headers_mut());
+    }
     let gate = &route.gate;
     let call = async {
         // A kept-alive connection when one is idle; a pooled one the upstream closed in the
@@ -1228,6 +1247,11 @@ async fn exchange(
                 }
             };
             let status = res.status().as_u16();
+            if status == 401 {
+                if let Some(t) = route.token.get() {
+                    t.refused();
+                }
+            }
             let d = gate_decision(gate, greq, res).await;
             shared.give_idle(authority, sender);
             return (d, Some(status));
@@ -1331,6 +1355,12 @@ pub async fn run(
         &config.allow_hosts,
         &config.allow_origins,
     );
+    for r in &config.routes {
+        if let Some(g) = &r.oauth {
+            let what = format!("upstream {}", r.target.authority);
+            let _ = r.token.set(TokenCache::start(g.clone(), what).await);
+        }
+    }
     let guard = match config.auth.clone() {
         Some(a) => Some(
             Guard::start(Authenticator::new(a))
@@ -1400,7 +1430,14 @@ mod tests {
 
     #[test]
     fn audit_line_adds_http_facts() {
-        let l = audit_line(r#"{"a":1}"#, &Method::GET, "/x", StatusCode::OK, Some(500), None);
+        let l = audit_line(
+            r#"{"a":1}"#,
+            &Method::GET,
+            "/x",
+            StatusCode::OK,
+            Some(500),
+            None,
+        );
         assert_eq!(
             l,
             r#"{"a":1,"http":{"method":"GET","path":"/x","status":200,"upstream_status":500}}"#

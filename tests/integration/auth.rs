@@ -590,3 +590,138 @@ s.serve_forever()
     let _ = idp.kill();
     let _ = idp.wait();
 }
+
+/// A token endpoint (loopback HTTP) that issues `sekret-token` and logs each request's
+/// `Authorization` and body to `log`; its port.
+fn token_endpoint(log: &Path) -> (Child, u16) {
+    let script = r#"
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class H(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+        with open(sys.argv[1], "a") as f:
+            f.write(json.dumps({"auth": self.headers.get("Authorization"), "body": body,
+                                "type": self.headers.get("Content-Type")}) + "\n")
+        out = json.dumps({"access_token": "sekret-token", "token_type": "Bearer",
+                          "expires_in": 3600}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+    def log_message(self, *a):
+        pass
+s = ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .arg(log)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (child, line.trim().parse().unwrap())
+}
+
+#[test]
+fn upstream_credentials_from_a_client_credentials_grant() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("token-requests.jsonl");
+    let (mut idp, port) = token_endpoint(&log);
+    let up = crate::serve::Upstream::start_env(&[]);
+    let grant = format!(
+        r#"{{"token_url":"http://127.0.0.1:{port}/oauth/token","client_id":"gw:1","client_secret":"env:JG_OAUTH_TEST_SECRET",
+            "scope":"reviews:read","resource":"https://reviews.test/api"}}"#
+    );
+    let config = format!(
+        r#"{{"serve":1,"listen":"127.0.0.1:0","request_id_header":"X-Request-Id",
+            "routes":[{{"method":"GET","path_prefix":"/reviews","upstream":"http://127.0.0.1:{}/api/changes",
+              "upstream_oauth":{grant},
+              "contract_file":{},"context":{{"change_id":{{"query":"change_id"}}}}}}]}}"#,
+        up.port,
+        serde_json::to_string(&crate::serve::contract()).unwrap()
+    );
+    let path = dir.path().join("serve.json");
+    std::fs::write(&path, config).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+        .env("JG_OAUTH_TEST_SECRET", "s3cret value")
+        .args(["serve", "--config"])
+        .arg(&path)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    // The test upstream's `auth` answer needs `Bearer sekret-token`, which only the grant gives.
+    for i in 0..3 {
+        let url = format!("http://{addr}/reviews/auth?change_id=c-42");
+        let id = format!("X-Request-Id: req-{i}");
+        let (status, body) = crate::serve::curl(&[
+            "-H",
+            &id,
+            "-H",
+            "Authorization: Bearer caller",
+            "-H",
+            "Cookie: session=cookie-value",
+            &url,
+        ]);
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains(r#""outcome":"success""#), "{body}");
+    }
+    // One token request for the three calls, authenticated with HTTP Basic (each part
+    // form-encoded first), asking for the scope and the resource.
+    let requests = crate::serve::json_lines(&log);
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let basic = requests[0]["auth"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("Basic ")
+        .unwrap();
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(basic)
+        .unwrap();
+    assert_eq!(String::from_utf8(decoded).unwrap(), "gw%3A1:s3cret+value");
+    assert_eq!(
+        requests[0]["body"],
+        "grant_type=client_credentials&scope=reviews%3Aread&resource=https%3A%2F%2Freviews.test%2Fapi"
+    );
+    assert_eq!(requests[0]["type"], "application/x-www-form-urlencoded");
+    assert!(!serde_json::to_string(&up.seen())
+        .unwrap()
+        .contains("Bearer caller"));
+    // A grant whose secret is not there is a configuration error naming the variable.
+    let out = Command::new(env!("CARGO_BIN_EXE_jsongate"))
+        .args(["serve", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("JG_OAUTH_TEST_SECRET"));
+    // The MCP front the same way (`--upstream-oauth FILE`): the grant's token replaces the
+    // static header, and the caller's token still never passes.
+    let grant_file = dir.path().join("grant.json");
+    std::fs::write(&grant_file, grant.replace("env:JG_OAUTH_TEST_SECRET", "file:secret.txt")).unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "s3cret value\n").unwrap();
+    let m = Mcp::start(&["--upstream-oauth", grant_file.to_str().unwrap()]);
+    let alice = token("alice", "invoices:read");
+    let sid = open_session(&m.url(), &bearer(&alice));
+    let (_, _, body) = curl_mcp(&m.url(), Some(&sid), &[bearer(&alice)], CALL);
+    assert!(body.contains("Bearer sekret-token"), "{body}");
+    assert_eq!(crate::serve::json_lines(&log).len(), 2);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = idp.kill();
+    let _ = idp.wait();
+}

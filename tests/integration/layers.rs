@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 const LAYERS: &[&[&str]] = &[
-    &["builder", "error", "fsx", "limits", "pointer"],
+    &["builder", "error", "fsx", "limits", "pointer", "tls"],
     &["scan"],
     &["json"],
     &["schema"],
@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["select"],
     &["verdict"],
-    &["state"],
+    &["state", "auth"],
     &["screen"],
     &["gate", "action"],
     &["http"],
