@@ -9,7 +9,8 @@ guards for the places Python agent stacks plug things in:
   (``validate``, ``is_valid``, ``iter_errors``), and :class:`Validator` for streamed bodies
   (``feed``/``finish``);
 - :class:`Contract` -- a tool contract: the agent-facing envelope and the audit record;
-- :class:`Policy` -- tool-call decisions (``allow``, ``deny``, ``ask``);
+- :class:`Policy` -- tool-call decisions (``allow``, ``deny``, ``ask``), optionally for a
+  :class:`Caller` (who the call is made for: its scopes as grants, its subject as context);
 - :func:`screen` -- instruction-like text in untrusted strings;
 - :class:`ToolDefinition` -- an MCP tool definition's canonical form, pin (SHA-256), screening
   and classified changes;
@@ -31,6 +32,7 @@ from ._jsongate import (
     DEFAULT_LIMITS,
     ENGINE_VERSION,
     RELEASE_GIL_AT,
+    Caller,
     ConfigError,
     Contract,
     Decision,
@@ -56,6 +58,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "ENGINE_VERSION",
     "RELEASE_GIL_AT",
+    "Caller",
     "ConfigError",
     "Contract",
     "Decision",

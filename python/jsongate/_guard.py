@@ -11,11 +11,37 @@ import os
 import uuid
 from typing import Any, Callable, Mapping, Optional, Union
 
-from ._jsongate import Contract, GateResult, JsongateError
+from ._jsongate import Caller, Contract, GateResult, JsongateError
 
 audit_log = logging.getLogger("jsongate.audit")
 
 ContextFn = Callable[..., Mapping[str, str]]
+
+CallerLike = Union[Caller, Mapping[str, Any]]
+"""A :class:`Caller`, or a mapping with ``subject`` and optionally ``client_id`` and
+``scopes``."""
+
+CallerSource = Union[CallerLike, Callable[[], Optional[CallerLike]], None]
+"""What the guards take as ``caller=``: a fixed caller, or a zero-argument callable returning
+the current one (per-request identity, e.g. read from a ``contextvars.ContextVar``; ``None``
+means the call is made for no caller), or ``None``."""
+
+
+def fixed_caller(caller: CallerSource) -> CallerSource:
+    """``caller`` as a guard keeps it: a mapping is checked and made a :class:`Caller` once,
+    when the guard is built (``ConfigError``, kind ``"caller"``, if it is not usable); a
+    callable is kept, and what it returns is checked at each decision."""
+    if caller is None or isinstance(caller, Caller) or callable(caller):
+        return caller
+    return Caller.from_mapping(caller)
+
+
+def current_caller(caller: CallerSource) -> Optional[CallerLike]:
+    """The caller of one decision: ``caller`` itself, or what it returns when it is a
+    callable."""
+    if caller is None or isinstance(caller, (Caller, Mapping)):
+        return caller
+    return caller()
 
 
 class GuardRejected(JsongateError):

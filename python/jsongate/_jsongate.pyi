@@ -1,7 +1,7 @@
 """Type stubs of the compiled module ``jsongate._jsongate`` (the Rust engine's binding)."""
 
 import os
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 Document = Union[bytes, bytearray, memoryview, str]
 """JSON text. ``bytes`` are read in place (with the interpreter lock released from
@@ -65,8 +65,9 @@ class SchemaError(JsongateError):
     limit: Optional[int]
 
 class ConfigError(JsongateError):
-    """A contract, policy, call or request that cannot be used (``kind``: ``"contract"``,
-    ``"policy"``, ``"call"``, ``"request"``, ``"limits"``, ``"options"``)."""
+    """A contract, policy, call, caller or request that cannot be used (``kind``:
+    ``"contract"``, ``"policy"``, ``"call"``, ``"caller"``, ``"request"``, ``"limits"``,
+    ``"options"``)."""
 
 def check(data: Document, limits: Optional[Limits] = None) -> None:
     """Checks that ``data`` is one strict JSON document within ``limits``; raises
@@ -179,7 +180,37 @@ class Decision:
     def rule_failures(self) -> List[Tuple[str, str]]: ...
     @property
     def record(self) -> Dict[str, Any]: ...
-    def to_json(self) -> str: ...
+    def to_json(self) -> str:
+        """The decision record (the format ``jsongate decide`` prints; no caller)."""
+    @property
+    def subject(self) -> Optional[str]:
+        """The subject of the caller the call was decided for, or ``None``."""
+    @property
+    def audit_json(self) -> str:
+        """The audit line: the record, plus a last member ``"subject"`` when the call was
+        decided for a caller."""
+
+class Caller:
+    """Who a tool call is made for, as the application authenticated them. Immutable,
+    hashable; never holds a credential. ``subject`` and ``client_id``: 1 to 256 characters
+    without control characters; each scope an RFC 6749 scope token (visible ASCII, no space,
+    ``"`` or ``\\``); otherwise ``ConfigError`` (kind ``"caller"``)."""
+
+    def __init__(
+        self, subject: str, client_id: Optional[str] = None, scopes: Optional[Iterable[str]] = ()
+    ) -> None: ...
+    @staticmethod
+    def from_mapping(value: Union["Caller", Mapping[str, Any]]) -> "Caller":
+        """A caller from ``{"subject": ..., "client_id": ..., "scopes": [...]}`` (no other
+        key); a ``Caller`` is returned as it is."""
+    @property
+    def subject(self) -> str: ...
+    @property
+    def client_id(self) -> Optional[str]: ...
+    @property
+    def scopes(self) -> Tuple[str, ...]: ...
+
+CallerLike = Union[Caller, Mapping[str, Any]]
 
 class Policy:
     """A compiled tool-call policy; keeps the rate state of the calls it decided."""
@@ -193,7 +224,12 @@ class Policy:
         grants: List[str] = ...,
         workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
         now_ms: Optional[int] = None,
-    ) -> Decision: ...
+        *,
+        caller: Optional[CallerLike] = None,
+    ) -> Decision:
+        """Decides one call. With ``caller``: its scopes are held as grants besides
+        ``grants``, the context values ``subject`` and ``client_id`` are the caller's (for
+        ``equals_context``/``in_context_list`` rules), and rate limits count per subject."""
 
 class Finding:
     """An instruction-like pattern in a string of a document."""

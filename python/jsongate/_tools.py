@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
-from ._guard import as_document
+from ._guard import CallerLike, as_document, audit_log
 from ._jsongate import (
     Contract,
     GateResult,
     JsongateError,
+    Policy,
     ScanError,
     Schema,
     ToolDefinition,
@@ -62,7 +63,12 @@ class ToolRules:
     ``"flag"`` (log only) or ``None`` for tool definitions with instruction-like or hidden
     text; ``pin`` drops a tool whose definition changed dangerously since it was first
     listed; ``screen_results`` is ``None`` (the default), ``"flag"`` or ``"reject"`` for
-    results with instruction-like text. ``limits`` apply to arguments and results."""
+    results with instruction-like text. ``limits`` apply to arguments and results.
+
+    ``policy``, when given, decides each call whose arguments passed (last, so a call that
+    is never sent never counts against a rate limit) with ``grants``, ``workspace`` and the
+    caller :meth:`check_call` is given; only ``allow`` is sent (``ask`` is refused: no one
+    can be asked here). Its audit line goes to the ``jsongate.audit`` logger."""
 
     contracts: Mapping[str, Contract] = field(default_factory=dict)
     screen_tools: Optional[str] = "drop"
@@ -70,6 +76,9 @@ class ToolRules:
     screen_results: Optional[str] = None
     limits: Optional[Dict[str, Any]] = None
     format_assertion: bool = False
+    policy: Optional[Policy] = None
+    grants: Sequence[str] = ()
+    workspace: Optional[str] = None
     tools: Dict[str, _Tool] = field(default_factory=dict)
     pins: Dict[str, ToolDefinition] = field(default_factory=dict)
     refused_tools: Dict[str, str] = field(default_factory=dict)
@@ -146,23 +155,44 @@ class ToolRules:
 
     # --- calls ------------------------------------------------------------------------
 
-    def check_call(self, name: str, arguments: Optional[Mapping[str, Any]]) -> Optional[Refusal]:
-        """``None`` when the call may be sent: the tool was listed and admitted, and the
-        arguments satisfy its ``inputSchema``."""
+    def check_call(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]],
+        caller: Optional[CallerLike] = None,
+    ) -> Optional[Refusal]:
+        """``None`` when the call may be sent: the tool was listed and admitted, the
+        arguments satisfy its ``inputSchema``, and the policy (if any) allows it for
+        ``caller``."""
         if name in self.refused_tools:
             return Refusal("TOOL_REFUSED", self.refused_tools[name], "call")
         tool = self.tools.get(name)
         if tool is None:
             return Refusal("TOOL_UNKNOWN", f"tool {name!r} was not listed", "call")
-        if tool.arguments is None:
+        if tool.arguments is not None:
+            try:
+                tool.arguments.validate(json.dumps(arguments or {}, ensure_ascii=False, allow_nan=False))
+            except (ValidationError, ScanError) as e:
+                return Refusal("ARGUMENTS_INVALID", f"{type(e).__name__}: {e}", "call")
+            except ValueError as e:  # NaN or infinity in the arguments: not JSON
+                return Refusal("ARGUMENTS_INVALID", str(e), "call")
+        if self.policy is None:
             return None
         try:
-            tool.arguments.validate(json.dumps(arguments or {}, ensure_ascii=False, allow_nan=False))
-        except (ValidationError, ScanError) as e:
-            return Refusal("ARGUMENTS_INVALID", f"{type(e).__name__}: {e}", "call")
-        except ValueError as e:  # NaN or infinity in the arguments: not JSON
-            return Refusal("ARGUMENTS_INVALID", str(e), "call")
-        return None
+            d = self.policy.decide(
+                {"tool": name, "arguments": dict(arguments or {})},
+                grants=list(self.grants),
+                workspace=self.workspace,
+                caller=caller,
+            )
+        except ValueError as e:  # not JSON, or past the policy's limits; a bad caller raises
+            if getattr(e, "kind", "call") != "call":
+                raise
+            return Refusal("ARGUMENTS_INVALID", f"the policy cannot read the call: {e}", "call")
+        audit_log.info("%s", d.audit_json)
+        if d.allowed:
+            return None
+        return Refusal(d.reason, f"the policy answers {d.verdict}: {d.reason}", "call")
 
     def check_result(
         self,

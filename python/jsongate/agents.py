@@ -37,7 +37,7 @@ from agents import (
     ToolOutputGuardrailData,
 )
 
-from ._guard import as_document, audit_log
+from ._guard import CallerSource, as_document, audit_log, current_caller, fixed_caller
 from ._jsongate import Contract, JsongateError, Policy, Schema
 
 __all__ = ["contract_guardrail", "policy_guardrail", "schema_guardrail"]
@@ -124,18 +124,27 @@ def policy_guardrail(
     *,
     grants: Iterable[str] = (),
     workspace: Optional[str] = None,
+    caller: CallerSource = None,
     name: Optional[str] = None,
 ) -> ToolInputGuardrail:
     """A tool-input guardrail deciding each call with ``policy`` and the session's
     ``grants``: only ``allow`` runs the tool; ``deny`` and ``ask`` (a person must approve,
-    which a guardrail cannot do) answer the model with a fixed text naming the reason."""
+    which a guardrail cannot do) answer the model with a fixed text naming the reason.
+
+    ``caller`` is who the run acts for (see ``Policy.decide``): a :class:`~jsongate.Caller`
+    (or a mapping, checked here), or a zero-argument callable returning the current one at
+    each call (per-request identity, e.g. from a ``contextvars.ContextVar`` set where the
+    application authenticated its user; ``None`` decides without a caller). Each decision's
+    audit line (``Decision.audit_json``, with the caller's ``subject``) goes to the
+    ``jsongate.audit`` logger at INFO."""
     held = list(grants)
+    who = fixed_caller(caller)
 
     def decide(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         args = _arguments(data)
         call = {"tool": data.context.tool_name, "arguments": args if args is not None else "not JSON"}
-        d = policy.decide(call, grants=held, workspace=workspace)
-        audit_log.info("%s", d.to_json())
+        d = policy.decide(call, grants=held, workspace=workspace, caller=current_caller(who))
+        audit_log.info("%s", d.audit_json)
         if d.allowed:
             return ToolGuardrailFunctionOutput.allow(output_info=d.record)
         return ToolGuardrailFunctionOutput.reject_content(

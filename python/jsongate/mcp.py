@@ -22,12 +22,12 @@ gated as it is.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from mcp.types import CallToolResult, TextContent
 
-from ._guard import GuardRejected
-from ._jsongate import Contract, GateResult
+from ._guard import CallerSource, GuardRejected, current_caller, fixed_caller
+from ._jsongate import Contract, GateResult, Policy
 from ._tools import Refusal, ToolRules, log
 
 __all__ = ["GuardedSession"]
@@ -36,9 +36,18 @@ __all__ = ["GuardedSession"]
 class GuardedSession:
     """Wraps an MCP ``ClientSession``. Options as :class:`jsongate._tools.ToolRules`
     (``contracts``, ``screen_tools``, ``pin``, ``screen_results``, ``limits``,
-    ``format_assertion``). ``on_refusal`` is ``"result"`` (the default: a refused call or
-    result comes back as a ``CallToolResult`` with ``isError`` and a fixed text, as a tool
-    error would) or ``"raise"`` (:class:`~jsongate.GuardRejected`)."""
+    ``format_assertion``, ``policy``, ``grants``, ``workspace``). ``on_refusal`` is
+    ``"result"`` (the default: a refused call or result comes back as a ``CallToolResult``
+    with ``isError`` and a fixed text, as a tool error would) or ``"raise"``
+    (:class:`~jsongate.GuardRejected`).
+
+    With a ``policy``, each call is decided before it is sent (after the ``inputSchema``
+    check), for ``caller``: a :class:`~jsongate.Caller` (or a mapping, checked here), or a
+    zero-argument callable returning the current one at each call (per-request identity,
+    e.g. from a ``contextvars.ContextVar``). Its scopes are held as grants besides
+    ``grants``, ``subject``/``client_id`` are the policy's context values, rate limits count
+    per subject, and the audit line names the subject (see ``Policy.decide``). A refused call
+    reads ``jsongate: the call was refused (<reason>)``."""
 
     def __init__(
         self,
@@ -50,10 +59,16 @@ class GuardedSession:
         screen_results: Optional[str] = None,
         limits: Optional[dict] = None,
         format_assertion: bool = False,
+        policy: Optional[Policy] = None,
+        grants: Iterable[str] = (),
+        workspace: Optional[str] = None,
+        caller: CallerSource = None,
         on_refusal: str = "result",
     ) -> None:
         if on_refusal not in ("result", "raise"):
             raise ValueError(f"on_refusal must be 'result' or 'raise', not {on_refusal!r}")
+        if caller is not None and policy is None:
+            raise ValueError("caller= is decision context for policy=: give a policy too")
         self.session = session
         self.on_refusal = on_refusal
         self.rules = ToolRules(
@@ -63,7 +78,11 @@ class GuardedSession:
             screen_results=screen_results,
             limits=limits,
             format_assertion=format_assertion,
+            policy=policy,
+            grants=tuple(grants),
+            workspace=workspace,
         )
+        self.caller = fixed_caller(caller)
         self._calls = 0
 
     def __getattr__(self, name: str) -> Any:
@@ -84,7 +103,7 @@ class GuardedSession:
         """Checks the call, sends it, checks the result."""
         if not self.rules.known(name) and name not in self.rules.refused_tools:
             await self.list_tools()
-        refusal = self.rules.check_call(name, arguments)
+        refusal = self.rules.check_call(name, arguments, current_caller(self.caller))
         if refusal is not None:
             return self._refused(name, refusal)
         try:

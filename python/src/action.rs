@@ -5,11 +5,13 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use jsongate::action::{Call, Decision as Made, Grants, Policy as Compiled, RateState};
+use jsongate::json::Value;
 use jsongate::screen::Finding as Found;
 use jsongate::Limits;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use crate::caller::Caller;
 use crate::errors::{config_error, scan_error};
 use crate::gate::loads;
 use crate::input::with_bytes;
@@ -64,9 +66,17 @@ impl Policy {
     /// Decides one proposed call, given as `{"tool": NAME, "arguments": {...}}` (a `dict` or
     /// JSON text). `grants` are the capabilities the session holds; `workspace`, when given,
     /// checks `path` rules against the file system under it (symlinks resolved); `now_ms` is
-    /// the clock of the rate limit in milliseconds (default: the system clock). Returns a
-    /// `Decision`; raises `ConfigError` (kind `"call"`) when `call` is not a call document.
-    #[pyo3(signature = (call, grants=Vec::new(), workspace=None, now_ms=None))]
+    /// the clock of the rate limit in milliseconds (default: the system clock).
+    ///
+    /// `caller` (a `Caller`, or a mapping with `subject`, `client_id`, `scopes`) is who the
+    /// call is made for: its scopes are held as grants besides `grants`, the context values
+    /// `subject` and `client_id` are the caller's (for `equals_context` and
+    /// `in_context_list` rules), and rate limits are counted per subject (each caller has
+    /// its own budget in this policy's state). The decision's `audit_json` names the subject.
+    ///
+    /// Returns a `Decision`; raises `ConfigError` (kind `"call"`) when `call` is not a call
+    /// document, (kind `"caller"`) when `caller` is not a usable caller.
+    #[pyo3(signature = (call, grants=Vec::new(), workspace=None, now_ms=None, *, caller=None))]
     fn decide(
         &self,
         py: Python<'_>,
@@ -74,7 +84,12 @@ impl Policy {
         grants: Vec<String>,
         workspace: Option<std::path::PathBuf>,
         now_ms: Option<u64>,
+        caller: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Decision> {
+        let caller = caller
+            .filter(|c| !c.is_none())
+            .map(|c| Caller::from_py(py, c))
+            .transpose()?;
         let text = options::document(py, call)?;
         let limits = self.policy.limits();
         let call = with_bytes(py, &text, |b| Call::parse(b, limits))?
@@ -85,28 +100,43 @@ impl Policy {
                 .workspace(&root)
                 .map_err(|e| config_error(py, "call", e))?;
         }
+        if let Some(who) = &caller {
+            session = session.caller(who.subject_str(), who.client_id_str(), who.scope_list());
+        }
         let at = now_ms.unwrap_or_else(self::now_ms);
         let rate = self
             .rate
             .lock()
             .map_err(|_| config_error(py, "policy", "the rate state was poisoned"))?;
-        let made = self.policy.decide(&call, &session, &rate, at);
-        Ok(Decision::from(made))
+        let made = match &caller {
+            // The same store, counted under the subject's own scope.
+            Some(who) => {
+                let theirs = rate.clone().subscope(who.subject_str());
+                self.policy.decide(&call, &session, &theirs, at)
+            }
+            None => self.policy.decide(&call, &session, &rate, at),
+        };
+        Ok(Decision::new(
+            made,
+            caller.map(|c| c.subject_str().to_owned()),
+        ))
     }
 }
 
-/// One decision: `verdict` (`"allow"`, `"deny"`, `"ask"`), `reason` (a closed set), and the
-/// record (`to_json`) that `jsongate decide` prints.
+/// One decision: `verdict` (`"allow"`, `"deny"`, `"ask"`), `reason` (a closed set), the
+/// record (`to_json`) that `jsongate decide` prints, and the audit line (`audit_json`: the
+/// record, plus the caller's `subject` when one was given).
 #[pyclass(frozen, module = "jsongate")]
 pub struct Decision {
     verdict: &'static str,
     reason: &'static str,
     record: String,
     failures: Vec<(&'static str, String)>,
+    subject: Option<String>,
 }
 
-impl From<Made> for Decision {
-    fn from(d: Made) -> Self {
+impl Decision {
+    fn new(d: Made, subject: Option<String>) -> Self {
         Decision {
             verdict: d.verdict().as_str(),
             reason: d.reason().as_str(),
@@ -117,6 +147,7 @@ impl From<Made> for Decision {
                 .iter()
                 .map(|f| (f.reason.as_str(), f.pointer.clone()))
                 .collect(),
+            subject,
         }
     }
 }
@@ -153,13 +184,37 @@ impl Decision {
         loads(py, &self.record)
     }
 
-    /// The decision record as one JSON line.
+    /// The decision record as one JSON line (the decision record format: no caller).
     fn to_json(&self) -> &str {
         &self.record
     }
 
+    /// The subject of the caller the call was decided for, or `None`.
+    #[getter]
+    fn subject(&self) -> Option<&str> {
+        self.subject.as_deref()
+    }
+
+    /// The audit line: the record, plus a last member `"subject"` when the call was decided
+    /// for a caller (what the `jsongate.audit` logger receives from the guards).
+    #[getter]
+    fn audit_json(&self) -> String {
+        audit_line(&self.record, self.subject.as_deref())
+    }
+
     fn __repr__(&self) -> String {
         format!("<jsongate.Decision {}>", self.record)
+    }
+}
+
+/// `record` (a JSON object) with `"subject": subject` as its last member, when given.
+fn audit_line(record: &str, subject: Option<&str>) -> String {
+    match (subject, record.strip_suffix('}')) {
+        (Some(who), Some(open)) => {
+            let who = Value::String(who.to_owned()).to_json();
+            format!("{open},\"subject\":{who}}}")
+        }
+        _ => record.to_owned(),
     }
 }
 

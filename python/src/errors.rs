@@ -6,7 +6,7 @@
 //! │   └── LimitExceeded        a limit or the evaluation budget (adds `limit`)
 //! ├── ValidationError          well-formed, but the schema is not satisfied
 //! ├── SchemaError              the schema does not compile
-//! └── ConfigError              a contract, policy, call or request that cannot be used
+//! └── ConfigError              a contract, policy, call, caller or request that cannot be used
 //! ```
 //!
 //! Every instance carries every attribute its class documents (`None` where it does not
@@ -53,7 +53,7 @@ create_exception!(
     jsongate,
     ConfigError,
     JsongateError,
-    "A contract, policy, tool call or request that cannot be used as given."
+    "A contract, policy, tool call, caller or request that cannot be used as given."
 );
 
 /// An instance of `ty` with message `msg` and the attributes `attrs`.
@@ -172,7 +172,7 @@ pub fn schema_error(py: Python<'_>, e: &CompileError) -> PyErr {
 }
 
 /// A configuration problem as `ConfigError` with `kind` (`"contract"`, `"policy"`, `"call"`,
-/// `"request"`, `"limits"`, `"options"`).
+/// `"caller"`, `"request"`, `"limits"`, `"options"`).
 pub fn config_error(py: Python<'_>, kind: &str, msg: impl std::fmt::Display) -> PyErr {
     raise(
         py,

@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 
 mod action;
+mod caller;
 mod errors;
 mod gate;
 mod input;
@@ -29,6 +30,7 @@ fn _jsongate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<gate::Contract>()?;
     m.add_class::<gate::GateResult>()?;
     m.add_class::<action::Policy>()?;
+    m.add_class::<caller::Caller>()?;
     m.add_class::<action::Decision>()?;
     m.add_class::<action::Finding>()?;
     m.add_class::<tools::ToolDefinition>()?;

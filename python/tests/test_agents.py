@@ -5,6 +5,7 @@ carrying jsongate's guardrails, and the tool outputs the model is shown in its n
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import importlib.util
 import json
 
@@ -139,3 +140,90 @@ def test_policy_guardrail_keeps_denied_calls_from_running():
     assert ran == ["notes/a.txt"]
     assert seen["call-1"] == "contents"
     assert seen["call-2"] == "jsongate: the call was refused (path_escape)"
+
+
+ACCOUNTS = jsongate.Policy(
+    {
+        "policy": 1,
+        "tools": {
+            "get_account": {
+                "arguments": {"type": "object", "properties": {"account": {"type": "string"}}},
+                "requires": ["accounts:read"],
+                "rules": [{"rule": "equals_context", "pointer": "/account", "context": "subject"}],
+            }
+        },
+    }
+)
+
+
+def run_turns(tool, *calls):
+    """One call per model turn, so the calls (and their guardrails) run in order."""
+    turns = [[function_call(tool.name, args, call_id=f"call-{i}")] for i, args in enumerate(calls, 1)]
+    model = ScriptedModel([*turns, [assistant_message("done")]])
+    result = asyncio.run(Runner.run(Agent(name="a", model=model, tools=[tool]), "go"))
+    assert result.final_output == "done"
+    return shown(model)
+
+
+def test_policy_guardrail_decides_each_call_for_the_current_caller(caplog):
+    ran = []
+    callers = iter(
+        [
+            jsongate.Caller("alice", scopes=["accounts:read"]),
+            jsongate.Caller("bob", scopes=["accounts:read"]),
+            {"subject": "carol"},  # a mapping, checked when used: her own account, no scope
+            None,  # no caller for this call: no subject to equal
+        ]
+    )
+    asked = []
+
+    def current():
+        asked.append(1)
+        return next(callers)
+
+    @function_tool(tool_input_guardrails=[policy_guardrail(ACCOUNTS, caller=current)])
+    def get_account(account: str) -> str:
+        ran.append(account)
+        return f"account {account}"
+
+    with caplog.at_level("INFO", logger="jsongate.audit"):
+        seen = run_turns(get_account, *[{"account": a} for a in ["alice", "alice", "carol", "carol"]])
+    assert len(asked) == 4  # asked once per call, never cached
+    assert ran == ["alice"]
+    assert seen["call-1"] == "account alice"
+    assert seen["call-2"] == "jsongate: the call was refused (context_mismatch)"  # bob names alice
+    assert seen["call-3"] == "jsongate: the call was refused (grant_missing)"
+    assert seen["call-4"] == "jsongate: the call was refused (context_mismatch)"
+    audits = [json.loads(r.getMessage()) for r in caplog.records if r.name == "jsongate.audit"]
+    assert [(a.get("subject"), a["reason"]) for a in audits] == [
+        ("alice", "ok"),
+        ("bob", "context_mismatch"),
+        ("carol", "grant_missing"),
+        (None, "context_mismatch"),
+    ]
+
+
+def test_policy_guardrail_reads_the_caller_from_a_contextvar():
+    who = contextvars.ContextVar("who", default=None)
+
+    @function_tool(tool_input_guardrails=[policy_guardrail(ACCOUNTS, caller=who.get)])
+    def get_account(account: str) -> str:
+        return f"account {account}"
+
+    def request(subject):  # one authenticated request of the application
+        who.set(jsongate.Caller(subject, scopes=["accounts:read"]))
+        return run_turns(get_account, {"account": "alice"})["call-1"]
+
+    assert contextvars.copy_context().run(request, "alice") == "account alice"
+    refused = "jsongate: the call was refused (context_mismatch)"
+    assert contextvars.copy_context().run(request, "bob") == refused
+
+
+def test_policy_guardrail_checks_a_fixed_caller_when_built():
+    fixed = policy_guardrail(ACCOUNTS, caller={"subject": "alice", "scopes": ["accounts:read"]})
+    assert fixed is not None
+    with pytest.raises(jsongate.ConfigError) as e:
+        policy_guardrail(ACCOUNTS, caller={"subject": "alice", "password": "x"})
+    assert e.value.kind == "caller"
+    with pytest.raises(jsongate.ConfigError):
+        policy_guardrail(ACCOUNTS, caller={"subject": "alice", "scopes": "accounts:read"})

@@ -22,6 +22,7 @@ from jsongate.mcp import GuardedSession
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 
 from support import FIXTURES, PYTHON
 
@@ -211,3 +212,89 @@ def test_the_unguarded_server_really_sends_what_the_guards_refuse():
     assert '"approved":false,"approved":true' in json.dumps(
         dup.structured_content
     ) or '"approved":false,"approved":true' in text_of(dup)
+
+
+class FakeSession:
+    """What GuardedSession wraps, in process: one tool listed, every call answered."""
+
+    def __init__(self):
+        self.sent = []
+
+    async def list_tools(self):
+        schema = {"type": "object", "properties": {"account": {"type": "string"}}}
+        return ListToolsResult(tools=[Tool(name="get_account", input_schema=schema)])
+
+    async def call_tool(self, name, arguments=None):
+        self.sent.append((name, arguments))
+        return CallToolResult(content=[TextContent(type="text", text="ok")], is_error=False)
+
+
+ACCOUNTS = {
+    "policy": 1,
+    "tools": {
+        "get_account": {
+            "arguments": True,
+            "requires": ["accounts:read"],
+            "rules": [{"rule": "equals_context", "pointer": "/account", "context": "subject"}],
+            "rate_limit": {"calls": 1, "window_seconds": 60},
+        }
+    },
+}
+
+
+def test_client_session_wrapper_decides_calls_for_the_current_caller(caplog):
+    callers = iter(
+        [
+            jsongate.Caller("alice", scopes=["accounts:read"]),
+            jsongate.Caller("bob", scopes=["accounts:read"]),
+            jsongate.Caller("bob", scopes=["accounts:read"]),
+            jsongate.Caller("alice", scopes=["accounts:read"]),
+            jsongate.Caller("carol"),
+        ]
+    )
+    session = FakeSession()
+    g = GuardedSession(session, policy=jsongate.Policy(ACCOUNTS), caller=lambda: next(callers))
+
+    async def go():
+        out = []
+        for account in ["alice", "alice", "bob", "alice", "carol"]:
+            r = await g.call_tool("get_account", {"account": account})
+            out.append(text_of(r))
+        return out
+
+    with caplog.at_level("INFO", logger="jsongate.audit"):
+        out = asyncio.run(asyncio.wait_for(go(), TIMEOUT))
+    assert out == [
+        "ok",
+        "jsongate: the call was refused (context_mismatch)",  # bob naming alice's account
+        "ok",  # bob's own budget
+        "jsongate: the call was refused (rate_limited)",  # alice's budget is spent
+        "jsongate: the call was refused (grant_missing)",  # carol's credential has no scope
+    ]
+    assert session.sent == [("get_account", {"account": "alice"}), ("get_account", {"account": "bob"})]
+    audits = [json.loads(r.getMessage()) for r in caplog.records if r.name == "jsongate.audit"]
+    assert [(a["subject"], a["reason"]) for a in audits] == [
+        ("alice", "ok"),
+        ("bob", "context_mismatch"),
+        ("bob", "ok"),
+        ("alice", "rate_limited"),
+        ("carol", "grant_missing"),
+    ]
+
+
+def test_client_session_wrapper_checks_its_caller_options():
+    policy = jsongate.Policy(ACCOUNTS)
+    with pytest.raises(ValueError, match="policy"):
+        GuardedSession(FakeSession(), caller=jsongate.Caller("alice"))
+    with pytest.raises(jsongate.ConfigError) as e:
+        GuardedSession(FakeSession(), policy=policy, caller={"subject": "a\nb"})
+    assert e.value.kind == "caller"
+    # A callable's answer is checked at each call: a bad one raises, nothing is sent.
+    session = FakeSession()
+    g = GuardedSession(session, policy=policy, caller=lambda: {"subject": ""})
+    with pytest.raises(jsongate.ConfigError):
+        asyncio.run(g.call_tool("get_account", {"account": "alice"}))
+    assert session.sent == []
+    # A fixed caller (and grants besides its scopes).
+    g = GuardedSession(session, policy=policy, grants=["accounts:read"], caller={"subject": "alice"})
+    assert text_of(asyncio.run(g.call_tool("get_account", {"account": "alice"}))) == "ok"
