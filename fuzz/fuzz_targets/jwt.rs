@@ -1,7 +1,8 @@
 //! The bearer-token checks with arbitrary bytes; the first byte picks what the rest is.
 //! 0: a token, verified against the committed test JWKS (`fixtures/auth/jwks.json`). 1: a
 //! JWKS document. 2: `header NUL claims`, signed with the committed Ed25519 test key, so that
-//! the claim checks are reached. Checks: no panic; a key set that is read holds 1 to 64 keys;
+//! the claim checks are reached. 3: a token endpoint's answer (the front's own OAuth client
+//! credentials grant): an accepted one is a `Bearer` header value of visible ASCII. Checks: no panic; a key set that is read holds 1 to 64 keys;
 //! an accepted identity has a usable subject and scope tokens, and (mode 2) claims that
 //! serde_json reads as an object with the same `sub`, the configured `iss` and a live `exp`.
 #![no_main]
@@ -30,7 +31,14 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else { return };
     let (jwks, verifier, key) = setup();
     let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
-    let (token, claims) = match mode % 3 {
+    if mode % 4 == 3 {
+        if let Ok((value, _)) = jsongate::http::parse_token_answer(rest) {
+            let v = value.to_str().expect("visible ASCII");
+            assert!(v.starts_with("Bearer ") && v.len() > 7);
+        }
+        return;
+    }
+    let (token, claims) = match mode % 4 {
         0 => (String::from_utf8_lossy(rest).into_owned(), None),
         1 => {
             if let Ok(set) = Jwks::from_slice(rest) {

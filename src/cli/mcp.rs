@@ -554,26 +554,22 @@ fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
     .server_limits(server)
     .answer_timeout(answer_timeout)
     .upstream_headers(headers);
-    let opts = match upstream_tls {
-        Some(t) => opts.upstream_tls(t),
-        None => opts,
-    };
-    let opts = match listen_tls {
-        Some(t) => opts.tls(t),
-        None => opts,
-    };
-    let opts = match auth {
-        Some(auth) => opts.auth(auth),
-        None => opts,
-    };
-    let opts = match upstream_oauth {
-        Some(g) => opts.upstream_oauth(g),
-        None => opts,
-    };
-    let opts = match front_audit {
-        Some(w) => opts.audit(Box::new(w)),
-        None => opts,
-    };
+    let mut opts = opts;
+    if let Some(t) = upstream_tls {
+        opts = opts.upstream_tls(t);
+    }
+    if let Some(t) = listen_tls {
+        opts = opts.tls(t);
+    }
+    if let Some(a) = auth {
+        opts = opts.auth(a);
+    }
+    if let Some(g) = upstream_oauth {
+        opts = opts.upstream_oauth(g);
+    }
+    if let Some(w) = front_audit {
+        opts = opts.audit(Box::new(w));
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -3,16 +3,17 @@
 //! server and tool API behind it. Every refusal is checked for its status, its
 //! `WWW-Authenticate` challenge and its audit line.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{EcdsaKeyPair, Ed25519KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
+
+use crate::proc::{listening, mcp_curl, session_id, with_port, Killed};
 
 const RESOURCE: &str = "https://gw.test/mcp";
 const ISSUER: &str = "https://idp.test";
@@ -93,22 +94,14 @@ fn auth_file(dir: &Path) -> PathBuf {
 }
 
 struct Mcp {
-    proxy: Child,
-    server: Child,
+    // Field order: the proxy is stopped before the server behind it.
+    _proxy: Killed,
+    _server: Killed,
     addr: SocketAddr,
     calls: tempfile::NamedTempFile,
     dir: tempfile::TempDir,
     /// The test server's port.
     port: u16,
-}
-
-impl Drop for Mcp {
-    fn drop(&mut self) {
-        for c in [&mut self.proxy, &mut self.server] {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
 }
 
 impl Mcp {
@@ -117,47 +110,27 @@ impl Mcp {
         let calls = tempfile::NamedTempFile::new().unwrap();
         let script =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/mcp_http_server.py");
-        let mut server = Command::new("python3")
-            .arg(script)
-            .arg(calls.path())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(server.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port: u16 = line.trim().parse().unwrap();
+        let (server, port) = with_port(Command::new("python3").arg(script).arg(calls.path()));
         let auth = auth_file(dir.path());
-        let mut proxy = Command::new(env!("CARGO_BIN_EXE_jsongate"))
-            .env("JG_AUTH_TEST_UPSTREAM", "Bearer gateway-credential")
-            .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
-            .arg(format!("http://127.0.0.1:{port}/mcp"))
-            .arg("--auth")
-            .arg(&auth)
-            .arg("--audit")
-            .arg(dir.path().join("audit.jsonl"))
-            .args([
-                "--upstream-header",
-                "Authorization=env:JG_AUTH_TEST_UPSTREAM",
-            ])
-            .args(extra)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut err = BufReader::new(proxy.stderr.take().unwrap());
-        let mut line = String::new();
-        err.read_line(&mut line).unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("{line}"))
-            .parse()
-            .unwrap();
-        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        let (proxy, addr, _) = listening(
+            Command::new(env!("CARGO_BIN_EXE_jsongate"))
+                .env("JG_AUTH_TEST_UPSTREAM", "Bearer gateway-credential")
+                .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
+                .arg(format!("http://127.0.0.1:{port}/mcp"))
+                .arg("--auth")
+                .arg(&auth)
+                .arg("--audit")
+                .arg(dir.path().join("audit.jsonl"))
+                .args([
+                    "--upstream-header",
+                    "Authorization=env:JG_AUTH_TEST_UPSTREAM",
+                ])
+                .args(extra),
+        )
+        .unwrap();
         Mcp {
-            proxy,
-            server,
+            _proxy: proxy,
+            _server: server,
             addr,
             calls,
             dir,
@@ -181,25 +154,7 @@ fn curl_mcp(
     headers: &[String],
     body: &str,
 ) -> (u16, String, String) {
-    let mut cmd = Command::new("curl");
-    cmd.args(["-s", "-i", "--max-time", "20"])
-        .args(["-H", "content-type: application/json"])
-        .args(["-H", "accept: application/json, text/event-stream"]);
-    if let Some(s) = session {
-        cmd.args(["-H", &format!("mcp-session-id: {s}")]);
-    }
-    for h in headers {
-        cmd.args(["-H", h]);
-    }
-    let out = cmd.args(["-d", body, url]).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
-    let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, head.to_ascii_lowercase(), body.to_owned())
+    mcp_curl(&[], url, session, headers, body)
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}"#;
@@ -213,12 +168,7 @@ fn bearer(t: &str) -> String {
 fn open_session(url: &str, auth: &str) -> String {
     let (status, head, body) = curl_mcp(url, None, &[auth.to_owned()], INIT);
     assert_eq!(status, 200, "{head}{body}");
-    let sid = head
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .unwrap()
-        .trim()
-        .to_owned();
+    let sid = session_id(&head).expect("a session id");
     let n = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     assert_eq!(curl_mcp(url, Some(&sid), &[auth.to_owned()], n).0, 202);
     sid
@@ -468,20 +418,12 @@ fn serve_checks_callers_and_hands_the_subject_to_the_contract() {
     );
     let path = dir.path().join("serve.json");
     std::fs::write(&path, config).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_jsongate"))
-        .args(["serve", "--config"])
-        .arg(&path)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
+    let (_child, addr, _) = listening(
+        Command::new(env!("CARGO_BIN_EXE_jsongate"))
+            .args(["serve", "--config"])
+            .arg(&path),
+    )
+    .unwrap();
     let url = format!("http://{addr}/reviews/c-42?change_id=c-42");
     let (status, _) = crate::serve::curl(&[&url]);
     assert_eq!(status, 401);
@@ -498,8 +440,6 @@ fn serve_checks_callers_and_hands_the_subject_to_the_contract() {
     let meta = format!("http://{addr}/.well-known/oauth-protected-resource/mcp");
     let (status, body) = crate::serve::curl(&[&meta]);
     assert_eq!(status, 200, "{body}");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]
@@ -526,18 +466,12 @@ s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), h)
 print(s.server_address[1], flush=True)
 s.serve_forever()
 ";
-    let mut idp = Command::new("python3")
-        .args(["-c", script])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(idp.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port: u16 = line.trim().parse().unwrap();
+    let (_idp, port) = with_port(
+        Command::new("python3")
+            .args(["-c", script])
+            .arg(dir.path())
+            .stderr(Stdio::null()),
+    );
     let auth = dir.path().join("auth-url.json");
     std::fs::write(
         &auth,
@@ -548,23 +482,14 @@ s.serve_forever()
     .unwrap();
     let m = Mcp::start(&[]);
     // Another proxy in front of the same server, with the URL's keys.
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_jsongate"))
-        .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
-        .arg(format!("http://127.0.0.1:{}/mcp", m.port))
-        .arg("--auth")
-        .arg(&auth)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(proxy.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let (_proxy, addr, _) = listening(
+        Command::new(env!("CARGO_BIN_EXE_jsongate"))
+            .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
+            .arg(format!("http://127.0.0.1:{}/mcp", m.port))
+            .arg("--auth")
+            .arg(&auth),
+    )
+    .unwrap();
     let url = format!("http://{addr}/mcp");
     let ec = sign_ec(r#"{"alg":"ES256","kid":"ec-1"}"#, &claims("alice", "", ""));
     assert_eq!(curl_mcp(&url, None, &[bearer(&ec)], INIT).0, 200);
@@ -585,15 +510,11 @@ s.serve_forever()
         );
         std::thread::sleep(std::time::Duration::from_millis(500));
     }
-    let _ = proxy.kill();
-    let _ = proxy.wait();
-    let _ = idp.kill();
-    let _ = idp.wait();
 }
 
 /// A token endpoint (loopback HTTP) that issues `sekret-token` and logs each request's
 /// `Authorization` and body to `log`; its port.
-fn token_endpoint(log: &Path) -> (Child, u16) {
+fn token_endpoint(log: &Path) -> (Killed, u16) {
     let script = r#"
 import json, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -616,24 +537,14 @@ s = ThreadingHTTPServer(("127.0.0.1", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()
 "#;
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .arg(log)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    (child, line.trim().parse().unwrap())
+    with_port(Command::new("python3").args(["-c", script]).arg(log))
 }
 
 #[test]
 fn upstream_credentials_from_a_client_credentials_grant() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("token-requests.jsonl");
-    let (mut idp, port) = token_endpoint(&log);
+    let (_idp, port) = token_endpoint(&log);
     let up = crate::serve::Upstream::start_env(&[]);
     let grant = format!(
         r#"{{"token_url":"http://127.0.0.1:{port}/oauth/token","client_id":"gw:1","client_secret":"env:JG_OAUTH_TEST_SECRET",
@@ -649,21 +560,13 @@ fn upstream_credentials_from_a_client_credentials_grant() {
     );
     let path = dir.path().join("serve.json");
     std::fs::write(&path, config).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_jsongate"))
-        .env("JG_OAUTH_TEST_SECRET", "s3cret value")
-        .args(["serve", "--config"])
-        .arg(&path)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
+    let (_child, addr, _) = listening(
+        Command::new(env!("CARGO_BIN_EXE_jsongate"))
+            .env("JG_OAUTH_TEST_SECRET", "s3cret value")
+            .args(["serve", "--config"])
+            .arg(&path),
+    )
+    .unwrap();
     // The test upstream's `auth` answer needs `Bearer sekret-token`, which only the grant gives.
     for i in 0..3 {
         let url = format!("http://{addr}/reviews/auth?change_id=c-42");
@@ -712,7 +615,11 @@ fn upstream_credentials_from_a_client_credentials_grant() {
     // The MCP front the same way (`--upstream-oauth FILE`): the grant's token replaces the
     // static header, and the caller's token still never passes.
     let grant_file = dir.path().join("grant.json");
-    std::fs::write(&grant_file, grant.replace("env:JG_OAUTH_TEST_SECRET", "file:secret.txt")).unwrap();
+    std::fs::write(
+        &grant_file,
+        grant.replace("env:JG_OAUTH_TEST_SECRET", "file:secret.txt"),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("secret.txt"), "s3cret value\n").unwrap();
     let m = Mcp::start(&["--upstream-oauth", grant_file.to_str().unwrap()]);
     let alice = token("alice", "invoices:read");
@@ -720,8 +627,4 @@ fn upstream_credentials_from_a_client_credentials_grant() {
     let (_, _, body) = curl_mcp(&m.url(), Some(&sid), &[bearer(&alice)], CALL);
     assert!(body.contains("Bearer sekret-token"), "{body}");
     assert_eq!(crate::serve::json_lines(&log).len(), 2);
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = idp.kill();
-    let _ = idp.wait();
 }

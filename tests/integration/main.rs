@@ -1,6 +1,7 @@
 //! Integration tests, built as one binary. Each module owns one concern.
 
 mod action;
+#[cfg(unix)]
 mod auth;
 mod boundary;
 mod budget;
@@ -26,6 +27,8 @@ mod mcp_http;
 mod memory;
 mod messages;
 mod output;
+#[cfg(unix)]
+mod proc;
 mod regressions;
 mod schema_differential;
 mod schema_early;

@@ -3,15 +3,15 @@
 //! OpenSSL, in front of the test tool API), `curl` (OpenSSL) as the TLS client of
 //! jsongate's own listener, and the real binary between them.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair};
 
+use crate::proc::{listening, mcp_curl, session_id, with_port, Killed};
 use crate::serve::{contract, curl, Upstream, ENVELOPE_OK};
 
 /// A certificate authority and what it issued, as PEM files in a temporary directory.
@@ -64,10 +64,10 @@ impl Pki {
 /// `jsongate serve` with a configuration written from `config` (`{contract}` replaced by the
 /// contract's path), its stderr lines kept.
 struct Serve {
-    child: Child,
+    child: Killed,
     addr: SocketAddr,
     dir: tempfile::TempDir,
-    stderr: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<String>>,
 }
 
 impl Serve {
@@ -76,32 +76,13 @@ impl Serve {
         let config = config.replace("{contract}", &serde_json::to_string(&contract()).unwrap());
         let path = dir.path().join("serve.json");
         std::fs::write(&path, config).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_jsongate"))
-            .envs(env.iter().copied())
-            .args(["serve", "--config"])
-            .arg(&path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut err = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        err.read_line(&mut line).unwrap();
-        let Some(addr) = line.trim().strip_prefix("listening on ") else {
-            let mut rest = String::new();
-            let _ = std::io::Read::read_to_string(&mut err, &mut rest);
-            let _ = child.wait();
-            return Err(format!("{line}{rest}"));
-        };
-        let addr = addr.parse().unwrap();
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let lines = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            for l in err.lines().map_while(Result::ok) {
-                lines.lock().unwrap().push(l);
-            }
-        });
+        let (child, addr, stderr) = listening(
+            Command::new(env!("CARGO_BIN_EXE_jsongate"))
+                .envs(env.iter().copied())
+                .args(["serve", "--config"])
+                .arg(&path)
+                .stdout(Stdio::null()),
+        )?;
         Ok(Serve {
             child,
             addr,
@@ -112,13 +93,6 @@ impl Serve {
 
     fn audit(&self) -> Vec<serde_json::Value> {
         crate::serve::json_lines(&self.dir.path().join("audit.jsonl"))
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -337,13 +311,7 @@ fn the_listener_serves_tls_and_reloads_its_certificate() {
     std::fs::write(&key, "not a key").unwrap();
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !s
-        .stderr
-        .lock()
-        .unwrap()
-        .iter()
-        .any(|l| l.contains("not reloaded"))
-    {
+    while !s.stderr.lock().unwrap().contains("not reloaded") {
         assert!(Instant::now() < deadline, "the refused reload is reported");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -360,17 +328,7 @@ fn the_listener_serves_tls_and_reloads_its_certificate() {
     }
     // SIGHUP never ended the process.
     let mut s = s;
-    assert!(s.child.try_wait().unwrap().is_none());
-}
-
-/// A child process ended when dropped (a failing assertion leaves nothing running).
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    assert!(s.child.running());
 }
 
 /// One request to the MCP front over TLS (curl trusting `ca`): status, headers and body.
@@ -381,26 +339,14 @@ fn mcp_tls(
     headers: &[&str],
     body: &str,
 ) -> (u16, String, String) {
-    let mut cmd = Command::new("curl");
-    cmd.args(["-s", "-i", "--max-time", "20", "--cacert"])
-        .arg(ca)
-        .args(["-H", "content-type: application/json"])
-        .args(["-H", "accept: application/json, text/event-stream"]);
-    if let Some(s) = session {
-        cmd.args(["-H", &format!("mcp-session-id: {s}")]);
-    }
-    for h in headers {
-        cmd.args(["-H", h]);
-    }
-    let out = cmd.args(["-d", body, url]).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
-    let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, head.to_ascii_lowercase(), body.to_owned())
+    let headers: Vec<String> = headers.iter().map(|h| (*h).to_owned()).collect();
+    mcp_curl(
+        &["--cacert", ca.to_str().unwrap()],
+        url,
+        session,
+        &headers,
+        body,
+    )
 }
 
 #[test]
@@ -409,54 +355,34 @@ fn the_mcp_front_speaks_tls_on_both_sides_and_never_passes_the_callers_token() {
     let (ucert, ukey) = pki.issue("mcp-upstream", false);
     let calls = tempfile::NamedTempFile::new().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/mcp_http_server.py");
-    let mut server = Command::new("python3")
-        .env("UPSTREAM_TLS_CERT", &ucert)
-        .env("UPSTREAM_TLS_KEY", &ukey)
-        .arg(script)
-        .arg(calls.path())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port: u16 = line.trim().parse().unwrap();
-    let _server = Killed(server);
+    let (_server, port) = with_port(
+        Command::new("python3")
+            .env("UPSTREAM_TLS_CERT", &ucert)
+            .env("UPSTREAM_TLS_KEY", &ukey)
+            .arg(script)
+            .arg(calls.path()),
+    );
     let (lcert, lkey) = pki.issue("mcp-front", false);
     let start = |upstream_ca: &Path| {
-        let mut proxy = Command::new(env!("CARGO_BIN_EXE_jsongate"))
-            .env("JG_TLS_TEST_MCP_UPSTREAM", "Bearer gateway-credential")
-            .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
-            .arg(format!("https://localhost:{port}/mcp"))
-            .arg("--upstream-ca-file")
-            .arg(upstream_ca)
-            .arg("--upstream-no-system-roots")
-            .args([
-                "--upstream-header",
-                "Authorization=env:JG_TLS_TEST_MCP_UPSTREAM",
-            ])
-            .arg("--tls-cert")
-            .arg(&lcert)
-            .arg("--tls-key")
-            .arg(&lkey)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut err = BufReader::new(proxy.stderr.take().unwrap());
-        let mut line = String::new();
-        err.read_line(&mut line).unwrap();
-        let addr: SocketAddr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("{line}"))
-            .parse()
-            .unwrap();
-        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-        (
-            Killed(proxy),
-            format!("https://localhost:{}/mcp", addr.port()),
+        let (proxy, addr, _) = listening(
+            Command::new(env!("CARGO_BIN_EXE_jsongate"))
+                .env("JG_TLS_TEST_MCP_UPSTREAM", "Bearer gateway-credential")
+                .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
+                .arg(format!("https://localhost:{port}/mcp"))
+                .arg("--upstream-ca-file")
+                .arg(upstream_ca)
+                .arg("--upstream-no-system-roots")
+                .args([
+                    "--upstream-header",
+                    "Authorization=env:JG_TLS_TEST_MCP_UPSTREAM",
+                ])
+                .arg("--tls-cert")
+                .arg(&lcert)
+                .arg("--tls-key")
+                .arg(&lkey),
         )
+        .unwrap();
+        (proxy, format!("https://localhost:{}/mcp", addr.port()))
     };
     let (proxy, url) = start(&pki.ca());
     let ca = pki.ca();
@@ -466,12 +392,7 @@ fn the_mcp_front_speaks_tls_on_both_sides_and_never_passes_the_callers_token() {
         let auth = format!("authorization: {token}");
         let (status, head, body) = mcp_tls(&ca, &url, None, &[&auth], init);
         assert_eq!(status, 200, "{head}{body}");
-        let sid = head
-            .lines()
-            .find_map(|l| l.strip_prefix("mcp-session-id: "))
-            .unwrap()
-            .trim()
-            .to_owned();
+        let sid = session_id(&head).expect("a session id");
         let n = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert_eq!(mcp_tls(&ca, &url, Some(&sid), &[&auth], n).0, 202);
         let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_invoice","arguments":{"id":"whoami"}}}"#;
