@@ -80,7 +80,9 @@ use crate::auth::{Authenticator, Identity};
 use crate::http::caller::{Checked, Guard};
 use crate::http::connect::{self, Target};
 use crate::http::front::{serve_connections, FailureLog, HostPolicy};
+use crate::http::oauth::TokenCache;
 use crate::http::serve::ServerLimits;
+use crate::http::ClientCredentials;
 use crate::http::UpstreamHeaders;
 use crate::json::Value;
 use crate::tls::{ClientTls, ServerTls};
@@ -226,6 +228,7 @@ pub struct HttpOptions {
     tls: Option<ServerTls>,
     auth: Option<Authenticator>,
     audit: Option<Mutex<Box<dyn Write + Send>>>,
+    upstream_oauth: Option<ClientCredentials>,
 }
 
 impl HttpOptions {
@@ -264,7 +267,18 @@ impl HttpOptions {
             tls: None,
             auth: None,
             audit: None,
+            upstream_oauth: None,
         }
+    }
+
+    /// Authenticates to the upstream with an OAuth client credentials grant: the token is
+    /// fetched at start, kept fresh, and sent as `Authorization` on every upstream request
+    /// (replacing an `Authorization` of [`upstream_headers`](Self::upstream_headers)).
+    /// Default: none.
+    #[must_use]
+    pub fn upstream_oauth(mut self, grant: ClientCredentials) -> Self {
+        self.upstream_oauth = Some(grant);
+        self
     }
 
     /// Authenticates every request with these checks (an OAuth 2.1 protected resource,
@@ -555,6 +569,8 @@ struct Front {
     opts: HttpOptions,
     target: Target,
     guard: Option<Guard>,
+    /// The front's own token for the upstream (client credentials).
+    token: Option<Arc<TokenCache>>,
     limits: Limits,
     /// Sessions by the id issued to their client.
     sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -907,6 +923,11 @@ async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: mpsc::Send
             return Ok(());
         }
         if !status.is_success() {
+            if status == StatusCode::UNAUTHORIZED {
+                if let Some(t) = &front.token {
+                    t.refused();
+                }
+            }
             front
                 .log
                 .note(&front.opts.upstream_authority, status_kind(status));
@@ -1646,6 +1667,9 @@ fn upstream_request<B>(front: &Front, s: &Session, method: &Method, body: B) -> 
     }
     if let Some(h) = req.headers_mut() {
         front.opts.upstream_headers.apply(h);
+        if let Some(t) = &front.token {
+            t.apply(h);
+        }
     }
     if let Some(sid) = lock(&s.upstream_id).clone() {
         req = req.header(SESSION_HEADER, sid);
@@ -1773,10 +1797,17 @@ pub async fn run(
         Some(a) => Some(Guard::start(a).await.map_err(io::Error::other)?),
         None => None,
     };
+    let token = match opts.upstream_oauth.take() {
+        Some(g) => {
+            Some(TokenCache::start(g, format!("upstream {}", opts.upstream_authority)).await)
+        }
+        None => None,
+    };
     let front = Arc::new(Front {
         limits: opts.limits,
         target,
         guard,
+        token,
         opts,
         sessions: Mutex::new(HashMap::new()),
         live: Arc::new(AtomicUsize::new(0)),
