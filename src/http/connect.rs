@@ -60,7 +60,8 @@ impl Target {
     }
 
     /// The target at `authority` (`host:port`), over TLS verified against its host when
-    /// `tls` is given.
+    /// `tls` is given (the MCP front's options name the upstream this way).
+    #[cfg(feature = "mcp")]
     pub(crate) fn from_authority(
         authority: &str,
         tls: Option<&ClientTls>,
