@@ -277,7 +277,9 @@ fn read_key(key: &Value) -> Result<Option<Jwk>, &'static str> {
         Alg::Rs256 => {
             let n = strip_zeros(bytes("n")?);
             let e = strip_zeros(bytes("e")?);
-            let bits = n.len() * 8 - n.first().map_or(8, |b| b.leading_zeros() as usize);
+            // An empty modulus is 0 bits (not an underflow: the fuzzer found that one).
+            let bits =
+                (n.len() * 8).saturating_sub(n.first().map_or(0, |b| b.leading_zeros() as usize));
             if !(2048..=8192).contains(&bits) {
                 return Err("RSA modulus is not 2048 to 8192 bits");
             }
@@ -325,6 +327,16 @@ mod tests {
         let e = Jwks::from_slice(doc.as_bytes()).unwrap_err();
         assert_eq!(e.kind(), AuthErrorKind::Jwks);
         e.message().to_owned()
+    }
+
+    #[test]
+    fn an_empty_or_zero_rsa_modulus_is_refused_not_a_panic() {
+        // Found by the `jwt` fuzz target: `n: ""` underflowed the bit count (debug builds
+        // panicked; release builds read a huge modulus size and refused by luck).
+        for n in ["", "AA", "AAAA"] {
+            let doc = format!(r#"{{"keys":[{{"kty":"RSA","n":"{n}","e":"AQAB"}}]}}"#);
+            assert!(refusal(&doc).contains("RSA modulus"), "{n}");
+        }
     }
 
     #[test]

@@ -320,3 +320,18 @@ fn mcp_oracle_reads_a_number_beyond_f64() {
     ids.sort();
     assert_eq!(ids, ["\"p\"", "0", "1", "2", "3", "4"], "{text}");
 }
+
+/// `jwt`: a JWKS whose RSA key has an empty `n` panicked counting the modulus's bits
+/// (0 * 8 - 8 underflowed); now that key is refused and the set's other keys are read.
+#[test]
+fn jwt_empty_rsa_modulus() {
+    let data = saved("jwt-empty-rsa-modulus");
+    assert_eq!(data[0] % 4, 1, "a JWKS input");
+    let set = jsongate::auth::Jwks::from_slice(&data[1..]).expect("the usable keys are kept");
+    assert!(!set.is_empty());
+    assert!(
+        set.refusals().iter().any(|r| r.contains("RSA modulus")),
+        "{:?}",
+        set.refusals()
+    );
+}
