@@ -57,7 +57,13 @@ fuzz_target!(|data: &[u8]| {
     assert!(!who.subject.is_empty() && !who.subject.chars().any(char::is_control));
     assert!(who.scopes.iter().all(|s| !s.is_empty() && !s.contains([' ', '"', '\\'])));
     if let Some(claims) = claims {
-        let c: serde_json::Value = serde_json::from_slice(claims).expect("accepted claims are JSON");
+        // serde_json (the oracle) refuses numbers beyond f64 that RFC 8259 allows and the
+        // verifier reads as exact text (`1e400` in a claim it does not use): nothing to compare.
+        let c: serde_json::Value = match serde_json::from_slice(claims) {
+            Ok(c) => c,
+            Err(e) if e.to_string().contains("number out of range") => return,
+            Err(e) => panic!("accepted claims are not JSON: {e}"),
+        };
         assert_eq!(c["sub"].as_str(), Some(who.subject.as_str()));
         assert_eq!(c["iss"].as_str(), Some(ISSUER));
         assert!(c["exp"].as_f64().is_some_and(|exp| exp + 60.0 > NOW as f64));
