@@ -404,20 +404,27 @@ fn scopes_are_grants_for_the_policy() {
     assert_ne!(refused["verdict"], "passed", "{refused}");
 }
 
+/// Writes `serve.json` in `dir`: the review contract's GET route to the test upstream at
+/// `port`, with `top` (members ending in `,`) and `route` (members starting with `,`) added.
+fn review_serve_config(dir: &Path, port: u16, top: &str, route: &str) -> PathBuf {
+    let config = format!(
+        r#"{{"serve":1,"listen":"127.0.0.1:0","request_id_header":"X-Request-Id",{top}
+            "routes":[{{"method":"GET","path_prefix":"/reviews","upstream":"http://127.0.0.1:{port}/api/changes"{route},
+              "contract_file":{},"context":{{"change_id":{{"query":"change_id"}}}}}}]}}"#,
+        serde_json::to_string(&crate::serve::contract()).unwrap()
+    );
+    let path = dir.join("serve.json");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
 #[test]
 fn serve_checks_callers_and_hands_the_subject_to_the_contract() {
     let up = crate::serve::Upstream::start_env(&[]);
     let dir = tempfile::tempdir().unwrap();
     let auth = std::fs::read_to_string(auth_file(dir.path())).unwrap();
-    let config = format!(
-        r#"{{"serve":1,"listen":"127.0.0.1:0","audit":"audit.jsonl","request_id_header":"X-Request-Id","auth":{auth},
-            "routes":[{{"method":"GET","path_prefix":"/reviews","upstream":"http://127.0.0.1:{}/api/changes",
-              "contract_file":{},"context":{{"change_id":{{"query":"change_id"}}}}}}]}}"#,
-        up.port,
-        serde_json::to_string(&crate::serve::contract()).unwrap()
-    );
-    let path = dir.path().join("serve.json");
-    std::fs::write(&path, config).unwrap();
+    let top = format!(r#""audit":"audit.jsonl","auth":{auth},"#);
+    let path = review_serve_config(dir.path(), up.port, &top, "");
     let (_child, addr, _) = listening(
         Command::new(env!("CARGO_BIN_EXE_jsongate"))
             .args(["serve", "--config"])
@@ -550,16 +557,8 @@ fn upstream_credentials_from_a_client_credentials_grant() {
         r#"{{"token_url":"http://127.0.0.1:{port}/oauth/token","client_id":"gw:1","client_secret":"env:JG_OAUTH_TEST_SECRET",
             "scope":"reviews:read","resource":"https://reviews.test/api"}}"#
     );
-    let config = format!(
-        r#"{{"serve":1,"listen":"127.0.0.1:0","request_id_header":"X-Request-Id",
-            "routes":[{{"method":"GET","path_prefix":"/reviews","upstream":"http://127.0.0.1:{}/api/changes",
-              "upstream_oauth":{grant},
-              "contract_file":{},"context":{{"change_id":{{"query":"change_id"}}}}}}]}}"#,
-        up.port,
-        serde_json::to_string(&crate::serve::contract()).unwrap()
-    );
-    let path = dir.path().join("serve.json");
-    std::fs::write(&path, config).unwrap();
+    let route = format!(r#","upstream_oauth":{grant}"#);
+    let path = review_serve_config(dir.path(), up.port, "", &route);
     let (_child, addr, _) = listening(
         Command::new(env!("CARGO_BIN_EXE_jsongate"))
             .env("JG_OAUTH_TEST_SECRET", "s3cret value")
