@@ -8,30 +8,21 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::proc::{listening, with_port, Killed};
+
 struct Running {
-    server: Child,
-    proxy: Option<Child>,
+    // Field order: the proxy is stopped before the server behind it.
+    proxy: Option<Killed>,
+    _server: Killed,
     server_port: u16,
     proxy_addr: Option<SocketAddr>,
     calls: tempfile::NamedTempFile,
     /// The proxy's standard error after its first line.
     stderr: Arc<Mutex<String>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        for c in [Some(&mut self.server), self.proxy.as_mut()]
-            .into_iter()
-            .flatten()
-        {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
 }
 
 impl Running {
@@ -49,47 +40,23 @@ fn start(extra: &[&str]) -> Running {
 fn start_with(server_extra: &[&str], extra: &[&str]) -> Running {
     let calls = tempfile::NamedTempFile::new().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/mcp_http_server.py");
-    let mut server = Command::new("python3")
-        .arg(script)
-        .arg(calls.path())
-        .args(server_extra)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let server_port: u16 = line.trim().parse().unwrap();
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_jsongate"))
-        // The upstream credential the tests that pass `--upstream-header` name.
-        .env("JG_MCP_TEST_UPSTREAM", "Bearer gateway-credential")
-        .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
-        .arg(format!("http://127.0.0.1:{server_port}/mcp"))
-        .args(extra)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(proxy.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .parse()
-        .unwrap();
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let keep = Arc::clone(&stderr);
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        while err.read_line(&mut line).is_ok_and(|n| n > 0) {
-            keep.lock().unwrap().push_str(&line);
-            line.clear();
-        }
-    });
+    let (server, server_port) = with_port(
+        Command::new("python3")
+            .arg(script)
+            .arg(calls.path())
+            .args(server_extra),
+    );
+    let (proxy, addr, stderr) = listening(
+        Command::new(env!("CARGO_BIN_EXE_jsongate"))
+            // The upstream credential the tests that pass `--upstream-header` name.
+            .env("JG_MCP_TEST_UPSTREAM", "Bearer gateway-credential")
+            .args(["mcp-proxy", "--listen", "127.0.0.1:0", "--upstream"])
+            .arg(format!("http://127.0.0.1:{server_port}/mcp"))
+            .args(extra),
+    )
+    .unwrap();
     Running {
-        server,
+        _server: server,
         proxy: Some(proxy),
         server_port,
         proxy_addr: Some(addr),
@@ -865,7 +832,7 @@ fn sighup_does_not_stop_the_listener() {
     let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    assert!(r.proxy.as_mut().unwrap().try_wait().unwrap().is_none());
+    assert!(r.proxy.as_mut().unwrap().running());
     let sid = initialize(&url);
     assert_issued_here(&sid);
 }
