@@ -15,6 +15,7 @@ mod errors;
 #[cfg(unix)]
 mod files;
 mod gate;
+mod golden;
 mod harness;
 mod http_axum;
 mod http_layer;

@@ -18,17 +18,17 @@ use serde_json::value::RawValue;
 use crate::common::shared;
 
 #[derive(Deserialize)]
-struct Case {
-    description: String,
-    schema: Box<RawValue>,
-    tests: Vec<Test>,
+pub(crate) struct Case {
+    pub(crate) description: String,
+    pub(crate) schema: Box<RawValue>,
+    pub(crate) tests: Vec<Test>,
 }
 
 #[derive(Deserialize)]
-struct Test {
-    description: String,
-    data: Box<RawValue>,
-    valid: bool,
+pub(crate) struct Test {
+    pub(crate) description: String,
+    pub(crate) data: Box<RawValue>,
+    pub(crate) valid: bool,
 }
 
 fn remotes(dir: &Path, prefix: &str, out: &mut Vec<(String, Vec<u8>)>) {
@@ -45,7 +45,7 @@ fn remotes(dir: &Path, prefix: &str, out: &mut Vec<(String, Vec<u8>)>) {
 
 /// The suite's options: `draft` named (when given), `format` asserted or not, the remote
 /// documents registered.
-fn options(draft: Option<Draft>, format_assertion: bool) -> SchemaOptions {
+pub(crate) fn options(draft: Option<Draft>, format_assertion: bool) -> SchemaOptions {
     let mut docs = Vec::new();
     remotes(
         &shared("suites/json-schema-test-suite/remotes"),
@@ -62,7 +62,7 @@ fn options(draft: Option<Draft>, format_assertion: bool) -> SchemaOptions {
     o
 }
 
-fn limits() -> Limits {
+pub(crate) fn limits() -> Limits {
     Limits::new().max_depth(512)
 }
 
@@ -83,7 +83,7 @@ fn bytewise(v: &mut Validator, data: &[u8]) -> Result<(), Rejection> {
 
 /// How a run names the dialect of the suite's schemas (which carry no `$schema`).
 #[derive(Clone, Copy)]
-enum Dialect {
+pub(crate) enum Dialect {
     /// As the default draft of the options.
     Named(Draft),
     /// As a `$schema` member written into each root schema object, under the default
@@ -93,7 +93,7 @@ enum Dialect {
 }
 
 /// A case's schema as compiled under `dialect`.
-fn schema_text(raw: &str, dialect: Dialect) -> String {
+pub(crate) fn schema_text(raw: &str, dialect: Dialect) -> String {
     match dialect {
         Dialect::Declared(d) if raw.starts_with('{') && !raw.contains("\"$schema\"") => {
             let uri = format!("\"$schema\":\"{}#\"", d.meta_schema_uri());
