@@ -15,6 +15,7 @@ use super::message::Finding;
 use super::{Id, LineFacts, Out, Shared};
 use crate::gate::Timestamp;
 use crate::json::write_string;
+use crate::schema::keywords::Keyword;
 
 pub(super) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
@@ -106,70 +107,6 @@ pub(super) fn message_reason(f: &Finding) -> String {
 /// Longest location given in a reason, in characters (longer ones end with `…`).
 const MAX_PATH: usize = 200;
 
-/// JSON Schema keywords of every supported draft: the segments of a keyword location that
-/// are the schema's structure, not its author's names.
-const KEYWORDS: &[&str] = &[
-    "$ref",
-    "$dynamicRef",
-    "$recursiveRef",
-    "$defs",
-    "definitions",
-    "allOf",
-    "anyOf",
-    "oneOf",
-    "not",
-    "if",
-    "then",
-    "else",
-    "dependentSchemas",
-    "dependencies",
-    "prefixItems",
-    "items",
-    "additionalItems",
-    "contains",
-    "properties",
-    "patternProperties",
-    "additionalProperties",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "type",
-    "enum",
-    "const",
-    "multipleOf",
-    "maximum",
-    "exclusiveMaximum",
-    "minimum",
-    "exclusiveMinimum",
-    "maxLength",
-    "minLength",
-    "pattern",
-    "maxItems",
-    "minItems",
-    "uniqueItems",
-    "maxContains",
-    "minContains",
-    "maxProperties",
-    "minProperties",
-    "required",
-    "dependentRequired",
-    "format",
-    "contentEncoding",
-    "contentMediaType",
-    "contentSchema",
-];
-
-/// Keywords whose next segment is a name the schema's author chose.
-const NAMES_FOLLOW: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-    "dependentRequired",
-];
-
 /// `<` + the first 8 hex digits of the SHA-256 of a pointer segment's (unescaped) text + `>`.
 fn digest(segment: &str) -> String {
     let name = segment.replace("~1", "/").replace("~0", "~");
@@ -205,14 +142,15 @@ pub(super) fn schema_path_with(location: &str, known: &dyn Fn(&str) -> bool) -> 
     let mut name_next = false;
     for seg in location.strip_prefix('/').unwrap_or(location).split('/') {
         out.push('/');
-        let keep = !name_next && (is_index(seg) || KEYWORDS.contains(&seg));
+        let keyword = Keyword::from_name(seg).filter(|_| !name_next);
+        let keep = !name_next && (is_index(seg) || Keyword::structural(seg));
         let name = seg.replace("~1", "/").replace("~0", "~");
         if keep || (name_next && known(&name)) {
             out.push_str(seg);
         } else {
             out.push_str(&digest(seg));
         }
-        name_next = keep && NAMES_FOLLOW.contains(&seg);
+        name_next = keep && keyword.is_some_and(Keyword::names_follow);
     }
     capped(out)
 }

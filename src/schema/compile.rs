@@ -12,6 +12,9 @@ use std::sync::Arc;
 
 use super::bounds::{Bounds, CompileBudget};
 use super::decimal::Decimal;
+use super::keywords::number::Numbers;
+use super::keywords::string::{self as strings, Strings};
+use super::keywords::{Holds, Keyword};
 use super::program::{
     types, Child, Const, DynRef, Dynamic, EnumTable, Keywords, Label, Node, NodeId, NodeKind,
     Program, Resource,
@@ -228,32 +231,6 @@ pub(crate) struct Compiler {
     /// Resources and anchors declared so far, against [`Bounds::anchors`].
     anchors_declared: u64,
 }
-
-/// Keywords whose value is one subschema.
-const SINGLE: &[&str] = &[
-    "additionalProperties",
-    "propertyNames",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "additionalItems",
-    "contentSchema",
-];
-/// Keywords whose value is an array of subschemas.
-const ARRAYS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
-/// Keywords whose value is an object of subschemas.
-const MAPS: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-];
 
 fn escape_token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
@@ -650,14 +627,14 @@ impl Compiler {
                 self.anchors
                     .insert(format!("{}#{}", info.base.base(), name), loc.clone());
             }
-            if !info.draft.legacy() {
+            if Keyword::Anchor.in_draft(info.draft) {
                 if let Some(a) = v.get("$anchor").and_then(Value::as_str) {
                     self.declare(&at)?;
                     self.anchors
                         .insert(format!("{}#{}", info.base.base(), a), loc.clone());
                 }
             }
-            if info.draft == Draft::Draft202012 {
+            if Keyword::DynamicAnchor.in_draft(info.draft) {
                 if let Some(a) = v.get("$dynamicAnchor").and_then(Value::as_str) {
                     self.declare(&at)?;
                     self.anchors
@@ -672,7 +649,7 @@ impl Compiler {
                     }
                 }
             }
-            if info.draft == Draft::Draft201909
+            if Keyword::RecursiveAnchor.in_draft(info.draft)
                 && v.get("$recursiveAnchor") == Some(&Value::Bool(true))
             {
                 if let Some(r) = self.resources.get_mut(info.resource as usize) {
@@ -687,12 +664,14 @@ impl Compiler {
                 child.extend_from_slice(i);
                 stack.push((p, child, info.clone(), false));
             };
-            for &k in SINGLE {
+            let holding = |h: Holds| Keyword::ALL.iter().filter(move |k| k.holds() == h);
+            for k in holding(Holds::One) {
+                let k = k.name();
                 if let Some(i) = index(k) {
                     push(format!("{ptr}/{k}"), &[i as u32]);
                 }
             }
-            if let Some(i) = index("items") {
+            if let Some(i) = index(Keyword::Items.name()) {
                 match &members[i].1 {
                     Value::Array(a) => {
                         for j in 0..a.len() {
@@ -702,7 +681,8 @@ impl Compiler {
                     _ => push(format!("{ptr}/items"), &[i as u32]),
                 }
             }
-            for &k in ARRAYS {
+            for k in holding(Holds::Array) {
+                let k = k.name();
                 if let Some(i) = index(k) {
                     if let Value::Array(a) = &members[i].1 {
                         for j in 0..a.len() {
@@ -711,7 +691,8 @@ impl Compiler {
                     }
                 }
             }
-            for &k in MAPS {
+            for k in holding(Holds::Map) {
+                let k = k.name();
                 if let Some(i) = index(k) {
                     if let Value::Object(m) = &members[i].1 {
                         for (j, (name, sub)) in m.iter().enumerate() {
@@ -964,16 +945,6 @@ impl Compiler {
                 }),
             }
         };
-        let number = |name: &str| -> Result<Option<Decimal>, CompileError> {
-            match v.get(name) {
-                None => Ok(None),
-                Some(Value::Number(t)) => Ok(Decimal::parse(t)),
-                Some(_) => Err(CompileError::new(
-                    format!("'{name}' must be a number"),
-                    at.clone(),
-                )),
-            }
-        };
 
         // Draft-07: `$ref` overrides every sibling keyword.
         if let Some(r) = get("$ref") {
@@ -993,7 +964,7 @@ impl Compiler {
                 return Ok(());
             }
         }
-        if draft == Draft::Draft202012 {
+        if Keyword::DynamicRef.in_draft(draft) {
             if let Some(r) = get("$dynamicRef") {
                 let r = r
                     .as_str()
@@ -1023,7 +994,7 @@ impl Compiler {
                 }
             }
         }
-        if draft == Draft::Draft201909 {
+        if Keyword::RecursiveRef.in_draft(draft) {
             if let Some(r) = get("$recursiveRef") {
                 let r = r
                     .as_str()
@@ -1069,7 +1040,7 @@ impl Compiler {
                 k.not = Some(self.child(loc, "not", "not"));
             }
             // `if`/`then`/`else` arrived in draft-07.
-            if get("if").is_some() && !matches!(draft, Draft::Draft4 | Draft::Draft6) {
+            if get("if").is_some() && Keyword::If.in_draft(draft) {
                 k.if_ = Some(self.child(loc, "if", "if"));
                 if get("then").is_some() {
                     k.then_ = Some(self.child(loc, "then", "then"));
@@ -1144,7 +1115,7 @@ impl Compiler {
                     Some(self.child(loc, "additionalProperties", "additionalProperties"));
             }
             // `propertyNames`, `contains` and `const` arrived in draft-06.
-            if get("propertyNames").is_some() && draft != Draft::Draft4 {
+            if get("propertyNames").is_some() && Keyword::PropertyNames.in_draft(draft) {
                 k.property_names = Some(self.child(loc, "propertyNames", "propertyNames"));
             }
             match (draft, get("items")) {
@@ -1162,7 +1133,7 @@ impl Compiler {
                 (_, Some(_)) => k.items = Some(self.child(loc, "items", "items")),
                 (_, None) => {}
             }
-            if draft == Draft::Draft202012 {
+            if Keyword::PrefixItems.in_draft(draft) {
                 if let Some(a) = get("prefixItems") {
                     let a = a
                         .as_array()
@@ -1178,10 +1149,10 @@ impl Compiler {
                         .collect();
                 }
             }
-            if get("contains").is_some() && draft != Draft::Draft4 {
+            if get("contains").is_some() && Keyword::Contains.in_draft(draft) {
                 k.contains = Some(self.child(loc, "contains", "contains"));
                 k.min_contains = 1;
-                if !draft.legacy() && vocab.validation {
+                if Keyword::MinContains.in_draft(draft) && vocab.validation {
                     if let Some(n) = uint("minContains")? {
                         k.min_contains = n;
                     }
@@ -1189,7 +1160,7 @@ impl Compiler {
                 }
             }
         }
-        if vocab.unevaluated && !draft.legacy() {
+        if vocab.unevaluated && Keyword::UnevaluatedProperties.in_draft(draft) {
             if get("unevaluatedItems").is_some() {
                 k.unevaluated_items = Some(self.child(loc, "unevaluatedItems", "unevaluatedItems"));
                 self.uses_unevaluated = true;
@@ -1200,6 +1171,9 @@ impl Compiler {
                 self.uses_unevaluated = true;
             }
         }
+        // `format` asserts under the format-assertion vocabulary even without the validation
+        // one; its errors come after the numbers' and before the arrays' when both are on.
+        let assert_format = self.settings.format_assertion || vocab.format_assertion;
         if vocab.validation {
             if let Some(t) = get("type") {
                 let one = |s: &str| -> Result<u8, CompileError> {
@@ -1232,7 +1206,7 @@ impl Compiler {
                     k.types = k.types.map(|t| t | types::INTEGER_LITERAL);
                 }
             }
-            if let Some(c) = get("const").filter(|_| draft != Draft::Draft4) {
+            if let Some(c) = get("const").filter(|_| Keyword::Const.in_draft(draft)) {
                 let node = self.compile_const(c, loc)?;
                 k.consts.push(Child {
                     node,
@@ -1262,42 +1236,17 @@ impl Compiler {
                 }
                 k.enum_ = Some(ids);
             }
-            k.multiple_of = number("multipleOf")?;
-            if k.multiple_of
-                .as_ref()
-                .is_some_and(|m| m <= &Decimal::zero())
-            {
-                return Err(err("'multipleOf' must be greater than 0".into()));
-            }
-            k.minimum = number("minimum")?;
-            k.maximum = number("maximum")?;
-            if draft == Draft::Draft4 {
-                // Draft-04 wrote exclusive bounds as booleans beside minimum/maximum.
-                let flag = |name: &str| match v.get(name) {
-                    None | Some(Value::Bool(false)) => Ok(false),
-                    Some(Value::Bool(true)) => Ok(true),
-                    Some(_) => Err(err(format!("'{name}' must be a boolean in draft-04"))),
-                };
-                if flag("exclusiveMinimum")? {
-                    k.exclusive_minimum = k.minimum.take();
-                }
-                if flag("exclusiveMaximum")? {
-                    k.exclusive_maximum = k.maximum.take();
-                }
-            } else {
-                k.exclusive_minimum = number("exclusiveMinimum")?;
-                k.exclusive_maximum = number("exclusiveMaximum")?;
-            }
-            k.min_length = uint("minLength")?;
-            k.max_length = uint("maxLength")?;
-            if let Some(p) = get("pattern") {
-                let p = p
-                    .as_str()
-                    .ok_or_else(|| err("'pattern' must be a string".into()))?;
-                self.step(p.len() as u64, || at.clone())?;
-                k.pattern =
-                    Some(Regex::new(p).map_err(|e| err(format!("invalid pattern '{p}': {e}")))?);
-            }
+            k.numbers = Numbers::compile(v, draft, err)?;
+            k.strings = Strings::compile(
+                v,
+                &mut strings::Compile {
+                    validation: vocab.validation,
+                    assert_format,
+                    draft,
+                    err: &err,
+                    step: &mut |n| self.step(n, || at.clone()),
+                },
+            )?;
             k.min_items = uint("minItems")?;
             k.max_items = uint("maxItems")?;
             k.unique_items = get("uniqueItems") == Some(&Value::Bool(true));
@@ -1315,7 +1264,7 @@ impl Compiler {
                     );
                 }
             }
-            if !draft.legacy() {
+            if Keyword::DependentRequired.in_draft(draft) {
                 if let Some(m) = get("dependentRequired").and_then(Value::as_object) {
                     for (name, req) in m {
                         let req = req.as_array().ok_or_else(|| {
@@ -1332,13 +1281,17 @@ impl Compiler {
                 }
             }
         }
-        let assert_format = self.settings.format_assertion || vocab.format_assertion;
-        if assert_format {
-            if let Some(f) = get("format").and_then(Value::as_str) {
-                if super::format::known_in(f, draft) {
-                    k.format = Some(f.into());
-                }
-            }
+        if !vocab.validation {
+            k.strings = Strings::compile(
+                v,
+                &mut strings::Compile {
+                    validation: vocab.validation,
+                    assert_format,
+                    draft,
+                    err: &err,
+                    step: &mut |n| self.step(n, || at.clone()),
+                },
+            )?;
         }
         k.finish();
         let empty = m.is_empty();

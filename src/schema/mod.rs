@@ -13,6 +13,7 @@ pub(crate) mod regex;
 mod bounds;
 mod compile;
 pub(crate) mod fast;
+pub(crate) mod keywords;
 pub(crate) mod program;
 mod registry;
 pub(crate) mod uri;

@@ -9,6 +9,8 @@
 use std::collections::HashMap;
 
 use super::decimal::Decimal;
+use super::keywords::number::Numbers;
+use super::keywords::string::Strings;
 use super::regex::Regex;
 
 /// A map keyed by names of the instance (property names, watched names): looked up once per
@@ -175,19 +177,10 @@ pub(crate) struct Keywords {
     /// `dependentSchemas` (and draft-07 `dependencies` with schema values).
     pub(crate) dependent_schemas: Vec<(Box<str>, Child)>,
 
-    // Numbers.
-    pub(crate) minimum: Option<Decimal>,
-    pub(crate) maximum: Option<Decimal>,
-    pub(crate) exclusive_minimum: Option<Decimal>,
-    pub(crate) exclusive_maximum: Option<Decimal>,
-    pub(crate) multiple_of: Option<Decimal>,
-
-    // Strings.
-    pub(crate) min_length: Option<u64>,
-    pub(crate) max_length: Option<u64>,
-    pub(crate) pattern: Option<Regex>,
-    /// Asserted format (only when format assertion is on and the format is known).
-    pub(crate) format: Option<Box<str>>,
+    /// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`.
+    pub(crate) numbers: Option<Box<Numbers>>,
+    /// `minLength`, `maxLength`, `pattern`, and `format` where it asserts.
+    pub(crate) strings: Option<Box<Strings>>,
 
     // Arrays.
     pub(crate) prefix_items: Vec<Child>,
@@ -216,9 +209,6 @@ pub(crate) struct Keywords {
     /// Whether a number instance must be parsed exactly before this node sees it (bounds
     /// that do not fit `i64`, `const`/`enum`); other cases parse lazily.
     pub(crate) needs_decimal: bool,
-    /// The numeric bounds as `i64` when every one present is an integer that fits, so that
-    /// integer instances are checked without exact decimal arithmetic.
-    pub(crate) int_bounds: Option<IntBounds>,
     /// Names whose presence the node tracks: `required`, then `dependentRequired` keys and
     /// values, then `dependentSchemas` keys (first occurrence wins), with a hash index when
     /// there are many.
@@ -263,74 +253,6 @@ pub(crate) struct MemberEntry {
     name: Box<str>,
     prop: u32,
     watch: u32,
-}
-
-/// The value of an integral decimal that fits `i64`.
-fn decimal_to_i64(d: &Decimal) -> Option<i64> {
-    if !d.is_integer() {
-        return None;
-    }
-    // Canonical integers are `digits e exponent` with a non-negative exponent.
-    let c = d.canonical();
-    let (mantissa, exp) = c.split_once('e').unwrap_or((&c, "0"));
-    let exp: u32 = exp.parse().ok()?;
-    let m: i64 = mantissa.parse().ok()?;
-    m.checked_mul(10i64.checked_pow(exp)?)
-}
-
-/// Integer forms of `minimum`, `maximum`, `exclusive*` and `multipleOf`.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct IntBounds {
-    pub(crate) minimum: Option<i64>,
-    pub(crate) maximum: Option<i64>,
-    pub(crate) exclusive_minimum: Option<i64>,
-    pub(crate) exclusive_maximum: Option<i64>,
-    pub(crate) multiple_of: Option<i64>,
-}
-
-impl IntBounds {
-    /// Checks an integer instance; `Err(keyword)` names the bound it breaks.
-    pub(crate) fn check(&self, n: i64) -> Result<(), &'static str> {
-        if self.minimum.is_some_and(|m| n < m) {
-            return Err("minimum");
-        }
-        if self.maximum.is_some_and(|m| n > m) {
-            return Err("maximum");
-        }
-        if self.exclusive_minimum.is_some_and(|m| n <= m) {
-            return Err("exclusiveMinimum");
-        }
-        if self.exclusive_maximum.is_some_and(|m| n >= m) {
-            return Err("exclusiveMaximum");
-        }
-        if self.multiple_of.is_some_and(|m| n % m != 0) {
-            return Err("multipleOf");
-        }
-        Ok(())
-    }
-
-    /// Checks a number known to lie strictly between `floor` and `floor + 1`: the same
-    /// verdict, and the same first keyword, as exact comparison. Against an integer bound
-    /// `m`, such a value is below `m` exactly when `floor < m` and above it exactly when
-    /// `floor >= m`; it is never equal to `m`, nor a multiple of an integer.
-    pub(crate) fn check_between(&self, floor: i64) -> Result<(), &'static str> {
-        if self.minimum.is_some_and(|m| floor < m) {
-            return Err("minimum");
-        }
-        if self.maximum.is_some_and(|m| floor >= m) {
-            return Err("maximum");
-        }
-        if self.exclusive_minimum.is_some_and(|m| floor < m) {
-            return Err("exclusiveMinimum");
-        }
-        if self.exclusive_maximum.is_some_and(|m| floor >= m) {
-            return Err("exclusiveMaximum");
-        }
-        if self.multiple_of.is_some() {
-            return Err("multipleOf");
-        }
-        Ok(())
-    }
 }
 
 impl Keywords {
@@ -383,15 +305,8 @@ impl Keywords {
             then_,
             else_,
             dependent_schemas,
-            minimum,
-            maximum,
-            exclusive_minimum,
-            exclusive_maximum,
-            multiple_of,
-            min_length,
-            max_length,
-            pattern,
-            format,
+            numbers,
+            strings,
             prefix_items,
             items,
             contains,
@@ -412,7 +327,6 @@ impl Keywords {
             legacy_dependencies: _,
             unevaluated_properties,
             needs_decimal: _,
-            int_bounds: _,
             watch: _,
             watch_map: _,
             required_watch: _,
@@ -438,15 +352,8 @@ impl Keywords {
             && then_.is_none()
             && else_.is_none()
             && dependent_schemas.is_empty()
-            && minimum.is_none()
-            && maximum.is_none()
-            && exclusive_minimum.is_none()
-            && exclusive_maximum.is_none()
-            && multiple_of.is_none()
-            && min_length.is_none()
-            && max_length.is_none()
-            && pattern.is_none()
-            && format.is_none()
+            && numbers.is_none()
+            && strings.is_none()
             && prefix_items.is_empty()
             && items.is_none()
             && contains.is_none()
@@ -593,29 +500,7 @@ impl Keywords {
             && self.enum_.is_none()
             && self.consts.is_empty()
             && self.dependent_schemas.is_empty();
-        let as_int = |d: &Option<Decimal>| -> Result<Option<i64>, ()> {
-            match d {
-                None => Ok(None),
-                Some(d) => decimal_to_i64(d).map(Some).ok_or(()),
-            }
-        };
-        let bounds = (|| -> Result<IntBounds, ()> {
-            let b = IntBounds {
-                minimum: as_int(&self.minimum)?,
-                maximum: as_int(&self.maximum)?,
-                exclusive_minimum: as_int(&self.exclusive_minimum)?,
-                exclusive_maximum: as_int(&self.exclusive_maximum)?,
-                multiple_of: as_int(&self.multiple_of)?,
-            };
-            Ok(b)
-        })();
-        let has_bounds = self.minimum.is_some()
-            || self.maximum.is_some()
-            || self.exclusive_minimum.is_some()
-            || self.exclusive_maximum.is_some()
-            || self.multiple_of.is_some();
-        self.int_bounds = if has_bounds { bounds.ok() } else { None };
-        self.needs_decimal = (has_bounds && self.int_bounds.is_none())
+        self.needs_decimal = self.numbers.as_ref().is_some_and(|n| n.needs_decimal())
             || self.enum_.is_some()
             || !self.consts.is_empty();
     }
@@ -728,15 +613,8 @@ impl Program {
             && !k.unique_items
             && k.unevaluated_items.is_none()
             && k.unevaluated_properties.is_none()
-            && k.min_length.is_none()
-            && k.max_length.is_none()
-            && k.pattern.is_none()
-            && k.format.is_none()
-            && k.minimum.is_none()
-            && k.maximum.is_none()
-            && k.exclusive_minimum.is_none()
-            && k.exclusive_maximum.is_none()
-            && k.multiple_of.is_none();
+            && k.strings.is_none()
+            && k.numbers.is_none();
         if !only_alternatives || alts.len() < 2 || alts.len() > MAX_DISPATCH_BRANCHES {
             return None;
         }

@@ -9,12 +9,11 @@
 use std::fmt::Write as _;
 
 use crate::json::write_string;
+use crate::schema::keywords::{cut, quoted, Keyword, MAX_CONSTANT_CHARS};
 use crate::schema::program::{types, Const, NodeId, NodeKind, Program};
 
 /// Alternatives of an `enum` named in a message before the rest is only counted.
 const MAX_ALTERNATIVES: usize = 8;
-/// Characters of one constant written in a message before it is cut.
-const MAX_CONSTANT_CHARS: usize = 64;
 
 /// The detail of `keyword`'s failure at `node`; `seen(i)` tells whether the object had the
 /// `i`-th watched name. Empty where the keyword says it all (`not`, `anyOf`, `false`, …).
@@ -35,10 +34,6 @@ pub(super) fn detail(
         Some(1) => format!("expected {what} 1 {unit}"),
         Some(n) if unit == "property" => format!("expected {what} {n} properties"),
         Some(n) => format!("expected {what} {n} {unit}s"),
-        None => String::new(),
-    };
-    let bound = |what: &str, d: &Option<crate::schema::decimal::Decimal>| match d {
-        Some(d) => format!("expected {what} {}", d.plain()),
         None => String::new(),
     };
     match keyword {
@@ -88,30 +83,19 @@ pub(super) fn detail(
             }
             None => String::new(),
         },
-        "minimum" => bound("at least", &k.minimum),
-        "maximum" => bound("at most", &k.maximum),
-        "exclusiveMinimum" => bound("greater than", &k.exclusive_minimum),
-        "exclusiveMaximum" => bound("less than", &k.exclusive_maximum),
-        "multipleOf" => bound("a multiple of", &k.multiple_of),
-        "minLength" => count("at least", k.min_length, "character"),
-        "maxLength" => count("at most", k.max_length, "character"),
         "minItems" => count("at least", k.min_items, "item"),
         "maxItems" => count("at most", k.max_items, "item"),
         "minProperties" => count("at least", k.min_properties, "property"),
         "maxProperties" => count("at most", k.max_properties, "property"),
         "contains" | "minContains" => count("at least", Some(k.min_contains), "matching item"),
         "maxContains" => count("at most", k.max_contains, "matching item"),
-        "pattern" => k
-            .pattern
-            .as_ref()
-            .map(|r| format!("expected a match of the pattern {}", quoted(r.as_str())))
-            .unwrap_or_default(),
-        "format" => k
-            .format
-            .as_ref()
-            .map(|f| format!("expected format {}", quoted(f)))
-            .unwrap_or_default(),
-        _ => String::new(),
+        _ => {
+            let group = Keyword::from_name(keyword).and_then(|kw| {
+                let numbers = k.numbers.as_ref().and_then(|n| n.expected(kw));
+                numbers.or_else(|| k.strings.as_ref().and_then(|s| s.expected(kw)))
+            });
+            group.unwrap_or_default()
+        }
     }
 }
 
@@ -144,25 +128,11 @@ fn type_names(t: u8) -> String {
     }
 }
 
-/// A schema string as a JSON string, cut to [`MAX_CONSTANT_CHARS`].
-fn quoted(s: &str) -> String {
-    let mut out = String::new();
-    write_string(&mut out, s);
-    cut(out)
-}
-
 /// A constant of the schema as JSON text, cut to [`MAX_CONSTANT_CHARS`].
 fn constant(p: &Program, node: NodeId) -> String {
     let mut out = String::new();
     write_constant(p, node, &mut out, 0);
     cut(out)
-}
-
-fn cut(s: String) -> String {
-    match s.char_indices().nth(MAX_CONSTANT_CHARS) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s,
-    }
 }
 
 fn write_constant(p: &Program, node: NodeId, out: &mut String, depth: usize) {

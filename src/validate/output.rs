@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use super::{Rejection, Validator, Violation};
 use crate::json::write_string;
+use crate::schema::keywords::{Holds, Keyword};
 
 /// One of the output formats of JSON Schema 2020-12 (section 12.4).
 ///
@@ -53,52 +54,6 @@ impl OutputFormat {
         })
     }
 }
-
-/// Keywords whose value is a map or array of subschemas: their subschema is two segments of
-/// a keyword location (`properties/name`, `allOf/0`).
-const TWO: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-    "allOf",
-    "anyOf",
-    "oneOf",
-    "prefixItems",
-];
-/// Keywords whose value is one subschema.
-const ONE: &[&str] = &[
-    "additionalProperties",
-    "propertyNames",
-    "items",
-    "additionalItems",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-    "$ref",
-    "$dynamicRef",
-    "$recursiveRef",
-];
-/// Keywords whose subschemas apply to a member or item (one more instance segment).
-const DESCENDING: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "additionalProperties",
-    "propertyNames",
-    "items",
-    "additionalItems",
-    "prefixItems",
-    "contains",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-];
 
 impl Validator {
     /// The verdict of the last document (`result`, as [`validate_slice`](Self::validate_slice)
@@ -237,21 +192,22 @@ impl<'v> Node<'v> {
         let (mut node, mut i, mut depth) = (self, 0, 0);
         let mut keyword_at = String::new();
         while let Some(&kw) = segments.get(i) {
-            let width = if TWO.contains(&kw) && i + 2 < segments.len() {
-                2
-            } else if ONE.contains(&kw) && i + 1 < segments.len() {
-                1
-            } else {
+            let Some(keyword) = Keyword::from_name(kw) else {
                 break;
             };
-            if kw == "$ref" || kw == "$dynamicRef" || kw == "$recursiveRef" {
+            let width = match keyword.holds() {
+                Holds::Map | Holds::Array if i + 2 < segments.len() => 2,
+                Holds::One | Holds::OneOrArray | Holds::Reference if i + 1 < segments.len() => 1,
+                _ => break,
+            };
+            if keyword.holds() == Holds::Reference {
                 break;
             }
             for s in &segments[i..i + width] {
                 keyword_at.push('/');
                 keyword_at.push_str(s);
             }
-            if DESCENDING.contains(&kw) && depth < instance.len() {
+            if keyword.descends() && depth < instance.len() {
                 depth += 1;
             }
             let mut instance_at = String::new();

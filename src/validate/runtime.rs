@@ -16,8 +16,7 @@ use std::hash::{BuildHasher, Hasher};
 
 use crate::scan::Event;
 use crate::schema::decimal::Decimal;
-use crate::schema::fast::number::{small_number, Small};
-use crate::schema::format;
+use crate::schema::keywords::{Keyword, Stop};
 use crate::schema::program::{
     types, Child, Const, Dynamic, Keywords, NodeId, NodeKind, Program, Scalar,
 };
@@ -1295,75 +1294,22 @@ impl Runtime {
         }
         match ev {
             Event::Number(text) => {
-                // Integer instances against integer bounds: plain `i64` arithmetic.
-                let small = match &k.int_bounds {
-                    Some(b) => match small_number(text.as_str()) {
-                        Some(Small::Int(n)) => Some(b.check(n)),
-                        Some(Small::Between(floor)) => Some(b.check_between(floor)),
-                        None => None,
-                    },
-                    None => None,
-                };
-                let owned;
-                let num = match (small, num) {
-                    (Some(Err(kw)), _) => return Err(kw),
-                    (Some(Ok(())), _) => None,
-                    (None, Some(n)) => Some(n),
-                    (None, None) if k.int_bounds.is_some() => {
-                        owned = Decimal::parse(text.as_str());
-                        owned.as_ref()
-                    }
-                    (None, None) => None,
-                };
-                if let Some(n) = num {
-                    if k.minimum.as_ref().is_some_and(|m| n < m) {
-                        return Err("minimum");
-                    }
-                    if k.maximum.as_ref().is_some_and(|m| n > m) {
-                        return Err("maximum");
-                    }
-                    if k.exclusive_minimum.as_ref().is_some_and(|m| n <= m) {
-                        return Err("exclusiveMinimum");
-                    }
-                    if k.exclusive_maximum.as_ref().is_some_and(|m| n >= m) {
-                        return Err("exclusiveMaximum");
-                    }
-                    if k.multiple_of.as_ref().is_some_and(|m| !n.is_multiple_of(m)) {
-                        return Err("multipleOf");
-                    }
+                if let Some(n) = &k.numbers {
+                    n.check(text.as_str(), num)?;
                 }
             }
             Event::String(s) => {
-                // A string has between a quarter of its bytes and all of them as characters:
-                // when both bounds hold either way, the characters need no counting.
-                let bytes = s.len() as u64;
-                let surely_within = k.max_length.is_none_or(|m| bytes <= m)
-                    && k.min_length.is_none_or(|m| bytes.div_ceil(4) >= m);
-                if !surely_within {
-                    self.charge(bytes / 64);
-                    let len = s.chars().count() as u64;
-                    if k.min_length.is_some_and(|m| len < m) {
-                        return Err("minLength");
-                    }
-                    if k.max_length.is_some_and(|m| len > m) {
-                        return Err("maxLength");
-                    }
-                }
-                if let Some(re) = &k.pattern {
-                    self.charge(1 + bytes / 16);
-                    match re.is_match(s) {
-                        Ok(true) => {}
-                        Ok(false) => return Err("pattern"),
-                        Err(_) => {
+                if let Some(c) = &k.strings {
+                    let mut units = 0;
+                    let r = c.check(s, &mut units);
+                    self.charge(units);
+                    match r {
+                        Ok(()) => {}
+                        Err(Stop::Keyword(kw)) => return Err(kw),
+                        Err(Stop::Budget) => {
                             self.budget_exceeded = true;
-                            return Err("pattern");
+                            return Err(Keyword::Pattern.name());
                         }
-                    }
-                }
-                if let Some(f) = &k.format {
-                    self.charge(1 + bytes / 16);
-                    if format::check(f, s) == Some(false) {
-                        return Err("format");
                     }
                 }
             }
@@ -1957,19 +1903,9 @@ fn false_keyword(p: &Program, keyword: &'static str, label: u32) -> &'static str
     if keyword != "false" || label == NONE {
         return keyword;
     }
-    let first = p.label_head(label);
-    [
-        "additionalProperties",
-        "unevaluatedProperties",
-        "items",
-        "additionalItems",
-        "unevaluatedItems",
-        "propertyNames",
-        "contains",
-    ]
-    .into_iter()
-    .find(|k| *k == first)
-    .unwrap_or(keyword)
+    Keyword::from_name(p.label_head(label))
+        .filter(|k| k.names_false())
+        .map_or(keyword, Keyword::name)
 }
 
 /// Whether a failure through this edge fails the parent outright.

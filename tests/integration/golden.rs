@@ -133,8 +133,10 @@ fn suite_messages_are_unchanged() {
                 .lines()
                 .zip(want.lines())
                 .find(|(g, w)| g != w)
-                .map(|(g, w)| format!("  now:  {g}\n  was:  {w}"))
-                .unwrap_or_else(|| "  (one is a prefix of the other)".into());
+                .map_or_else(
+                    || "  (one is a prefix of the other)".into(),
+                    |(g, w)| format!("  now:  {g}\n  was:  {w}"),
+                );
             changed.push(format!("{rel}:\n{first}"));
         }
     }

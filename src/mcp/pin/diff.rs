@@ -22,6 +22,7 @@ use std::collections::BTreeSet;
 use crate::json::{write_string, Value};
 use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
+use crate::schema::keywords::{Bound, Keyword};
 
 /// What kind of change one [`ToolChange`] is.
 ///
@@ -220,52 +221,6 @@ impl Side {
         }
     }
 }
-
-const UPPER: &[&str] = &[
-    "maximum",
-    "exclusiveMaximum",
-    "maxLength",
-    "maxItems",
-    "maxProperties",
-    "maxContains",
-];
-const LOWER: &[&str] = &[
-    "minimum",
-    "exclusiveMinimum",
-    "minLength",
-    "minItems",
-    "minProperties",
-    "minContains",
-];
-/// Keywords whose presence only ever restricts (removing one widens, adding one narrows);
-/// a changed value is unclassified.
-const RESTRICTING: &[&str] = &[
-    "const",
-    "pattern",
-    "format",
-    "multipleOf",
-    "contentMediaType",
-    "contentEncoding",
-];
-/// Subschema keywords that mean `true` when absent.
-const OPEN_WHEN_ABSENT: &[&str] = &[
-    "additionalProperties",
-    "unevaluatedProperties",
-    "items",
-    "additionalItems",
-    "unevaluatedItems",
-    "propertyNames",
-];
-const ANNOTATIONS: &[&str] = &[
-    "title",
-    "description",
-    "examples",
-    "default",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-];
 
 /// The changes from `old` to `new`, two canonical definitions of one tool (see the
 /// [module documentation](self)). Definitions that differ always give at least one change.
@@ -484,8 +439,9 @@ fn keywords(
         let push = |out: &mut Vec<ToolChange>, kind| {
             out.push(ToolChange::new(kind, &q, Some(k), x.cloned(), y.cloned()));
         };
-        if UPPER.contains(&k) || LOWER.contains(&k) {
-            let upper = UPPER.contains(&k);
+        let keyword = Keyword::from_name(k);
+        if let Some(bound) = keyword.and_then(Keyword::bound) {
+            let upper = bound == Bound::Upper;
             let num =
                 |v: Option<&Value>| v.and_then(Value::as_number_text).and_then(Decimal::parse);
             let kind = match (x, y, num(x), num(y)) {
@@ -503,7 +459,7 @@ fn keywords(
             push(out, kind);
         } else if k == "required" || k == "enum" || k == "type" {
             set_keyword(k, x, y, side, &q, out);
-        } else if RESTRICTING.contains(&k) {
+        } else if keyword.is_some_and(Keyword::restricts) {
             let kind = match (x, y) {
                 (Some(_), None) => side.widened(),
                 (None, Some(_)) => side.narrowed(),
@@ -519,7 +475,7 @@ fn keywords(
                 _ => ChangeKind::Unclassified,
             };
             push(out, kind);
-        } else if OPEN_WHEN_ABSENT.contains(&k) {
+        } else if keyword.is_some_and(Keyword::open_when_absent) {
             let t = Value::Bool(true);
             nested.push((
                 q,
@@ -602,7 +558,7 @@ fn keywords(
                 }
                 _ => push(out, ChangeKind::Unclassified),
             }
-        } else if ANNOTATIONS.contains(&k) {
+        } else if keyword.is_some_and(Keyword::is_annotation) {
             push(out, ChangeKind::Text);
         } else {
             push(out, ChangeKind::Unclassified);

@@ -9,14 +9,13 @@
 //! checks are. A string value under `{"type":"string"}` is then one bit test; under
 //! `{"enum":["a","b"]}` a bit test and two key compares.
 //!
-//! One file per keyword group, each with its compile step (lowering from the node's
-//! keywords), the hooks the runtime calls while the instance streams by, and the keyword a
-//! failure names:
+//! The records of the number and string groups are the keyword groups' own
+//! (`crate::schema::keywords`), whose checks both tiers call. The groups not yet moved there
+//! have one file each here, with its lowering from the node's keywords, the hooks the runtime
+//! calls while the instance streams by, and the keyword a failure names:
 //! - [`object`]: `properties`, `additionalProperties`, `propertyNames`, `required`,
 //!   `dependentRequired`, `minProperties`, `maxProperties` (the member table);
 //! - [`array`]: `prefixItems`, `items`, `minItems`, `maxItems`, `uniqueItems`;
-//! - [`string`]: `minLength`, `maxLength`, `pattern`, `format`;
-//! - [`number`]: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`;
 //! - [`values`]: `enum` and `const` on scalars.
 //!
 //! `type` is [`PNode::accept`]. Every check here gives the general tier's verdict, keyword
@@ -26,12 +25,12 @@
 //! general program instead.
 
 pub(crate) mod array;
-pub(crate) mod number;
 pub(crate) mod object;
-pub(crate) mod string;
 pub(crate) mod values;
 
 use super::decimal::Decimal;
+use super::keywords::number::Numbers;
+use super::keywords::string::Strings;
 use super::program::{types, Child, Const, NodeId, NodeKind, Program};
 use crate::scan::Event;
 
@@ -164,22 +163,15 @@ impl PNode {
     };
 }
 
-/// Why a scalar check failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Stop {
-    /// The keyword that said no.
-    Keyword(&'static str),
-    /// A pattern search ran out of its budget (the document is then rejected as over
-    /// budget, at `pattern`).
-    Budget,
-}
+/// Why a scalar check failed: the keyword groups' own answer.
+pub(crate) use super::keywords::Stop;
 
 /// The scalar checks of one node, in the general tier's order: numbers or strings, then
 /// `enum`, then `const`.
 #[derive(Debug)]
 pub(crate) struct ScalarPlan {
-    pub(crate) number: Option<number::NumberChecks>,
-    pub(crate) string: Option<string::StringChecks>,
+    pub(crate) number: Option<Numbers>,
+    pub(crate) string: Option<Strings>,
     pub(crate) values: Option<values::Values>,
 }
 
@@ -281,8 +273,8 @@ impl Plan {
                         // Only scalar constants reach this tier: a container never equals one.
                         accept &= kind::SCALARS;
                     }
-                    let number = number::NumberChecks::lower(k);
-                    let string = string::StringChecks::lower(k);
+                    let number = k.numbers.as_deref().cloned();
+                    let string = k.strings.as_deref().cloned();
                     let mut checked = 0;
                     if number.is_some() {
                         checked |= kind::INT | kind::NUM;
