@@ -664,8 +664,7 @@ impl Compiler {
                 child.extend_from_slice(i);
                 stack.push((p, child, info.clone(), false));
             };
-            let holding = |h: Holds| Keyword::ALL.iter().filter(move |k| k.holds() == h);
-            for k in holding(Holds::One) {
+            for k in Keyword::holding(Holds::One) {
                 let k = k.name();
                 if let Some(i) = index(k) {
                     push(format!("{ptr}/{k}"), &[i as u32]);
@@ -681,7 +680,7 @@ impl Compiler {
                     _ => push(format!("{ptr}/items"), &[i as u32]),
                 }
             }
-            for k in holding(Holds::Array) {
+            for k in Keyword::holding(Holds::Array) {
                 let k = k.name();
                 if let Some(i) = index(k) {
                     if let Value::Array(a) = &members[i].1 {
@@ -691,7 +690,7 @@ impl Compiler {
                     }
                 }
             }
-            for k in holding(Holds::Map) {
+            for k in Keyword::holding(Holds::Map) {
                 let k = k.name();
                 if let Some(i) = index(k) {
                     if let Value::Object(m) = &members[i].1 {

@@ -113,16 +113,19 @@ macro_rules! keywords {
             pub(crate) const ALL: &'static [Keyword] = &[$(Keyword::$v),*];
 
             /// The keyword as a schema writes it.
+            #[inline]
             pub(crate) const fn name(self) -> &'static str {
                 match self { $(Keyword::$v => $name,)* }
             }
 
             /// What the keyword is for.
+            #[inline]
             pub(crate) const fn kind(self) -> Kind {
                 match self { $(Keyword::$v => Kind::$kind,)* }
             }
 
             /// How its value holds subschemas.
+            #[inline]
             pub(crate) const fn holds(self) -> Holds {
                 match self { $(Keyword::$v => Holds::$holds,)* }
             }
@@ -215,7 +218,49 @@ keywords! {
     WriteOnly = "writeOnly", Annotation, Nothing, FROM7;
 }
 
+/// How many keywords hold subschemas as `h` does.
+const fn count_holding(h: Holds) -> usize {
+    let (mut i, mut n) = (0, 0);
+    while i < Keyword::ALL.len() {
+        if Keyword::ALL[i].holds() as u8 == h as u8 {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The keywords that hold subschemas as `h` does, in [`Keyword::ALL`]'s order.
+const fn filter_holding<const N: usize>(h: Holds) -> [Keyword; N] {
+    let mut out = [Keyword::Schema; N];
+    let (mut i, mut n) = (0, 0);
+    while i < Keyword::ALL.len() {
+        if Keyword::ALL[i].holds() as u8 == h as u8 {
+            out[n] = Keyword::ALL[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const HOLDING_ONE: [Keyword; count_holding(Holds::One)] = filter_holding(Holds::One);
+const HOLDING_ARRAY: [Keyword; count_holding(Holds::Array)] = filter_holding(Holds::Array);
+const HOLDING_MAP: [Keyword; count_holding(Holds::Map)] = filter_holding(Holds::Map);
+
 impl Keyword {
+    /// The keywords whose value holds subschemas as `h` does (one, an array, a map), in
+    /// [`Keyword::ALL`]'s order, which is the order the compiler indexes them in. Computed
+    /// from the table when the crate is built.
+    pub(crate) fn holding(h: Holds) -> &'static [Keyword] {
+        match h {
+            Holds::One => &HOLDING_ONE,
+            Holds::Array => &HOLDING_ARRAY,
+            Holds::Map => &HOLDING_MAP,
+            Holds::Nothing | Holds::OneOrArray | Holds::Reference => &[],
+        }
+    }
+
     /// The keyword written `name`, in any draft.
     pub(crate) fn from_name(name: &str) -> Option<Keyword> {
         Keyword::ALL.iter().copied().find(|k| k.name() == name)
@@ -360,6 +405,10 @@ mod tests {
             assert_eq!(k.holds() == Holds::Reference, k.kind() == Kind::Reference);
         }
         assert!(Keyword::structural("$ref") && !Keyword::structural("title"));
+        for h in [Holds::One, Holds::Array, Holds::Map] {
+            let all: Vec<_> = Keyword::ALL.iter().filter(|k| k.holds() == h).collect();
+            assert_eq!(all, Keyword::holding(h).iter().collect::<Vec<_>>());
+        }
         assert!(!Keyword::structural("$id") && !Keyword::structural("nope"));
     }
 }

@@ -93,6 +93,7 @@ pub(crate) struct IntBounds {
 
 impl IntBounds {
     /// Checks an integer instance; `Err(keyword)` names the bound it breaks.
+    #[inline]
     fn check(&self, n: i64) -> Result<(), &'static str> {
         if self.minimum.is_some_and(|m| n < m) {
             return Err(Keyword::Minimum.name());
@@ -116,6 +117,7 @@ impl IntBounds {
     /// verdict, and the same first keyword, as exact comparison. Against an integer bound
     /// `m`, such a value is below `m` exactly when `floor < m` and above it exactly when
     /// `floor >= m`; it is never equal to `m`, nor a multiple of an integer.
+    #[inline]
     fn check_between(&self, floor: i64) -> Result<(), &'static str> {
         if self.minimum.is_some_and(|m| floor < m) {
             return Err(Keyword::Minimum.name());
@@ -231,7 +233,7 @@ impl Numbers {
 
     /// Checks the number written `text`, whose exact value is `num` when the node asked
     /// for it; `Err` names the first bound broken.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn check(&self, text: &str, num: Option<&Decimal>) -> Result<(), &'static str> {
         if let Some(b) = &self.int {
             match small_number(text) {

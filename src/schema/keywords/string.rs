@@ -79,7 +79,7 @@ impl Strings {
     }
 
     /// Checks a string value, adding the units spent to `units`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn check(&self, s: &str, units: &mut u64) -> Result<(), Stop> {
         let bytes = s.len() as u64;
         if bytes > self.max_length || bytes.div_ceil(4) < self.min_length {
