@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::config::{self, Shipped};
-use crate::json::{write_string, Value};
+use crate::json::{write_string, ConfigError, ConfigErrorKind, Value};
 
 use super::rules::RuleFailure;
 
@@ -467,21 +467,43 @@ pub struct Claim {
 ///
 /// # Example
 /// ```
-/// use jsongate::action::Claim;
+/// use jsongate::action::{Claim, ClaimErrorKind};
 /// let err = Claim::parse(br#"{"tool":"send"}"#).unwrap_err();
-/// assert!(err.0.starts_with("decision record does not satisfy the decision schema"), "{err}");
-/// assert_eq!(err.to_string(), err.0);
+/// assert_eq!(err.kind(), ClaimErrorKind::Schema);
+/// assert!(err.message().starts_with("decision record does not satisfy the decision schema"), "{err}");
+/// assert_eq!(err.to_string(), err.message());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClaimError(pub String);
+pub struct ClaimError(Box<(ClaimErrorKind, String)>);
 
-impl fmt::Display for ClaimError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+kind_message_error!(ClaimError, ClaimErrorKind);
+
+/// Why a received record is not a decision record, as a [`ClaimError`] says.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Claim, ClaimErrorKind};
+/// assert_eq!(Claim::parse(b"not json").unwrap_err().kind(), ClaimErrorKind::Syntax);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClaimErrorKind {
+    /// Not one strict JSON document within the record's limits.
+    Syntax,
+    /// JSON that does not satisfy [`DECISION_SCHEMA`].
+    Schema,
 }
 
-impl std::error::Error for ClaimError {}
+impl ClaimError {
+    /// The configuration loader's error about a record, with its message.
+    fn of(e: &ConfigError) -> ClaimError {
+        let kind = match e.kind() {
+            ConfigErrorKind::Syntax | ConfigErrorKind::Read => ClaimErrorKind::Syntax,
+            _ => ClaimErrorKind::Schema,
+        };
+        ClaimError::new(kind, e.to_string())
+    }
+}
 
 static DECISION: Shipped = Shipped::new("decision record", "the decision schema", DECISION_SCHEMA);
 
@@ -499,7 +521,7 @@ static DECISION: Shipped = Shipped::new("decision record", "the decision schema"
 /// assert!(validate_record(b"not json").is_err());
 /// ```
 pub fn validate_record(record: &[u8]) -> Result<(), ClaimError> {
-    config::check(record, &DECISION).map_err(|e| ClaimError(e.to_string()))
+    config::check(record, &DECISION).map_err(|e| ClaimError::of(&e))
 }
 
 impl Claim {
@@ -519,7 +541,7 @@ impl Claim {
     /// # Ok::<(), jsongate::action::ClaimError>(())
     /// ```
     pub fn parse(record: &[u8]) -> Result<Claim, ClaimError> {
-        let v = config::load(record, &DECISION).map_err(|e| ClaimError(e.to_string()))?;
+        let v = config::load(record, &DECISION).map_err(|e| ClaimError::of(&e))?;
         let s = |k| v.get(k).and_then(Value::as_str).unwrap_or_default();
         let b = |k| v.get(k).and_then(Value::as_bool).unwrap_or(false);
         let list = |k| -> Vec<String> {

@@ -50,7 +50,7 @@ pub struct Recording {
 }
 
 fn server_err(m: impl Into<String>) -> PinError {
-    PinError::Server(m.into())
+    PinError::server(m)
 }
 
 /// Reads one line of at most `limits.get_max_bytes()` bytes; `None` at the end of the
@@ -140,21 +140,22 @@ fn answer<R: Read, W: Write>(
 /// each definition.
 ///
 /// # Errors
-/// [`PinError::Server`]: the server closed, sent something that is not strict JSON within
+/// [`PinErrorKind::Server`](super::PinErrorKind::Server): the server closed, sent something that is not strict JSON within
 /// `limits`, answered with an error, listed more than [`MAX_LIST_PAGES`] pages or more tools
 /// than a lock holds, or listed two tools under one name; a definition that cannot be
-/// hashed ([`PinError::TooLarge`], [`PinError::NotATool`]).
+/// hashed ([`PinErrorKind::TooLarge`](super::PinErrorKind::TooLarge),
+/// [`PinErrorKind::NotATool`](super::PinErrorKind::NotATool)).
 ///
 /// # Example
 /// ```
-/// use jsongate::mcp::pin::{record::record, PinError};
+/// use jsongate::mcp::pin::{record::record, PinErrorKind};
 /// // A scripted server: its answers to `initialize` and to one `tools/list` page.
 /// let answers = concat!(r#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":{}}}}"#, "\n",
 ///     r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"search","inputSchema":{"type":"object"}}]}}"#, "\n");
 /// let rec = record(answers.as_bytes(), Vec::new(), jsongate::Limits::new()).unwrap();
 /// assert!(rec.lock.get("search").is_some() && rec.poisoned.is_empty());
 /// // A server that closes before answering.
-/// assert!(matches!(record(&b""[..], Vec::new(), jsongate::Limits::new()), Err(PinError::Server(_))));
+/// assert_eq!(record(&b""[..], Vec::new(), jsongate::Limits::new()).unwrap_err().kind(), PinErrorKind::Server);
 /// ```
 pub fn record<R: Read, W: Write>(
     server_out: R,
@@ -266,11 +267,13 @@ mod tests {
             let e = run(&format!("{init}{rest}")).unwrap_err().to_string();
             assert!(e.contains(want), "{rest}: {e}");
         }
-        assert!(matches!(
+        assert_eq!(
             run(&format!(
                 "{init}{{\"id\":2,\"result\":{{\"tools\":[{{\"name\":1}}]}}}}\n"
-            )),
-            Err(PinError::NotATool)
-        ));
+            ))
+            .unwrap_err()
+            .kind(),
+            super::super::PinErrorKind::NotATool
+        );
     }
 }
