@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::config::{self, Shipped};
-use crate::json::{write_string, ConfigError, ConfigErrorKind, Value};
+use crate::json::{ConfigError, ConfigErrorKind, ObjectWriter, Value};
 
 use super::rules::RuleFailure;
 
@@ -388,48 +388,28 @@ impl Decision {
     /// ```
     pub fn to_json(&self) -> String {
         let f = &self.facts;
-        let list = |out: &mut String, xs: &[String]| {
-            out.push('[');
-            for (i, x) in xs.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, x);
+        let mut out = String::new();
+        let mut o = ObjectWriter::new(&mut out);
+        o.str("tool", &f.tool)
+            .bool("argumentsValid", f.arguments_valid)
+            .bool("toolAllowed", f.tool_allowed);
+        for (name, xs) in [("grant", &f.grant), ("required", &f.required)] {
+            let mut a = o.array(name);
+            for x in xs {
+                a.str(x);
             }
-            out.push(']');
-        };
-        let mut out = String::from("{\"tool\":");
-        write_string(&mut out, &f.tool);
-        out.push_str(if f.arguments_valid {
-            ",\"argumentsValid\":true"
-        } else {
-            ",\"argumentsValid\":false"
-        });
-        out.push_str(if f.tool_allowed {
-            ",\"toolAllowed\":true"
-        } else {
-            ",\"toolAllowed\":false"
-        });
-        out.push_str(",\"grant\":");
-        list(&mut out, &f.grant);
-        out.push_str(",\"required\":");
-        list(&mut out, &f.required);
+        }
         if let Some(r) = f.rule_failures.first().filter(|r| r.reason == self.reason) {
-            out.push_str(",\"failed\":{\"rule\":\"");
-            out.push_str(r.rule);
-            out.push_str("\",\"pointer\":");
-            write_string(&mut out, &r.pointer);
-            out.push('}');
+            o.object("failed")
+                .str("rule", r.rule)
+                .str("pointer", &r.pointer);
         }
         if let Some(e) = &f.state_error {
-            out.push_str(",\"stateError\":");
-            write_string(&mut out, e);
+            o.str("stateError", e);
         }
-        out.push_str(",\"decision\":\"");
-        out.push_str(self.verdict.as_str());
-        out.push_str("\",\"reason\":\"");
-        out.push_str(self.reason.as_str());
-        out.push_str("\"}");
+        o.str("decision", self.verdict.as_str())
+            .str("reason", self.reason.as_str());
+        o.finish();
         out
     }
 }
