@@ -110,15 +110,25 @@ pub(crate) fn load(bytes: &[u8], shipped: &Shipped) -> Result<Value, ConfigError
 /// not give).
 ///
 /// # Errors
-/// A count that does not fit in `u64` (`"limits.{name}: too large"`, at `/limits/{name}`).
+/// A count that does not fit in `u64` (`"limits.{name}: too large"`), or a name that is not
+/// one of the seven limits (`"limits.{name}: unknown limit; the limits are max_bytes, …"`),
+/// both [`ConfigErrorKind::Invalid`] at `/limits/{name}`. The shipped schemas admit only the
+/// seven names, so the second is a schema and loader out of step, reported rather than read
+/// as some other limit.
 pub(crate) fn limits(doc: &Value) -> Result<Limits, ConfigError> {
     let mut lim = Limits::new();
     for (k, v) in doc.get("limits").and_then(Value::as_object).unwrap_or(&[]) {
         let n = v.as_u64().ok_or_else(|| {
             ConfigError::invalid(format!("limits.{k}: too large")).at(pointer(&["limits", k]))
         })?;
-        // The shipped schemas admit only the seven limit names.
-        lim = lim.set_by_name(k, n).unwrap_or(lim.max_items(n));
+        lim = lim.set_by_name(k, n).ok_or_else(|| {
+            let names: Vec<&str> = Limits::new().by_name().iter().map(|&(n, _)| n).collect();
+            ConfigError::invalid(format!(
+                "limits.{k}: unknown limit; the limits are {}",
+                names.join(", ")
+            ))
+            .at(pointer(&["limits", k]))
+        })?;
     }
     Ok(lim)
 }
@@ -217,5 +227,24 @@ mod tests {
             [("0".into(), "true".into()), ("1".into(), "null".into())]
         );
         assert_eq!(items(&doc, "b").count() + items(&doc, "c").count(), 0);
+    }
+
+    #[test]
+    fn unknown_limit_names_are_an_error_not_max_items() {
+        // Before: an unknown name silently set max_items.
+        let doc = Value::parse(
+            br#"{"limits":{"max_depth":3,"max_itmes":2}}"#,
+            Limits::new(),
+        );
+        let e = limits(&doc.unwrap()).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.pointer(), e.to_string().as_str()),
+            (
+                ConfigErrorKind::Invalid,
+                "/limits/max_itmes",
+                "limits.max_itmes: unknown limit; the limits are max_bytes, max_depth, \
+                 max_name_bytes, max_string_bytes, max_number_bytes, max_members, max_items"
+            )
+        );
     }
 }

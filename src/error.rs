@@ -7,6 +7,41 @@
 
 use std::fmt;
 
+/// The crate's error pattern for an error that is a kind and a message: a struct holding
+/// `Box<(Kind, String)>` (one pointer wide), `kind()` and
+/// `message()` readers, a crate-private `new(kind, message)`, `Display` (the message) and
+/// `std::error::Error`. The kind enum is written out beside the struct
+/// (`#[non_exhaustive]`, `Copy`). Declared before every other module (`#[macro_use]`).
+#[allow(unused_macros)]
+macro_rules! kind_message_error {
+    ($name:ident, $kind:ident) => {
+        impl $name {
+            #[allow(dead_code)]
+            pub(crate) fn new(kind: $kind, message: impl Into<String>) -> $name {
+                $name(Box::new((kind, message.into())))
+            }
+
+            /// What kind of error this is.
+            pub fn kind(&self) -> $kind {
+                self.0 .0
+            }
+
+            /// The message (also the `Display` text).
+            pub fn message(&self) -> &str {
+                &self.0 .1
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0 .1)
+            }
+        }
+
+        impl std::error::Error for $name {}
+    };
+}
+
 /// What stopped the scan. Limits carry the limit that was crossed.
 ///
 /// # Example

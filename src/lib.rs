@@ -46,6 +46,8 @@
 
 #[macro_use]
 mod builder;
+#[macro_use]
+mod error;
 
 #[cfg(feature = "action")]
 pub mod action;
@@ -53,7 +55,6 @@ pub mod action;
 pub mod auth;
 #[cfg(any(feature = "gate", feature = "action"))]
 mod config;
-mod error;
 // Shared with the binary, which compiles the same file: each side uses only some of it.
 #[cfg(any(feature = "gate", feature = "action"))]
 #[allow(dead_code)]
@@ -85,7 +86,9 @@ pub use limits::{
     DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_NUMBER_BYTES, DEFAULT_MAX_STRING_BYTES, UNLIMITED,
 };
 pub use scan::read::READ_CHUNK;
-pub use scan::{Event, Flow, Ignore, Number, NumberError, Outcome, Position, Scanner, Sink};
+pub use scan::{
+    Event, Flow, Ignore, Number, NumberError, NumberErrorKind, Outcome, Position, Scanner, Sink,
+};
 pub use schema::{
     CompileBudget, CompileError, CompileErrorKind, Draft, Schema, SchemaOptions,
     DEFAULT_EVAL_BUDGET, DEFAULT_EVAL_BUDGET_PER_BYTE, DEFAULT_MAX_ANCHORS,

@@ -14,10 +14,9 @@
 //! {"line":N,"valid":...}                              (JsonLines: the same, after the line number)
 //! ```
 
-use std::fmt::Write as _;
 use std::io::Read;
 
-use crate::json::write_string as write_json_string;
+use crate::json::ObjectWriter;
 use crate::scan::{Flow, Ignore, Outcome, Scanner};
 use crate::{Error, Limits, Rejection, Validator, Violation, READ_CHUNK};
 
@@ -49,9 +48,8 @@ impl Error {
 
     fn write_json(&self, out: &mut String) {
         let at = (self.offset(), self.line(), self.column());
-        error_head(out, self.kind().code(), at, self.pointer());
-        write_json_string(out, &self.kind().to_string());
-        out.push('}');
+        let message = self.kind().to_string();
+        error_object(out, self.kind().code(), at, self.pointer(), &message).finish();
     }
 }
 
@@ -81,13 +79,11 @@ impl Violation {
 
     fn write_json(&self, out: &mut String) {
         let at = (self.offset(), self.line(), self.column());
-        error_head(out, "schema", at, self.instance_pointer());
-        write_json_string(out, &self.message());
-        out.push_str(",\"keyword\":");
-        write_json_string(out, self.keyword());
-        out.push_str(",\"schema_path\":");
-        write_json_string(out, self.keyword_location());
-        out.push('}');
+        let message = self.message();
+        let mut o = error_object(out, "schema", at, self.instance_pointer(), &message);
+        o.str("keyword", self.keyword())
+            .str("schema_path", self.keyword_location());
+        o.finish();
     }
 }
 
@@ -148,30 +144,22 @@ fn write_verdict(
     bytes_read: u64,
     errors: Option<&[Violation]>,
 ) {
-    out.push('{');
+    let mut o = ObjectWriter::new(out);
     if let Some(n) = line {
-        let _ = write!(out, "\"line\":{n},");
+        o.u64("line", n);
     }
-    let _ = write!(
-        out,
-        "\"valid\":{},\"bytes_read\":{bytes_read}",
-        result.is_ok()
-    );
+    o.bool("valid", result.is_ok())
+        .u64("bytes_read", bytes_read);
     if let Err(r) = result {
-        out.push_str(",\"error\":");
-        r.write_json(out);
+        r.write_json(o.member("error"));
         if let (Rejection::Violation(_), Some(all)) = (r, errors) {
-            out.push_str(",\"errors\":[");
-            for (i, v) in all.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                v.write_json(out);
+            let mut a = o.array("errors");
+            for v in all {
+                v.write_json(a.item());
             }
-            out.push(']');
         }
     }
-    out.push('}');
+    o.finish();
 }
 
 impl Validator {
@@ -462,20 +450,23 @@ impl<R: Read> Iterator for JsonLines<R> {
     }
 }
 
-/// The members every `error` object starts with, through `"message":` (its value is the
-/// caller's): `kind`, `offset`, `line`, `column` and `pointer`.
-fn error_head(
-    out: &mut String,
+/// An `error` object with the members every one starts with: `kind`, `offset`, `line`,
+/// `column`, `pointer` and `message`; the caller adds the rest and closes it.
+fn error_object<'a>(
+    out: &'a mut String,
     kind: &str,
     (offset, line, column): (u64, u64, u64),
     pointer: &str,
-) {
-    let _ = write!(
-        out,
-        "{{\"kind\":\"{kind}\",\"offset\":{offset},\"line\":{line},\"column\":{column},\"pointer\":"
-    );
-    write_json_string(out, pointer);
-    out.push_str(",\"message\":");
+    message: &str,
+) -> ObjectWriter<'a> {
+    let mut o = ObjectWriter::new(out);
+    o.str("kind", kind)
+        .u64("offset", offset)
+        .u64("line", line)
+        .u64("column", column)
+        .str("pointer", pointer)
+        .str("message", message);
+    o
 }
 
 #[cfg(test)]

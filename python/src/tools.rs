@@ -1,7 +1,7 @@
 //! `ToolDefinition`: one MCP tool definition in the engine's canonical form, its SHA-256
 //! (the pin), the screening of its strings, and the classified changes between two of them.
 
-use jsongate::mcp::pin::{diff::diff_tools, Definition, PinError};
+use jsongate::mcp::pin::{diff::diff_tools, Definition};
 use jsongate::Limits;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -28,8 +28,10 @@ impl ToolDefinition {
         let text = options::document(py, definition)?;
         match with_bytes(py, &text, |b| Definition::from_slice(b, Limits::new()))? {
             Ok(def) => Ok(ToolDefinition { def }),
-            Err(PinError::Unreadable(e)) => Err(scan_error(py, &e)),
-            Err(e) => Err(config_error(py, "tool", e)),
+            Err(e) => match e.scan_error() {
+                Some(scan) => Err(scan_error(py, scan)),
+                None => Err(config_error(py, "tool", e)),
+            },
         }
     }
 

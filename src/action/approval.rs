@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::policy::Call;
-use crate::json::{write_string, Value};
+use crate::json::{ObjectWriter, Value};
 use crate::state::{StateError, StateErrorKind, Store};
 use crate::Limits;
 
@@ -156,20 +156,15 @@ fn random_id() -> String {
 impl Approval {
     /// The record as stored (`answer` adds `"granted"`).
     fn record(&self, granted: Option<bool>) -> String {
-        let mut s = String::from("{\"id\":");
-        write_string(&mut s, &self.id);
-        s.push_str(",\"tool\":");
-        write_string(&mut s, &self.tool);
-        s.push_str(",\"arguments_sha256\":");
-        write_string(&mut s, &self.arguments_sha256);
+        let mut s = String::new();
+        let mut o = ObjectWriter::new(&mut s);
+        o.str("id", &self.id)
+            .str("tool", &self.tool)
+            .str("arguments_sha256", &self.arguments_sha256);
         if let Some(g) = granted {
-            s.push_str(if g {
-                ",\"granted\":true"
-            } else {
-                ",\"granted\":false"
-            });
+            o.bool("granted", g);
         }
-        s.push('}');
+        o.finish();
         s
     }
 

@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::config::{self, Shipped};
-use crate::json::{write_string, Value};
+use crate::json::{ConfigError, ConfigErrorKind, ObjectWriter, Value};
 
 use super::rules::RuleFailure;
 
@@ -388,48 +388,28 @@ impl Decision {
     /// ```
     pub fn to_json(&self) -> String {
         let f = &self.facts;
-        let list = |out: &mut String, xs: &[String]| {
-            out.push('[');
-            for (i, x) in xs.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, x);
+        let mut out = String::new();
+        let mut o = ObjectWriter::new(&mut out);
+        o.str("tool", &f.tool)
+            .bool("argumentsValid", f.arguments_valid)
+            .bool("toolAllowed", f.tool_allowed);
+        for (name, xs) in [("grant", &f.grant), ("required", &f.required)] {
+            let mut a = o.array(name);
+            for x in xs {
+                a.str(x);
             }
-            out.push(']');
-        };
-        let mut out = String::from("{\"tool\":");
-        write_string(&mut out, &f.tool);
-        out.push_str(if f.arguments_valid {
-            ",\"argumentsValid\":true"
-        } else {
-            ",\"argumentsValid\":false"
-        });
-        out.push_str(if f.tool_allowed {
-            ",\"toolAllowed\":true"
-        } else {
-            ",\"toolAllowed\":false"
-        });
-        out.push_str(",\"grant\":");
-        list(&mut out, &f.grant);
-        out.push_str(",\"required\":");
-        list(&mut out, &f.required);
+        }
         if let Some(r) = f.rule_failures.first().filter(|r| r.reason == self.reason) {
-            out.push_str(",\"failed\":{\"rule\":\"");
-            out.push_str(r.rule);
-            out.push_str("\",\"pointer\":");
-            write_string(&mut out, &r.pointer);
-            out.push('}');
+            o.object("failed")
+                .str("rule", r.rule)
+                .str("pointer", &r.pointer);
         }
         if let Some(e) = &f.state_error {
-            out.push_str(",\"stateError\":");
-            write_string(&mut out, e);
+            o.str("stateError", e);
         }
-        out.push_str(",\"decision\":\"");
-        out.push_str(self.verdict.as_str());
-        out.push_str("\",\"reason\":\"");
-        out.push_str(self.reason.as_str());
-        out.push_str("\"}");
+        o.str("decision", self.verdict.as_str())
+            .str("reason", self.reason.as_str());
+        o.finish();
         out
     }
 }
@@ -467,21 +447,43 @@ pub struct Claim {
 ///
 /// # Example
 /// ```
-/// use jsongate::action::Claim;
+/// use jsongate::action::{Claim, ClaimErrorKind};
 /// let err = Claim::parse(br#"{"tool":"send"}"#).unwrap_err();
-/// assert!(err.0.starts_with("decision record does not satisfy the decision schema"), "{err}");
-/// assert_eq!(err.to_string(), err.0);
+/// assert_eq!(err.kind(), ClaimErrorKind::Schema);
+/// assert!(err.message().starts_with("decision record does not satisfy the decision schema"), "{err}");
+/// assert_eq!(err.to_string(), err.message());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClaimError(pub String);
+pub struct ClaimError(Box<(ClaimErrorKind, String)>);
 
-impl fmt::Display for ClaimError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+kind_message_error!(ClaimError, ClaimErrorKind);
+
+/// Why a received record is not a decision record, as a [`ClaimError`] says.
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Claim, ClaimErrorKind};
+/// assert_eq!(Claim::parse(b"not json").unwrap_err().kind(), ClaimErrorKind::Syntax);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClaimErrorKind {
+    /// Not one strict JSON document within the record's limits.
+    Syntax,
+    /// JSON that does not satisfy [`DECISION_SCHEMA`].
+    Schema,
 }
 
-impl std::error::Error for ClaimError {}
+impl ClaimError {
+    /// The configuration loader's error about a record, with its message.
+    fn of(e: &ConfigError) -> ClaimError {
+        let kind = match e.kind() {
+            ConfigErrorKind::Syntax | ConfigErrorKind::Read => ClaimErrorKind::Syntax,
+            _ => ClaimErrorKind::Schema,
+        };
+        ClaimError::new(kind, e.to_string())
+    }
+}
 
 static DECISION: Shipped = Shipped::new("decision record", "the decision schema", DECISION_SCHEMA);
 
@@ -499,7 +501,7 @@ static DECISION: Shipped = Shipped::new("decision record", "the decision schema"
 /// assert!(validate_record(b"not json").is_err());
 /// ```
 pub fn validate_record(record: &[u8]) -> Result<(), ClaimError> {
-    config::check(record, &DECISION).map_err(|e| ClaimError(e.to_string()))
+    config::check(record, &DECISION).map_err(|e| ClaimError::of(&e))
 }
 
 impl Claim {
@@ -519,7 +521,7 @@ impl Claim {
     /// # Ok::<(), jsongate::action::ClaimError>(())
     /// ```
     pub fn parse(record: &[u8]) -> Result<Claim, ClaimError> {
-        let v = config::load(record, &DECISION).map_err(|e| ClaimError(e.to_string()))?;
+        let v = config::load(record, &DECISION).map_err(|e| ClaimError::of(&e))?;
         let s = |k| v.get(k).and_then(Value::as_str).unwrap_or_default();
         let b = |k| v.get(k).and_then(Value::as_bool).unwrap_or(false);
         let list = |k| -> Vec<String> {

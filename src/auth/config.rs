@@ -27,7 +27,7 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use crate::json::{write_string, ConfigError, Value};
+use crate::json::{ConfigError, ObjectWriter, Value};
 
 use super::apikey::parse_sha256_hex;
 use super::jwk::MAX_JWKS_BYTES;
@@ -417,31 +417,25 @@ impl AuthConfig {
     ///     r#""scopes_supported":["mcp:tools"],"bearer_methods_supported":["header"]}"#));
     /// ```
     pub fn resource_metadata_document(&self) -> String {
-        let mut out = String::from("{\"resource\":");
-        write_string(&mut out, &self.resource);
-        let mut list = |name: &str, items: &[String]| {
-            if items.is_empty() {
-                return;
-            }
-            out.push_str(",\"");
-            out.push_str(name);
-            out.push_str("\":[");
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+        let mut out = String::new();
+        let mut o = ObjectWriter::new(&mut out);
+        o.str("resource", &self.resource);
+        for (name, items) in [
+            ("authorization_servers", &self.authorization_servers),
+            ("scopes_supported", &self.scopes_supported),
+        ] {
+            if !items.is_empty() {
+                let mut a = o.array(name);
+                for item in items {
+                    a.str(item);
                 }
-                write_string(&mut out, item);
             }
-            out.push(']');
-        };
-        list("authorization_servers", &self.authorization_servers);
-        list("scopes_supported", &self.scopes_supported);
-        out.push_str(",\"bearer_methods_supported\":[\"header\"]");
-        if let Some(name) = &self.resource_name {
-            out.push_str(",\"resource_name\":");
-            write_string(&mut out, name);
         }
-        out.push('}');
+        o.array("bearer_methods_supported").str("header");
+        if let Some(name) = &self.resource_name {
+            o.str("resource_name", name);
+        }
+        o.finish();
         out
     }
 

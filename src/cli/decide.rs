@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use jsongate::action::{Approval, Plan, Policy};
-use jsongate::json::write_string as write_json_string;
+use jsongate::json::ObjectWriter;
 use jsongate::Limits;
 
 use super::args::{self, Source, StateArgs};
@@ -153,10 +153,9 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, String> {
     if let Some(path) = &a.audit {
         let mut audit = decide_audit(&line, &input, a.recheck);
         if let Some(ap) = &approval_line {
-            audit.pop();
-            audit.push_str(",\"approval\":");
-            audit.push_str(ap);
-            audit.push('}');
+            if let Some(mut o) = ObjectWriter::reopen(&mut audit) {
+                o.raw("approval", ap);
+            }
         }
         args::append_line(path, &audit)?;
     }
@@ -189,18 +188,17 @@ fn decide_audit(record: &str, input: &[u8], recheck: bool) -> String {
             let _ = write!(s, "{b:02x}");
             s
         });
-    let mut out = String::from("{\"time\":");
-    write_json_string(&mut out, &jsongate::gate::Timestamp::now().to_rfc3339());
-    let _ = write!(
-        out,
-        ",\"jsongate\":\"{}\",\"{}\":\"{hex}\",\"record\":{record}}}",
-        env!("CARGO_PKG_VERSION"),
-        if recheck {
-            "received_record_sha256"
-        } else {
-            "arguments_sha256"
-        }
-    );
+    let digest_name = if recheck {
+        "received_record_sha256"
+    } else {
+        "arguments_sha256"
+    };
+    let mut out = String::new();
+    ObjectWriter::new(&mut out)
+        .str("time", &jsongate::gate::Timestamp::now().to_rfc3339())
+        .str("jsongate", env!("CARGO_PKG_VERSION"))
+        .str(digest_name, &hex)
+        .raw("record", record);
     out
 }
 
@@ -231,25 +229,23 @@ fn await_approval(
         }
         Err(e) => (None, Err(e.to_string())),
     };
-    let mut line = String::from("{");
+    let mut line = String::new();
+    let mut o = ObjectWriter::new(&mut line);
     if let Some(a) = &outcome.0 {
-        line.push_str("\"id\":");
-        write_json_string(&mut line, &a.id);
-        line.push(',');
+        o.str("id", &a.id);
     }
     let result = match outcome.1 {
-        Ok(o) => {
-            let _ = write!(line, "\"outcome\":\"{}\"", o.as_str());
-            o
+        Ok(r) => {
+            o.str("outcome", r.as_str());
+            r
         }
         Err(e) => {
             // The store failed while asking: nobody can have approved.
-            line.push_str("\"outcome\":\"state_error\",\"state_error\":");
-            write_json_string(&mut line, &e);
+            o.str("outcome", "state_error").str("state_error", &e);
             ApprovalOutcome::TimedOut
         }
     };
-    line.push('}');
+    o.finish();
     (d.approved(result), line)
 }
 
@@ -284,12 +280,9 @@ pub fn approve(a: &ApproveArgs) -> Result<ExitCode, String> {
     match Approval::answer(store.as_ref(), &a.id, granted, 600_000, args::unix_ms()) {
         Ok(Some(ap)) => {
             let mut line = ap.to_json();
-            line.pop();
-            line.push_str(if granted {
-                ",\"granted\":true}"
-            } else {
-                ",\"granted\":false}"
-            });
+            if let Some(mut o) = ObjectWriter::reopen(&mut line) {
+                o.bool("granted", granted);
+            }
             args::println(&line);
             Ok(ExitCode::SUCCESS)
         }

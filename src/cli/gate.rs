@@ -1,14 +1,13 @@
 //! `jsongate gate`, `contract`, `render` and `screen`: tool contracts applied to upstream
 //! responses, their tests and diffs, agent-facing text blocks, and screening.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
 use jsongate::gate::{Contract, FailureCode, Timestamp};
-use jsongate::json::write_string as write_json_string;
+use jsongate::json::ObjectWriter;
 use jsongate::{Limits, Scanner};
 
 use super::args::{self, Source};
@@ -276,23 +275,22 @@ fn contract_diff(old: &Source, new: &Source) -> Result<ExitCode, String> {
         out.push('\n');
     }
     let fail = breaking > 0 && !bumped;
-    let _ = write!(
-        out,
-        "{{\"changes\":{},\"breaking\":{breaking},\"version\":{{\"from\":",
-        changes.len()
-    );
-    write_json_string(&mut out, a.version());
-    out.push_str(",\"to\":");
-    write_json_string(&mut out, b.version());
-    let _ = writeln!(
-        out,
-        "}},\"bumped\":{bumped},\"verdict\":\"{}\"}}",
+    let mut o = ObjectWriter::new(&mut out);
+    o.u64("changes", changes.len() as u64)
+        .u64("breaking", breaking as u64);
+    o.object("version")
+        .str("from", a.version())
+        .str("to", b.version());
+    o.bool("bumped", bumped).str(
+        "verdict",
         if fail {
             "unbumped_breaking_change"
         } else {
             "ok"
-        }
+        },
     );
+    o.finish();
+    out.push('\n');
     args::print(&out);
     Ok(if fail {
         ExitCode::from(1)
@@ -344,30 +342,29 @@ fn contract_test(dir: &Path) -> Result<ExitCode, String> {
             .run_slice(&raw, &req)
             .map_err(|e| format!("{name}: {e}"))?;
         let got = Value::parse(d.output.as_bytes(), Limits::new()).map_err(|e| e.to_string())?;
-        let mut line = String::from("{\"case\":");
-        write_json_string(&mut line, &name);
+        let mut line = String::new();
+        let mut o = ObjectWriter::new(&mut line);
+        o.str("case", &name);
         let audit_miss = case.get("audit").and_then(|a| audit_mismatch(a, &d.audit));
         if let (true, Some(why)) = (&got == expect, &audit_miss) {
             failed += 1;
-            line.push_str(",\"pass\":false,\"audit\":");
-            write_json_string(&mut line, why);
-            line.push('}');
+            o.bool("pass", false).str("audit", why);
         } else if &got == expect {
-            line.push_str(",\"pass\":true}");
+            o.bool("pass", true);
         } else {
             failed += 1;
-            let _ = write!(
-                line,
-                ",\"pass\":false,\"got\":{},\"expected\":{}}}",
-                d.output, expect
-            );
+            o.bool("pass", false)
+                .raw("got", &d.output)
+                .value("expected", expect);
         }
+        o.finish();
         args::println(&line);
     }
-    args::println(&format!(
-        "{{\"cases\":{},\"failed\":{failed}}}",
-        cases.len()
-    ));
+    let mut line = String::new();
+    ObjectWriter::new(&mut line)
+        .u64("cases", cases.len() as u64)
+        .u64("failed", failed);
+    args::println(&line);
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -517,25 +514,22 @@ pub fn screen(a: &ScreenArgs) -> Result<ExitCode, String> {
         f.write_json(&mut out, *action);
         out.push('\n');
     }
-    let _ = write!(
-        out,
-        "{{\"findings\":{},\"verdict\":\"{}\",\"dropped\":[",
-        screening.findings.len(),
+    let mut o = ObjectWriter::new(&mut out);
+    o.u64("findings", screening.findings.len() as u64).str(
+        "verdict",
         if rejected {
             "INVALID_RESPONSE"
         } else {
             "admitted"
-        }
+        },
     );
-    for (i, d) in screening.dropped.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_json_string(&mut out, d);
+    let mut dropped = o.array("dropped");
+    for d in &screening.dropped {
+        dropped.str(d);
     }
-    out.push(']');
+    dropped.finish();
     if let Err(e) = &scanned {
-        let _ = write!(out, ",\"error\":\"{}\"", e.kind().code());
+        o.str("error", e.kind().code());
     }
     // With a contract, the admitted document itself: dropped fields removed, nothing else
     // rewritten.
@@ -544,10 +538,9 @@ pub fn screen(a: &ScreenArgs) -> Result<ExitCode, String> {
         for d in &screening.dropped {
             doc.remove_pointer(d);
         }
-        out.push_str(",\"document\":");
-        doc.write_json(&mut out);
+        o.value("document", &doc);
     }
-    out.push('}');
+    o.finish();
     args::println(&out);
     Ok(if rejected {
         ExitCode::from(1)

@@ -2,14 +2,13 @@
 //! MCP relay, recording a server's tools into a lockfile, and comparing lockfiles.
 
 use std::ffi::OsString;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use jsongate::json::write_string as write_json_string;
+use jsongate::json::ObjectWriter;
 use jsongate::mcp::pin::{Lock, OnChange};
 use jsongate::mcp::{Config, Screen, DEFAULT_MAX_MESSAGE_BYTES};
 use jsongate::{Draft, Limits};
@@ -687,34 +686,27 @@ pub fn mcp_pin(a: &McpPinArgs) -> Result<ExitCode, String> {
     if !rec.poisoned.is_empty() {
         for (tool, found) in &rec.poisoned {
             for f in found {
-                text.push_str("{\"tool\":");
-                write_json_string(&mut text, tool);
-                text.push_str(",\"pointer\":");
-                write_json_string(&mut text, &f.pointer);
-                let _ = writeln!(text, ",\"pattern\":\"{}\"}}", f.pattern);
+                ObjectWriter::new(&mut text)
+                    .str("tool", tool)
+                    .str("pointer", &f.pointer)
+                    .str("pattern", f.pattern);
+                text.push('\n');
             }
         }
-        let _ = writeln!(
-            text,
-            "{{\"recorded\":false,\"tools\":{},\"poisoned\":{}}}",
-            rec.lock.len(),
-            rec.poisoned.len()
-        );
+        ObjectWriter::new(&mut text)
+            .bool("recorded", false)
+            .u64("tools", rec.lock.len() as u64)
+            .u64("poisoned", rec.poisoned.len() as u64);
+        text.push('\n');
         args::print(&text);
         return Ok(ExitCode::from(1));
     }
     crate::fsx::write_atomic_private(out, rec.lock.to_json().as_bytes())
         .map_err(|e| format!("cannot write '{}': {e}", out.display()))?;
-    let _ = write!(
-        text,
-        "{{\"recorded\":true,\"tools\":{},\"server\":",
-        rec.lock.len()
-    );
-    match rec.lock.server() {
-        Some(id) => write_json_string(&mut text, &id.name),
-        None => text.push_str("null"),
-    }
-    text.push('}');
+    ObjectWriter::new(&mut text)
+        .bool("recorded", true)
+        .u64("tools", rec.lock.len() as u64)
+        .opt_str("server", rec.lock.server().map(|id| id.name.as_str()));
     args::println(&text);
     Ok(ExitCode::SUCCESS)
 }
@@ -767,20 +759,20 @@ pub fn pin(a: &PinArgs) -> Result<ExitCode, String> {
     let changes = diff_locks(&a, &b);
     let mut out = String::new();
     for (tool, c) in &changes {
-        out.push_str("{\"tool\":");
-        write_json_string(&mut out, tool);
-        out.push(',');
         let mut one = String::new();
         c.write_json(&mut one, true);
-        out.push_str(&one[1..]);
+        // The change's own members follow the tool's name, in one object.
+        let members = one.strip_prefix('{').and_then(|m| m.strip_suffix('}'));
+        ObjectWriter::new(&mut out)
+            .str("tool", tool)
+            .raw_members(members.unwrap_or_default());
         out.push('\n');
     }
     let dangerous = changes.iter().filter(|(_, c)| c.kind.dangerous()).count();
-    let _ = writeln!(
-        out,
-        "{{\"changes\":{},\"dangerous\":{dangerous}}}",
-        changes.len()
-    );
+    ObjectWriter::new(&mut out)
+        .u64("changes", changes.len() as u64)
+        .u64("dangerous", dangerous as u64);
+    out.push('\n');
     args::print(&out);
     Ok(if changes.is_empty() {
         ExitCode::SUCCESS

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use super::audit::AuditRecord;
 use super::contract::err;
 use crate::config::{self, Shipped};
-use crate::json::{write_string, ConfigError, Value};
+use crate::json::{ConfigError, ObjectWriter, Value};
 use crate::state::{MemoryStore, Store};
 
 /// The JSON Schema of alert files (`jsongate alerts schema`).
@@ -638,26 +638,16 @@ pub struct Block<'a> {
 }
 
 fn alert_line(alert: &str, b: &Block<'_>) -> String {
-    let mut out = String::from("{\"time\":");
-    write_string(&mut out, &b.time);
-    out.push_str(",\"alert\":");
-    write_string(&mut out, alert);
-    out.push_str(",\"key\":");
-    write_string(&mut out, b.key);
-    out.push_str(",\"tool\":");
-    write_string(&mut out, b.tool);
-    out.push_str(",\"request_id\":");
-    write_string(&mut out, b.request_id);
-    out.push_str(",\"kind\":");
-    write_string(&mut out, b.kind);
-    out.push_str(",\"code\":");
-    match b.code {
-        Some(c) => write_string(&mut out, c),
-        None => out.push_str("null"),
-    }
-    out.push_str(",\"sha256\":");
-    write_string(&mut out, b.sha256);
-    out.push('}');
+    let mut out = String::new();
+    ObjectWriter::new(&mut out)
+        .str("time", &b.time)
+        .str("alert", alert)
+        .str("key", b.key)
+        .str("tool", b.tool)
+        .str("request_id", b.request_id)
+        .str("kind", b.kind)
+        .opt_str("code", b.code)
+        .str("sha256", b.sha256);
     out
 }
 

@@ -5,6 +5,8 @@
 //! output becomes scanner-style events (an object for `key_value`, an array of objects for
 //! `line_regex`) that go through the same schema, semantic and selection path as JSON.
 
+use std::fmt;
+
 use crate::scan::{Event, Flow, Number, Position, Sink};
 use crate::schema::regex::Regex;
 use crate::Limits;
@@ -43,9 +45,26 @@ pub struct LinePattern {
 /// assert!(LinePattern::new("(unclosed").is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PatternError(String);
+pub struct PatternError(Box<(PatternErrorKind, String)>);
 
-message_error!(PatternError);
+kind_message_error!(PatternError, PatternErrorKind);
+
+/// Why a [`LinePattern`] was refused, as a [`PatternError`] says.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{LinePattern, PatternErrorKind};
+/// assert_eq!(LinePattern::new("(unclosed").unwrap_err().kind(), PatternErrorKind::Syntax);
+/// assert_eq!(LinePattern::new(r"(?<=x)y").unwrap_err().kind(), PatternErrorKind::NotLinear);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PatternErrorKind {
+    /// Not valid ECMA-262 syntax, or uses what has no matcher here.
+    Syntax,
+    /// Needs look-around or backreferences (lines are matched in linear time).
+    NotLinear,
+}
 
 impl LinePattern {
     /// Compiles `pattern`.
@@ -62,11 +81,12 @@ impl LinePattern {
     /// assert!(LinePattern::new(r"(?<=x)y").is_err()); // look-behind: not linear
     /// ```
     pub fn new(pattern: &str) -> Result<LinePattern, PatternError> {
-        let regex =
-            Regex::new(&format!("^(?:{pattern})$")).map_err(|e| PatternError(e.to_string()))?;
+        let regex = Regex::new(&format!("^(?:{pattern})$"))
+            .map_err(|e| PatternError::new(PatternErrorKind::Syntax, e.to_string()))?;
         if !regex.is_linear() {
-            return Err(PatternError(
-                "look-around and backreferences are not supported in line patterns".into(),
+            return Err(PatternError::new(
+                PatternErrorKind::NotLinear,
+                "look-around and backreferences are not supported in line patterns",
             ));
         }
         let mut names: Vec<(String, Vec<u32>)> = Vec::new();
@@ -137,7 +157,7 @@ impl LinePattern {
 /// let mut b = ValueBuilder::new();
 /// f.feed(b"host=db1\nport=5432\ntls=true\n", &Limits::new(), &mut b).unwrap();
 /// assert_eq!(b.take().unwrap().to_json(), r#"{"host":"db1","port":5432,"tls":true}"#);
-/// assert_eq!(f.feed(b"port=05432", &Limits::new(), &mut ValueBuilder::new()).unwrap_err().reason, "bad_value");
+/// assert_eq!(f.feed(b"port=05432", &Limits::new(), &mut ValueBuilder::new()).unwrap_err().kind().name(), "bad_value");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LineType {
@@ -185,7 +205,7 @@ impl LineType {
 /// assert_eq!(b.take().unwrap().to_json(), r#"[{"pid":1,"cmd":"init"},{"pid":42,"cmd":"sshd"}]"#);
 /// // Any line that does not fit rejects the whole output.
 /// let err = ps.feed(b"1 init\nWARNING: low disk\n", &Limits::new(), &mut ValueBuilder::new()).unwrap_err();
-/// assert_eq!((err.line, err.offset, err.reason), (2, 7, "no_match"));
+/// assert_eq!((err.line(), err.offset(), err.kind().name()), (2, 7, "no_match"));
 /// ```
 #[derive(Clone, Debug)]
 pub enum LineFormat {
@@ -208,27 +228,116 @@ pub enum LineFormat {
 }
 
 /// Why command output was rejected: the 1-based line, the byte offset of the line's start,
-/// and a fixed reason (`invalid_utf8`, `too_large`, `carriage_return`, `blank_line`,
-/// `no_separator`, `unknown_key`, `duplicate_key`, `no_match`, `bad_value`, `too_long`,
-/// `too_many_lines`).
+/// and the [`LineErrorKind`] (its [`name`](LineErrorKind::name) is the audit record's fixed
+/// reason).
 ///
 /// # Example
 /// ```
-/// use jsongate::gate::{LineError, LineFormat, LineType};
+/// use jsongate::gate::{LineErrorKind, LineFormat, LineType};
 /// use jsongate::{Event, Flow, Limits};
 /// let f = LineFormat::KeyValue { separator: "=".into(), keys: vec![("a".into(), LineType::String)] };
 /// let err = f.feed(b"a=1\na=2\n", &Limits::new(), &mut |_: Event<'_>, _| Flow::Continue).unwrap_err();
-/// assert_eq!(err, LineError { line: 2, offset: 4, reason: "duplicate_key" });
+/// assert_eq!((err.kind(), err.line(), err.offset()), (LineErrorKind::DuplicateKey, 2, 4));
+/// assert_eq!(err.to_string(), "line 2: duplicate_key");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LineError {
-    /// 1-based line number.
-    pub line: u64,
-    /// Byte offset of the start of the line.
-    pub offset: u64,
-    /// Fixed reason code.
-    pub reason: &'static str,
+pub struct LineError(Box<LineInner>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct LineInner {
+    kind: LineErrorKind,
+    line: u64,
+    offset: u64,
 }
+
+/// What was wrong with a line of command output, as a [`LineError`] says.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::LineErrorKind;
+/// assert_eq!(LineErrorKind::NoMatch.name(), "no_match");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LineErrorKind {
+    /// The output is not UTF-8.
+    InvalidUtf8,
+    /// The output is larger than `max_bytes`.
+    TooLarge,
+    /// A line ends in `\r` (CRLF output).
+    CarriageReturn,
+    /// A line is empty.
+    BlankLine,
+    /// A key-value line has no separator.
+    NoSeparator,
+    /// A key-value line names a key the format does not declare.
+    UnknownKey,
+    /// A key-value line repeats a key.
+    DuplicateKey,
+    /// A line does not match the line pattern.
+    NoMatch,
+    /// A value is not of its declared type.
+    BadValue,
+    /// A line is longer than `max_string_bytes`.
+    TooLong,
+    /// More lines than `max_members` or `max_items` allow.
+    TooManyLines,
+}
+
+impl LineErrorKind {
+    /// The fixed reason code in `snake_case` (`"no_match"`, `"bad_value"`), as audit records
+    /// carry it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::LineErrorKind;
+    /// assert_eq!(LineErrorKind::CarriageReturn.name(), "carriage_return");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            LineErrorKind::InvalidUtf8 => "invalid_utf8",
+            LineErrorKind::TooLarge => "too_large",
+            LineErrorKind::CarriageReturn => "carriage_return",
+            LineErrorKind::BlankLine => "blank_line",
+            LineErrorKind::NoSeparator => "no_separator",
+            LineErrorKind::UnknownKey => "unknown_key",
+            LineErrorKind::DuplicateKey => "duplicate_key",
+            LineErrorKind::NoMatch => "no_match",
+            LineErrorKind::BadValue => "bad_value",
+            LineErrorKind::TooLong => "too_long",
+            LineErrorKind::TooManyLines => "too_many_lines",
+        }
+    }
+}
+
+impl LineError {
+    fn new(kind: LineErrorKind, line: u64, offset: u64) -> LineError {
+        LineError(Box::new(LineInner { kind, line, offset }))
+    }
+
+    /// What was wrong with the line.
+    pub fn kind(&self) -> LineErrorKind {
+        self.0.kind
+    }
+
+    /// The 1-based line number.
+    pub fn line(&self) -> u64 {
+        self.0.line
+    }
+
+    /// The byte offset of the start of the line.
+    pub fn offset(&self) -> u64 {
+        self.0.offset
+    }
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.0.line, self.0.kind.name())
+    }
+}
+
+impl std::error::Error for LineError {}
 
 fn typed(t: LineType, text: &str) -> Option<Event<'_>> {
     match t {
@@ -270,7 +379,7 @@ impl LineFormat {
     /// assert_eq!(f.feed(b"status: ok\n", &Limits::new(), &mut sink), Ok(true));
     /// assert_eq!(names, ["status"]);
     /// let err = f.feed(b"status: ok\r\n", &Limits::new(), &mut |_: Event<'_>, _| Flow::Continue).unwrap_err();
-    /// assert_eq!(err.reason, "carriage_return");
+    /// assert_eq!(err.kind().name(), "carriage_return");
     /// ```
     pub fn feed<S: Sink + ?Sized>(
         &self,
@@ -278,20 +387,16 @@ impl LineFormat {
         limits: &Limits,
         sink: &mut S,
     ) -> Result<bool, LineError> {
-        let err = |line, offset, reason| LineError {
-            line,
-            offset,
-            reason,
-        };
+        let err = |line, offset, kind| LineError::new(kind, line, offset);
         if input.len() as u64 > limits.get_max_bytes() {
-            return Err(err(1, limits.get_max_bytes(), "too_large"));
+            return Err(err(1, limits.get_max_bytes(), LineErrorKind::TooLarge));
         }
         let text = match std::str::from_utf8(input) {
             Ok(t) => t,
             Err(e) => {
                 let at = e.valid_up_to();
                 let line = input[..at].split(|&b| b == b'\n').count() as u64;
-                return Err(err(line, at as u64, "invalid_utf8"));
+                return Err(err(line, at as u64, LineErrorKind::InvalidUtf8));
             }
         };
         // One terminating newline is allowed; everything before it is lines.
@@ -323,41 +428,43 @@ impl LineFormat {
             let start = offset;
             offset += l.len() as u64 + 1;
             if l.contains('\r') {
-                return Err(err(n, start, "carriage_return"));
+                return Err(err(n, start, LineErrorKind::CarriageReturn));
             }
             if l.trim().is_empty() {
-                return Err(err(n, start, "blank_line"));
+                return Err(err(n, start, LineErrorKind::BlankLine));
             }
             if l.len() as u64 > limits.get_max_string_bytes() {
-                return Err(err(n, start, "too_long"));
+                return Err(err(n, start, LineErrorKind::TooLong));
             }
             match self {
                 LineFormat::KeyValue { separator, keys } => {
                     let (k, v) = l
                         .split_once(separator.as_str())
-                        .ok_or_else(|| err(n, start, "no_separator"))?;
+                        .ok_or_else(|| err(n, start, LineErrorKind::NoSeparator))?;
                     let t = keys
                         .iter()
                         .find(|(name, _)| name == k)
                         .map(|x| x.1)
-                        .ok_or_else(|| err(n, start, "unknown_key"))?;
+                        .ok_or_else(|| err(n, start, LineErrorKind::UnknownKey))?;
                     if seen.contains(&k) {
-                        return Err(err(n, start, "duplicate_key"));
+                        return Err(err(n, start, LineErrorKind::DuplicateKey));
                     }
                     if seen.len() as u64 >= limits.get_max_members() {
-                        return Err(err(n, start, "too_many_lines"));
+                        return Err(err(n, start, LineErrorKind::TooManyLines));
                     }
                     seen.push(k);
-                    let ev = typed(t, v).ok_or_else(|| err(n, start, "bad_value"))?;
+                    let ev = typed(t, v).ok_or_else(|| err(n, start, LineErrorKind::BadValue))?;
                     if !emit(Event::Name(k), start, n) || !emit(ev, start, n) {
                         return Ok(false);
                     }
                 }
                 LineFormat::LineRegex { regex, types } => {
                     if n > limits.get_max_items() {
-                        return Err(err(n, start, "too_many_lines"));
+                        return Err(err(n, start, LineErrorKind::TooManyLines));
                     }
-                    let fields = regex.fields(l).ok_or_else(|| err(n, start, "no_match"))?;
+                    let fields = regex
+                        .fields(l)
+                        .ok_or_else(|| err(n, start, LineErrorKind::NoMatch))?;
                     if !emit(Event::BeginObject, start, n) {
                         return Ok(false);
                     }
@@ -367,7 +474,8 @@ impl LineFormat {
                             .iter()
                             .find(|(x, _)| x == name)
                             .map_or(LineType::String, |x| x.1);
-                        let ev = typed(t, text).ok_or_else(|| err(n, start, "bad_value"))?;
+                        let ev =
+                            typed(t, text).ok_or_else(|| err(n, start, LineErrorKind::BadValue))?;
                         if !emit(Event::Name(name), start, n) || !emit(ev, start, n) {
                             return Ok(false);
                         }
@@ -390,7 +498,7 @@ mod tests {
     fn run(f: &LineFormat, s: &str) -> Result<String, &'static str> {
         let mut b = ValueBuilder::new();
         f.feed(s.as_bytes(), &Limits::new(), &mut b)
-            .map_err(|e| e.reason)?;
+            .map_err(|e| e.kind().name())?;
         Ok(b.take().unwrap_or(Value::Null).to_json())
     }
 

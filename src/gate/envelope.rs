@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::json::{write_string, Value};
+use crate::json::{ObjectWriter, Value};
 
 /// Why the agent gets no data. A closed set: agents and hosts can match on it exhaustively.
 ///
@@ -136,24 +136,21 @@ impl Envelope {
     ///     r#"{"tool":"review","request_id":"r-1","outcome":"failure","error":{"code":"NOT_FOUND","retryable":false}}"#);
     /// ```
     pub fn render(&self, tool: &str, request_id: &str) -> String {
-        let mut out = String::from("{\"tool\":");
-        write_string(&mut out, tool);
-        out.push_str(",\"request_id\":");
-        write_string(&mut out, request_id);
+        let mut out = String::new();
+        let mut o = ObjectWriter::new(&mut out);
+        o.str("tool", tool).str("request_id", request_id);
         match self {
             Envelope::Success { data } => {
-                out.push_str(",\"outcome\":\"success\",\"data\":");
-                data.write_json(&mut out);
+                o.str("outcome", "success").value("data", data);
             }
             Envelope::Failure { code, retryable } => {
-                out.push_str(",\"outcome\":\"failure\",\"error\":{\"code\":\"");
-                out.push_str(code.as_str());
-                out.push_str("\",\"retryable\":");
-                out.push_str(if *retryable { "true" } else { "false" });
-                out.push('}');
+                o.str("outcome", "failure");
+                o.object("error")
+                    .str("code", code.as_str())
+                    .bool("retryable", *retryable);
             }
         }
-        out.push('}');
+        o.finish();
         out
     }
 

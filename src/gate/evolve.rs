@@ -5,12 +5,10 @@
 //! Pure comparison of two loaded contracts; it compiles their envelope schemas to know which
 //! fields the agent is guaranteed, and reads inline upstream schemas for types and enums.
 
-use std::fmt::Write as _;
-
 use super::contract::{CheckSpec, Contract};
 use super::envelope::FailureCode;
 use crate::json::ConfigError;
-use crate::json::{write_string, Value};
+use crate::json::{write_string, ObjectWriter, Value};
 use crate::Limits;
 
 /// Which side of the gate a change concerns.
@@ -83,23 +81,25 @@ impl Change {
     /// assert_eq!(c.to_json(), r#"{"side":"upstream","change":"limit_lowered","breaking":true,"subject":"max_depth","from":64,"to":32}"#);
     /// ```
     pub fn to_json(&self) -> String {
-        let mut out = String::from("{\"side\":\"");
-        out.push_str(match self.side {
-            Side::Agent => "agent",
-            Side::Upstream => "upstream",
-        });
-        let _ = write!(
-            out,
-            "\",\"change\":\"{}\",\"breaking\":{},\"subject\":",
-            self.kind, self.breaking
-        );
-        write_string(&mut out, &self.subject);
+        let mut out = String::new();
+        let mut o = ObjectWriter::new(&mut out);
+        o.str(
+            "side",
+            match self.side {
+                Side::Agent => "agent",
+                Side::Upstream => "upstream",
+            },
+        )
+        .str("change", self.kind)
+        .bool("breaking", self.breaking)
+        .str("subject", &self.subject);
         for (k, v) in [("from", &self.from), ("to", &self.to)] {
             if let Some(v) = v {
-                let _ = write!(out, ",\"{k}\":{v}");
+                // `from`/`to` are JSON text already (a number, a quoted string, an array).
+                o.raw(k, v);
             }
         }
-        out.push('}');
+        o.finish();
         out
     }
 }

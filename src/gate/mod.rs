@@ -34,18 +34,6 @@
 //! ```
 
 /// `Display` (the message) and `Error` for an error that is one message (`struct E(String)`).
-macro_rules! message_error {
-    ($name:ident) => {
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl std::error::Error for $name {}
-    };
-}
-
 mod alerts;
 mod audit;
 mod command;
@@ -63,12 +51,14 @@ use std::time::Instant;
 
 pub use alerts::{Alerts, Block, BreakerPolicy, BreakerState, Raised, StoreBreaker, ALERTS_SCHEMA};
 pub use audit::{AuditError, AuditRecord};
-pub use command::{LineError, LineFormat, LinePattern, LineType, PatternError};
+pub use command::{
+    LineError, LineErrorKind, LineFormat, LinePattern, LineType, PatternError, PatternErrorKind,
+};
 pub use contract::{Contract, CONTRACT_SCHEMA};
 pub use economy::{approx_tokens, TRUNCATION_MARKER};
 pub use envelope::{envelope_schema, Envelope, FailureCode};
 pub use evolve::{diff_contracts, Change, Side};
-pub use render::{render, render_all, render_envelope, RenderError};
+pub use render::{render, render_all, render_envelope, RenderError, RenderErrorKind};
 pub use retry::{decide_retry, RetryDecision, RetryPolicy, StopReason};
 pub use semantic::{
     BelongsTo, CheckFailure, Context, Equals, Fields, Fresh, Ownership, SemanticCheck, Timestamp,
@@ -244,7 +234,7 @@ impl Request {
 ///
 /// # Example
 /// ```
-/// use jsongate::gate::{Context, Contract, Gate, Request};
+/// use jsongate::gate::{Context, Contract, Gate, Request, RequestErrorKind};
 /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
 ///   "upstream":[{"version":"v1","schema":{"type":"object"}}],
 ///   "fields":{"id":{"pointer":"/id"}},
@@ -252,12 +242,35 @@ impl Request {
 /// let gate = Gate::new(&contract)?;
 /// let err = gate.run_slice(br#"{"id":"a"}"#, &Request::new("r-1", Context::new())).unwrap_err();
 /// assert_eq!(err.to_string(), "check 'equals' needs the request value 'id'");
+/// assert_eq!(err.kind(), RequestErrorKind::MissingValue);
 /// # Ok::<(), jsongate::json::ConfigError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RequestError(String);
+pub struct RequestError(Box<(RequestErrorKind, String)>);
 
-message_error!(RequestError);
+kind_message_error!(RequestError, RequestErrorKind);
+
+/// What a [`Request`] lacks, as a [`RequestError`] says.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{Context, Contract, Gate, Request, RequestErrorKind};
+/// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+///   "upstream":[{"version":"v1","schema":{"type":"object"}}],"fields":{}}"#, std::path::Path::new("."))?;
+/// let err = Gate::new(&contract)?.run_slice(b"{}", &Request::new("", Context::new())).unwrap_err();
+/// assert_eq!((err.kind(), err.message()), (RequestErrorKind::EmptyRequestId, "the request id is empty"));
+/// # Ok::<(), jsongate::json::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestErrorKind {
+    /// The request id is empty.
+    EmptyRequestId,
+    /// A check needs a request (context) value the request does not carry.
+    MissingValue,
+    /// A check needs the current time and the request's context has no clock.
+    MissingClock,
+}
 
 /// One decision: what the agent gets and what operators get.
 ///
@@ -808,22 +821,25 @@ fn scan_error(e: &Error) -> Verdict {
 impl<'g> Session<'g> {
     fn check_request(&self, req: &Request) -> Result<(), RequestError> {
         if req.request_id.is_empty() {
-            return Err(RequestError("the request id is empty".into()));
+            return Err(RequestError::new(
+                RequestErrorKind::EmptyRequestId,
+                "the request id is empty",
+            ));
         }
         for c in &self.gate.checks {
             for k in c.context_keys() {
                 if req.context.get(k).is_none() {
-                    return Err(RequestError(format!(
-                        "check '{}' needs the request value '{k}'",
-                        c.name()
-                    )));
+                    return Err(RequestError::new(
+                        RequestErrorKind::MissingValue,
+                        format!("check '{}' needs the request value '{k}'", c.name()),
+                    ));
                 }
             }
             if c.needs_clock() && req.context.clock().is_none() {
-                return Err(RequestError(format!(
-                    "check '{}' needs the current time",
-                    c.name()
-                )));
+                return Err(RequestError::new(
+                    RequestErrorKind::MissingClock,
+                    format!("check '{}' needs the current time", c.name()),
+                ));
             }
         }
         Ok(())
@@ -1525,9 +1541,9 @@ fn feed_lines(
             FailureCode::InvalidResponse,
             Box::new(AuditError {
                 kind: "line_format".into(),
-                line: Some(e.line),
-                offset: Some(e.offset),
-                reason: Some(e.reason.to_owned()),
+                line: Some(e.line()),
+                offset: Some(e.offset()),
+                reason: Some(e.kind().name().to_owned()),
                 ..AuditError::default()
             }),
         )),

@@ -21,9 +21,27 @@ use crate::Limits;
 /// assert!(render(br#"{"tool":"t","request_id":"r","outcome":"maybe"}"#).is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RenderError(String);
+pub struct RenderError(Box<(RenderErrorKind, String)>);
 
-message_error!(RenderError);
+kind_message_error!(RenderError, RenderErrorKind);
+
+/// Why a line could not be rendered, as a [`RenderError`] says.
+///
+/// # Example
+/// ```
+/// use jsongate::gate::{render, RenderErrorKind};
+/// assert_eq!(render(b"not json").unwrap_err().kind(), RenderErrorKind::Syntax);
+/// let err = render(br#"{"tool":"t"}"#).unwrap_err();
+/// assert_eq!((err.kind(), err.message()), (RenderErrorKind::NotAnEnvelope, "no request_id"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RenderErrorKind {
+    /// The line is not strict JSON.
+    Syntax,
+    /// JSON that is not an envelope (a member missing, an unknown outcome or failure code).
+    NotAnEnvelope,
+}
 
 /// The text block of one envelope. A success lists its fields (`name: value`, strings as
 /// they are, other values as JSON) inside an untrusted-data block; a failure is one line
@@ -90,8 +108,9 @@ pub fn render_envelope(tool: &str, request_id: &str, envelope: &Envelope) -> Str
 /// # Ok::<(), jsongate::gate::RenderError>(())
 /// ```
 pub fn render(line: &[u8]) -> Result<String, RenderError> {
-    let bad = |m: &str| RenderError(m.to_owned());
-    let v = Value::parse(line, Limits::new()).map_err(|e| RenderError(e.to_string()))?;
+    let bad = |m: &str| RenderError::new(RenderErrorKind::NotAnEnvelope, m);
+    let v = Value::parse(line, Limits::new())
+        .map_err(|e| RenderError::new(RenderErrorKind::Syntax, e.to_string()))?;
     let s = |k: &str| v.get(k).and_then(Value::as_str);
     let tool = s("tool").ok_or_else(|| bad("no tool"))?;
     let rid = s("request_id")
@@ -139,7 +158,8 @@ pub fn render(line: &[u8]) -> Result<String, RenderError> {
 pub fn render_all<'a>(lines: impl IntoIterator<Item = &'a [u8]>) -> Result<String, RenderError> {
     let mut out = String::new();
     for (i, line) in lines.into_iter().enumerate() {
-        let block = render(line).map_err(|e| RenderError(format!("envelope {}: {e}", i + 1)))?;
+        let block = render(line)
+            .map_err(|e| RenderError::new(e.kind(), format!("envelope {}: {e}", i + 1)))?;
         if !out.is_empty() {
             out.push_str("\n\n");
         }

@@ -4,7 +4,7 @@
 //! the first violation.
 //!
 //! It must never end cleanly after a violation: a streaming body that was refused, or that
-//! ended before its document did, yields [`BodyError::Refused`], so hyper aborts the message
+//! ended before its document did, yields a [`BodyError`] of kind [`Refused`](BodyErrorKind::Refused), so hyper aborts the message
 //! (no final chunk, or fewer bytes than `Content-Length`) and the peer cannot take a truncated
 //! body for a whole one.
 
@@ -20,37 +20,80 @@ use pin_project_lite::pin_project;
 use super::engine::{Engine, Pool, Refusal};
 use super::layer::{Direction, Report, Reporter};
 
-/// The error a gated body ends with.
+/// The error a gated body ends with: refused by the gate, or the wrapped body failed.
 ///
 /// # Example
 /// ```
-/// use jsongate::http::{BodyError, Refusal};
-/// let e = BodyError::Refused(Refusal::of("schema"));
+/// use jsongate::http::{BodyError, BodyErrorKind, Refusal};
+/// let e = BodyError::refused(Refusal::of("schema"));
+/// assert_eq!(e.kind(), BodyErrorKind::Refused);
+/// assert_eq!(e.refusal().map(|r| r.kind.as_str()), Some("schema"));
 /// assert!(e.to_string().contains("schema"));
 /// assert!(std::error::Error::source(&e).is_some());
+/// let e = BodyError::inner(std::io::Error::other("reset"));
+/// assert_eq!((e.kind(), e.to_string().as_str()), (BodyErrorKind::Inner, "body error: reset"));
 /// ```
 #[derive(Debug)]
-pub enum BodyError {
-    /// The body was refused while it streamed (or ended before its document did).
+pub struct BodyError(Box<BodyInner>);
+
+#[derive(Debug)]
+enum BodyInner {
     Refused(Refusal),
-    /// The wrapped body failed.
     Inner(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// What kind of failure a [`BodyError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BodyErrorKind {
+    /// The body was refused while it streamed (or ended before its document did).
+    Refused,
+    /// The wrapped body failed (its error is the [`source`](std::error::Error::source)).
+    Inner,
+}
+
+impl BodyError {
+    /// A body refused by the gate.
+    pub fn refused(refusal: Refusal) -> BodyError {
+        BodyError(Box::new(BodyInner::Refused(refusal)))
+    }
+
+    /// A body whose wrapped body failed with `e`.
+    pub fn inner(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> BodyError {
+        BodyError(Box::new(BodyInner::Inner(e.into())))
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> BodyErrorKind {
+        match *self.0 {
+            BodyInner::Refused(_) => BodyErrorKind::Refused,
+            BodyInner::Inner(_) => BodyErrorKind::Inner,
+        }
+    }
+
+    /// The gate's refusal ([`BodyErrorKind::Refused`]).
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match &*self.0 {
+            BodyInner::Refused(r) => Some(r),
+            BodyInner::Inner(_) => None,
+        }
+    }
 }
 
 impl fmt::Display for BodyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BodyError::Refused(r) => r.fmt(f),
-            BodyError::Inner(e) => write!(f, "body error: {e}"),
+        match &*self.0 {
+            BodyInner::Refused(r) => r.fmt(f),
+            BodyInner::Inner(e) => write!(f, "body error: {e}"),
         }
     }
 }
 
 impl std::error::Error for BodyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BodyError::Refused(r) => Some(r),
-            BodyError::Inner(e) => Some(&**e),
+        match &*self.0 {
+            BodyInner::Refused(r) => Some(r),
+            BodyInner::Inner(e) => Some(&**e),
         }
     }
 }
@@ -119,13 +162,14 @@ pin_project! {
     /// # }
     /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     /// # let get = || Request::new(Full::new(Bytes::new()));
-    /// use jsongate::http::{BodyError, Check, GatedBody, JsonGateLayer, Mode};
+    /// use jsongate::http::{BodyErrorKind, Check, GatedBody, JsonGateLayer, Mode};
     /// use jsongate::Limits;
     /// let layer = JsonGateLayer::new().responses(Check::Limits(Limits::new().max_depth(2)), Mode::Stream);
     /// let body: GatedBody<Full<Bytes>> = rt.block_on(layer.layer(Upstream("[[1]]")).call(get())).unwrap().into_body();
     /// assert_eq!(rt.block_on(body.collect()).unwrap().to_bytes(), "[[1]]"); // passed as it streamed
     /// let body = rt.block_on(layer.layer(Upstream("[[[1]]]")).call(get())).unwrap().into_body();
-    /// assert!(matches!(rt.block_on(body.collect()), Err(BodyError::Refused(_)))); // ends with an error, never cleanly
+    /// let err = rt.block_on(body.collect()).unwrap_err(); // ends with an error, never cleanly
+    /// assert_eq!(err.kind(), BodyErrorKind::Refused);
     /// ```
     pub struct GatedBody<B> {
         #[pin]
@@ -236,7 +280,7 @@ where
             KindProj::Pass { inner } => match inner.poll_frame(cx) {
                 Poll::Pending => Poll::Pending,
                 Poll::Ready(None) => Poll::Ready(None),
-                Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(BodyError::Inner(e.into())))),
+                Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(BodyError::inner(e)))),
                 Poll::Ready(Some(Ok(f))) => Poll::Ready(Some(Ok(to_bytes(f)))),
             },
             KindProj::Stream { inner, state } => {
@@ -323,12 +367,12 @@ fn step<D: Buf, E: Into<Box<dyn std::error::Error + Send + Sync>>>(
         Stepped::Refused(r) => {
             state.done = true;
             state.report(Some(&r));
-            Some(Err(BodyError::Refused(r)))
+            Some(Err(BodyError::refused(r)))
         }
         Stepped::Broken(e, at) => {
             state.done = true;
             state.report(Some(&Refusal::of("body_error").at(at)));
-            Some(Err(BodyError::Inner(e)))
+            Some(Err(BodyError::inner(e)))
         }
     }
 }

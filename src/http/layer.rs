@@ -57,14 +57,14 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// # }
 /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
 /// # let get = || Request::new(Full::new(Bytes::new()));
-/// use jsongate::http::{BodyError, Check, JsonGateLayer, Mode};
+/// use jsongate::http::{Check, JsonGateLayer, Mode};
 /// use jsongate::Limits;
 /// // Streamed: frames pass as they are checked; a violation aborts the body with an error.
 /// let layer = JsonGateLayer::new().responses(Check::Limits(Limits::new()), Mode::Stream);
 /// let res = rt.block_on(layer.layer(Upstream(r#"{"a":1,"a":2}"#)).call(get())).unwrap();
 /// assert_eq!(res.status(), 200); // the head left before the body was judged
 /// let err = rt.block_on(res.into_body().collect()).unwrap_err();
-/// assert!(matches!(err, BodyError::Refused(r) if r.kind == "duplicate_name"));
+/// assert_eq!(err.refusal().map(|r| r.kind.as_str()), Some("duplicate_name"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Mode {

@@ -25,7 +25,7 @@ mod path;
 pub mod serve;
 mod uri;
 
-pub use body::{BodyError, GatedBody};
+pub use body::{BodyError, BodyErrorKind, GatedBody};
 #[cfg(feature = "serve")]
 pub use connect::UpstreamHeaders;
 pub use engine::{Check, Refusal};

@@ -20,7 +20,7 @@
 //! The listener speaks TLS when `tls` names a certificate and key.
 
 use std::convert::Infallible;
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::future::Future;
 use std::io::Write as IoWrite;
 use std::net::SocketAddr;
@@ -48,7 +48,7 @@ use super::oauth::{ClientCredentials, TokenCache};
 use crate::auth::{AuthConfig, Authenticator};
 use crate::config::{self, Shipped};
 use crate::gate::{self, Contract, FailureCode, Gate, Timestamp};
-use crate::json::Value;
+use crate::json::{ObjectWriter, Value};
 use crate::tls::{ClientTls, ClientTlsOptions, ServerTls};
 use crate::Limits;
 
@@ -920,23 +920,23 @@ fn audit_line(
     up: Option<u16>,
     subject: Option<&str>,
 ) -> String {
-    let mut http = String::from("{\"method\":");
-    crate::json::write_string(&mut http, method.as_str());
-    http.push_str(",\"path\":");
-    crate::json::write_string(&mut http, path);
-    let _ = write!(http, ",\"status\":{}", status.as_u16());
+    let mut line = record.to_owned();
+    let Some(mut o) = ObjectWriter::reopen(&mut line) else {
+        return line;
+    };
+    let mut http = o.object("http");
+    http.str("method", method.as_str())
+        .str("path", path)
+        .u64("status", status.as_u16().into());
     if let Some(u) = up {
-        let _ = write!(http, ",\"upstream_status\":{u}");
+        http.u64("upstream_status", u.into());
     }
-    http.push('}');
+    http.finish();
     if let Some(who) = subject {
-        http.push_str(",\"subject\":");
-        crate::json::write_string(&mut http, who);
+        o.str("subject", who);
     }
-    match record.strip_suffix('}') {
-        Some(head) => format!("{head},\"http\":{http}}}"),
-        None => record.to_owned(),
-    }
+    o.finish();
+    line
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Reply {
@@ -1014,7 +1014,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
                     "unauthenticated"
                 };
                 shared.audit(&unrouted(
-                    &format!("\"verdict\":\"{verdict}\",\"reason\":\"{kind}\""),
+                    verdict,
+                    Some(kind),
                     &method,
                     req.uri().path(),
                     status,
@@ -1042,7 +1043,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         Ok(p) => p,
         Err(kind) => {
             shared.audit(&unrouted(
-                &format!("\"verdict\":\"path_refused\",\"reason\":\"{kind}\""),
+                "path_refused",
+                Some(kind),
                 &method,
                 req.uri().path(),
                 400,
@@ -1054,7 +1056,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         }
     };
     let Some(route) = shared.find(&method, &path) else {
-        shared.audit(&unrouted("\"verdict\":\"no_route\"", &method, &path, 404));
+        shared.audit(&unrouted("no_route", None, &method, &path, 404));
         return Ok(plain(StatusCode::NOT_FOUND, "jsongate: no route\n"));
     };
     // The gate's request: the caller's id (or one issued here), the context from the request.
@@ -1101,13 +1103,16 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
     };
     let record = match &decision {
         Some(d) => d.audit.to_json(),
-        None => format!(
-            "{{\"time\":\"{}\",\"jsongate\":\"{}\",\"tool\":{},\"request_id\":{},\"verdict\":\"request_refused\"}}",
-            Timestamp::now(),
-            env!("CARGO_PKG_VERSION"),
-            crate::json::quote(route.gate.contract().tool()),
-            crate::json::quote(&id),
-        ),
+        None => {
+            let mut line = String::new();
+            ObjectWriter::new(&mut line)
+                .str("time", &Timestamp::now().to_string())
+                .str("jsongate", env!("CARGO_PKG_VERSION"))
+                .str("tool", route.gate.contract().tool())
+                .str("request_id", &id)
+                .str("verdict", "request_refused");
+            line
+        }
     };
     let subject = caller.as_ref().map(|c| c.subject.as_str());
     shared.audit(&audit_line(
@@ -1122,15 +1127,28 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
 }
 
 /// The audit line of a request refused before any route's gate took it: the time and
-/// version, `verdict` (its members, already JSON), and the HTTP facts.
-fn unrouted(verdict: &str, method: &Method, path: &str, status: u16) -> String {
-    format!(
-        "{{\"time\":\"{}\",\"jsongate\":\"{}\",{verdict},\"http\":{{\"method\":{},\"path\":{},\"status\":{status}}}}}",
-        Timestamp::now(),
-        env!("CARGO_PKG_VERSION"),
-        crate::json::quote(method.as_str()),
-        crate::json::quote(path),
-    )
+/// version, `verdict` and `reason` (if any), and the HTTP facts.
+fn unrouted(
+    verdict: &str,
+    reason: Option<&str>,
+    method: &Method,
+    path: &str,
+    status: u16,
+) -> String {
+    let mut line = String::new();
+    let mut o = ObjectWriter::new(&mut line);
+    o.str("time", &Timestamp::now().to_string())
+        .str("jsongate", env!("CARGO_PKG_VERSION"))
+        .str("verdict", verdict);
+    if let Some(r) = reason {
+        o.str("reason", r);
+    }
+    o.object("http")
+        .str("method", method.as_str())
+        .str("path", path)
+        .u64("status", status.into());
+    o.finish();
+    line
 }
 
 fn refusal_text(s: StatusCode) -> &'static str {

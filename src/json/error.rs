@@ -66,7 +66,10 @@ impl ConfigErrorKind {
 /// assert_eq!(e.to_string(), "limits.max_depth: too large");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
+pub struct ConfigError(Box<Inner>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Inner {
     kind: ConfigErrorKind,
     pointer: String,
     offset: Option<u64>,
@@ -83,12 +86,12 @@ impl ConfigError {
     /// assert_eq!((e.kind(), e.pointer(), e.offset()), (ConfigErrorKind::Schema, "", None));
     /// ```
     pub fn new(kind: ConfigErrorKind, message: impl Into<String>) -> ConfigError {
-        ConfigError {
+        ConfigError(Box::new(Inner {
             kind,
             pointer: String::new(),
             offset: None,
             message: message.into(),
-        }
+        }))
     }
 
     /// A [`ConfigErrorKind::Invalid`] error about the whole document.
@@ -148,7 +151,7 @@ impl ConfigError {
     /// ```
     #[must_use]
     pub fn at(mut self, pointer: impl Into<String>) -> ConfigError {
-        self.pointer = pointer.into();
+        self.0.pointer = pointer.into();
         self
     }
 
@@ -161,7 +164,7 @@ impl ConfigError {
     /// ```
     #[must_use]
     pub fn at_offset(mut self, offset: u64) -> ConfigError {
-        self.offset = Some(offset);
+        self.0.offset = Some(offset);
         self
     }
 
@@ -181,9 +184,9 @@ impl ConfigError {
     /// ```
     #[must_use]
     pub fn within(mut self, prefix: &str, pointer: &str) -> ConfigError {
-        self.message = format!("{prefix}{}", self.message);
-        pointer.clone_into(&mut self.pointer);
-        self.offset = None;
+        self.0.message = format!("{prefix}{}", self.0.message);
+        pointer.clone_into(&mut self.0.pointer);
+        self.0.offset = None;
         self
     }
 
@@ -195,7 +198,7 @@ impl ConfigError {
     /// assert_eq!(ConfigError::invalid("x").kind(), ConfigErrorKind::Invalid);
     /// ```
     pub fn kind(&self) -> ConfigErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The JSON Pointer of the value at fault (`""`: the whole document, or unknown).
@@ -207,7 +210,7 @@ impl ConfigError {
     /// assert_eq!(ConfigError::invalid("x").at("/limits").pointer(), "/limits");
     /// ```
     pub fn pointer(&self) -> &str {
-        &self.pointer
+        &self.0.pointer
     }
 
     /// The byte offset in the document, where the scanner or validator gave one.
@@ -220,7 +223,7 @@ impl ConfigError {
     /// assert_eq!(e.offset(), Some(3));
     /// ```
     pub fn offset(&self) -> Option<u64> {
-        self.offset
+        self.0.offset
     }
 
     /// The message (also the `Display` text).
@@ -232,13 +235,13 @@ impl ConfigError {
     /// assert_eq!(e.message(), e.to_string());
     /// ```
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 

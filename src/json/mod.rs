@@ -5,7 +5,9 @@
 //!   [`ValueBuilder`] (a [`Sink`](crate::Sink) that builds one), parsed only with the crate's
 //!   own [`Scanner`](crate::Scanner), so the strict profile, the limits and duplicate-name
 //!   rejection apply to every value the crate materialises;
-//! - [`write_string`] and [`quote`], the one JSON string writer;
+//! - [`write_string`] and [`quote`], the one JSON string writer, and [`ObjectWriter`] and
+//!   [`ArrayWriter`], which write an object or array member by member straight into a
+//!   `String` (the crate's output lines: envelopes, audit lines, records, messages);
 //! - [`Tee`], one event stream to two sinks;
 //! - [`ConfigError`], the one error of every configuration loader (contracts, policies,
 //!   plans, alerts, screening contracts, lockfiles, the serve configuration): a kind, the
@@ -24,4 +26,4 @@ mod write;
 pub use error::{ConfigError, ConfigErrorKind};
 pub use tee::Tee;
 pub use value::{Value, ValueBuilder};
-pub use write::{quote, write_string};
+pub use write::{quote, write_string, ArrayWriter, ObjectWriter};

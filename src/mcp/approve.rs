@@ -31,7 +31,7 @@ use super::session::{Pending, State};
 use super::tools::Tool;
 use super::{flush, lock, Id, LineFacts, Out, Shared};
 use crate::action::{arguments_digest, Approval, ApprovalOutcome, Call, Decision, Verdict};
-use crate::json::{write_string, Value};
+use crate::json::{ObjectWriter, Value};
 
 /// Default time a call waits for a person: two minutes.
 ///
@@ -94,13 +94,12 @@ impl Awaiting {
 
     /// `"approval":{"id","via","outcome"}` for the audit line.
     fn audit_member(&self, outcome: &str) -> String {
-        let mut s = String::from("\"approval\":{\"id\":");
-        write_string(&mut s, &self.approval_id());
-        s.push_str(",\"via\":\"");
-        s.push_str(self.via());
-        s.push_str("\",\"outcome\":");
-        write_string(&mut s, outcome);
-        s.push('}');
+        let mut s = String::new();
+        ObjectWriter::members(&mut s)
+            .object("approval")
+            .str("id", &self.approval_id())
+            .str("via", self.via())
+            .str("outcome", outcome);
         s
     }
 }
@@ -140,16 +139,28 @@ fn elicitation(id: &Id, call: &Call, d: &Decision) -> Vec<u8> {
         summary(call),
         arguments_digest(call),
     );
-    let mut s = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"elicitation/create\",\"params\":{{\"message\":",
-        id.to_json()
-    );
-    write_string(&mut s, &text);
-    s.push_str(
-        ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"approve\":{\"type\":\"boolean\",\
-         \"title\":\"Approve this call\",\"description\":\"Allow this one call with these exact arguments\"}},\
-         \"required\":[\"approve\"]}}}",
-    );
+    let mut s = String::new();
+    let mut o = ObjectWriter::new(&mut s);
+    o.str("jsonrpc", "2.0")
+        .raw("id", &id.to_json())
+        .str("method", "elicitation/create");
+    let mut params = o.object("params");
+    params.str("message", &text);
+    let mut schema = params.object("requestedSchema");
+    schema.str("type", "object");
+    schema
+        .object("properties")
+        .object("approve")
+        .str("type", "boolean")
+        .str("title", "Approve this call")
+        .str(
+            "description",
+            "Allow this one call with these exact arguments",
+        );
+    schema.array("required").str("approve");
+    schema.finish();
+    params.finish();
+    o.finish();
     s.into_bytes()
 }
 
@@ -223,11 +234,12 @@ pub(super) fn ask(
             }
             Err(e) => {
                 // Nobody can approve what was never recorded.
-                let mut extra = String::from(
-                    "\"approval\":{\"via\":\"state\",\"outcome\":\"state_error\",\"state_error\":",
-                );
-                write_string(&mut extra, e.message());
-                extra.push('}');
+                let mut extra = String::new();
+                ObjectWriter::members(&mut extra)
+                    .object("approval")
+                    .str("via", "state")
+                    .str("outcome", "state_error")
+                    .str("state_error", e.message());
                 let f = policy_finding("policy_deny", "not_approved", extra);
                 let what =
                     "the policy denies it: not_approved (the approval could not be recorded)";

@@ -84,7 +84,7 @@ use crate::http::oauth::TokenCache;
 use crate::http::serve::ServerLimits;
 use crate::http::ClientCredentials;
 use crate::http::UpstreamHeaders;
-use crate::json::Value;
+use crate::json::{ObjectWriter, Value};
 use crate::tls::{ClientTls, ServerTls};
 use crate::Limits;
 
@@ -893,9 +893,14 @@ async fn to_relay_server(out: &mpsc::Sender<Vec<u8>>, msg: &[u8]) {
 }
 
 fn error_line(id: &str, message: &str) -> Vec<u8> {
-    let mut m = String::new();
-    crate::json::write_string(&mut m, message);
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32603,"message":{m}}}}}"#).into_bytes()
+    let mut s = String::new();
+    let mut o = ObjectWriter::new(&mut s);
+    o.str("jsonrpc", "2.0").raw("id", id);
+    o.object("error")
+        .i64("code", -32603)
+        .str("message", message);
+    o.finish();
+    s.into_bytes()
 }
 
 /// POSTs one relay message upstream and feeds every message of the answer back; bounded by
@@ -1250,9 +1255,13 @@ fn json_body(status: StatusCode, body: Vec<u8>) -> Response<Out> {
 }
 
 fn json_error(status: StatusCode, code: i32, message: &str) -> Response<Out> {
-    let mut m = String::new();
-    crate::json::write_string(&mut m, message);
-    let body = format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{code},"message":{m}}}}}"#);
+    let mut body = String::new();
+    let mut o = ObjectWriter::new(&mut body);
+    o.str("jsonrpc", "2.0").null("id");
+    o.object("error")
+        .i64("code", code.into())
+        .str("message", message);
+    o.finish();
     json_body(status, body.into_bytes())
 }
 
@@ -1266,27 +1275,26 @@ impl Front {
         let Some(audit) = &self.opts.audit else {
             return;
         };
-        let mut line = String::from("{\"time\":");
-        crate::json::write_string(&mut line, &crate::gate::Timestamp::now().to_rfc3339());
-        line.push_str(",\"tool\":null,\"id\":null,\"direction\":\"request\",\"verdict\":");
         let verdict = if status == 403 {
             "forbidden"
         } else {
             "unauthenticated"
         };
-        crate::json::write_string(&mut line, verdict);
-        line.push_str(",\"reason\":");
-        crate::json::write_string(&mut line, kind);
-        line.push_str(",\"http\":{\"method\":");
-        crate::json::write_string(&mut line, req.method().as_str());
-        line.push_str(",\"path\":");
-        crate::json::write_string(&mut line, req.uri().path());
-        line.push_str(",\"status\":");
-        line.push_str(&status.to_string());
-        line.push('}');
-        line.push_str(",\"upstream\":");
-        crate::json::write_string(&mut line, &self.target.authority);
-        line.push_str("}\n");
+        let mut line = String::new();
+        let mut o = ObjectWriter::new(&mut line);
+        o.str("time", &crate::gate::Timestamp::now().to_rfc3339())
+            .null("tool")
+            .null("id")
+            .str("direction", "request")
+            .str("verdict", verdict)
+            .str("reason", kind);
+        o.object("http")
+            .str("method", req.method().as_str())
+            .str("path", req.uri().path())
+            .u64("status", status.into());
+        o.str("upstream", &self.target.authority);
+        o.finish();
+        line.push('\n');
         let mut w = lock(audit);
         let _ = w.write_all(line.as_bytes());
         let _ = w.flush();

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use super::message::Finding;
 use super::{Id, LineFacts, Out, Shared};
 use crate::gate::Timestamp;
-use crate::json::write_string;
+use crate::json::ObjectWriter;
 use crate::schema::keywords::Keyword;
 
 pub(super) fn hex(bytes: &[u8]) -> String {
@@ -28,23 +28,30 @@ pub(super) fn hex(bytes: &[u8]) -> String {
 
 /// `{"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MESSAGE}}`.
 pub(super) fn error_response(id: &Id, code: i32, message: &str) -> Vec<u8> {
-    let mut s = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{code},\"message\":",
-        id.to_json()
-    );
-    write_string(&mut s, message);
-    s.push_str("}}");
+    let mut s = String::new();
+    let mut o = ObjectWriter::new(&mut s);
+    o.str("jsonrpc", "2.0").raw("id", &id.to_json());
+    o.object("error")
+        .i64("code", code.into())
+        .str("message", message);
+    o.finish();
     s.into_bytes()
 }
 
 /// The replacement result: `isError` with one text item.
 pub(super) fn error_result(id: &Id, text: &str) -> Vec<u8> {
-    let mut s = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":",
-        id.to_json()
-    );
-    write_string(&mut s, text);
-    s.push_str("}],\"isError\":true,\"resultType\":\"complete\"}}");
+    let mut s = String::new();
+    let mut o = ObjectWriter::new(&mut s);
+    o.str("jsonrpc", "2.0").raw("id", &id.to_json());
+    let mut result = o.object("result");
+    result
+        .array("content")
+        .object()
+        .str("type", "text")
+        .str("text", text);
+    result.bool("isError", true).str("resultType", "complete");
+    result.finish();
+    o.finish();
     s.into_bytes()
 }
 
@@ -251,67 +258,37 @@ pub(super) fn audit(
     if shared.audit.is_none() {
         return;
     }
-    let mut s = String::from("{\"time\":");
-    write_string(&mut s, &Timestamp::now().to_rfc3339());
-    s.push_str(",\"tool\":");
-    match tool {
-        Some(t) => write_string(&mut s, t),
-        None => s.push_str("null"),
-    }
-    s.push_str(",\"id\":");
-    s.push_str(&id.map_or_else(|| "null".to_owned(), Id::to_json));
-    s.push_str(",\"direction\":");
-    write_string(&mut s, direction);
-    s.push_str(",\"verdict\":");
-    write_string(&mut s, verdict);
-    let opt = |s: &mut String, k: &str, v: Option<&str>| {
-        s.push_str(",\"");
-        s.push_str(k);
-        s.push_str("\":");
-        match v {
-            Some(v) => write_string(s, v),
-            None => s.push_str("null"),
-        }
+    let mut s = String::new();
+    let mut o = ObjectWriter::new(&mut s);
+    o.str("time", &Timestamp::now().to_rfc3339())
+        .opt_str("tool", tool);
+    match id {
+        Some(id) => o.raw("id", &id.to_json()),
+        None => o.null("id"),
     };
-    opt(&mut s, "class", finding.map(|f| f.class));
-    opt(
-        &mut s,
-        "keyword",
-        finding.and_then(|f| f.keyword.as_deref()),
-    );
-    opt(
-        &mut s,
-        "keyword_location",
-        finding.and_then(|f| f.keyword_location.as_deref()),
-    );
-    opt(
-        &mut s,
-        "pointer",
-        finding.and_then(|f| f.pointer.as_deref()),
-    );
-    s.push_str(",\"offset\":");
-    match finding.and_then(|f| f.offset) {
-        Some(o) => s.push_str(&o.to_string()),
-        None => s.push_str("null"),
-    }
-    s.push_str(",\"bytes\":");
-    s.push_str(&facts.size.to_string());
-    // Passed lines are hashed too: the record identifies what the client received.
-    s.push_str(",\"sha256\":");
-    write_string(&mut s, &facts.sha());
+    o.str("direction", direction)
+        .str("verdict", verdict)
+        .opt_str("class", finding.map(|f| f.class))
+        .opt_str("keyword", finding.and_then(|f| f.keyword.as_deref()))
+        .opt_str(
+            "keyword_location",
+            finding.and_then(|f| f.keyword_location.as_deref()),
+        )
+        .opt_str("pointer", finding.and_then(|f| f.pointer.as_deref()))
+        .opt_u64("offset", finding.and_then(|f| f.offset))
+        .u64("bytes", facts.size)
+        // Passed lines are hashed too: the record identifies what the client received.
+        .str("sha256", &facts.sha());
     if let Some(u) = &shared.upstream {
-        s.push_str(",\"upstream\":");
-        write_string(&mut s, u);
+        o.str("upstream", u);
     }
     if let Some(who) = &shared.subject {
-        s.push_str(",\"subject\":");
-        write_string(&mut s, who);
+        o.str("subject", who);
     }
     if let Some(x) = finding.and_then(|f| f.extra.as_deref()) {
-        s.push(',');
-        s.push_str(x);
+        o.raw_members(x);
     }
-    s.push('}');
+    o.finish();
     outs.push(Out::Audit(s));
 }
 

@@ -47,7 +47,7 @@ pub const MAX_LIST_PAGES: usize = 100;
 /// Most calls held while the proxy lists tools (each keeps its line).
 pub const MAX_HELD: usize = 64;
 use crate::action::{Call, Verdict};
-use crate::json::{write_string, Value};
+use crate::json::{ObjectWriter, Value};
 use crate::{Limits, Rejection, Validator};
 
 /// Longest compile deadline honoured (an `Instant` can always be moved by a year).
@@ -443,11 +443,10 @@ fn on_call(
         let d = policy.decide(&call, &shared.session, &shared.rate, now_ms);
         if let Some(e) = &d.facts().state_error {
             // The store failed: audited whatever the deployment chose.
-            let mut extra = String::from("\"state_error\":");
-            write_string(&mut extra, e);
-            extra.push_str(",\"on_state_error\":\"");
-            extra.push_str(shared.rate.get_on_state_error().as_str());
-            extra.push('"');
+            let mut extra = String::new();
+            ObjectWriter::members(&mut extra)
+                .str("state_error", e)
+                .str("on_state_error", shared.rate.get_on_state_error().as_str());
             let f = Finding {
                 class: "state_error",
                 extra: Some(extra.into()),
@@ -542,23 +541,20 @@ fn start_listing(st: &mut State, outs: &mut Vec<Out>, cursor: Option<&str>, meta
             break id;
         }
     };
-    let mut params = String::from("{");
+    let mut line = String::new();
+    let mut o = ObjectWriter::new(&mut line);
+    o.str("jsonrpc", "2.0")
+        .raw("id", &id.to_json())
+        .str("method", "tools/list");
+    let mut params = o.object("params");
     if let Some(c) = cursor {
-        params.push_str("\"cursor\":");
-        write_string(&mut params, c);
+        params.str("cursor", c);
     }
     if !meta.is_empty() {
-        if cursor.is_some() {
-            params.push(',');
-        }
-        params.push_str("\"_meta\":");
-        params.push_str(&meta);
+        params.raw("_meta", &meta);
     }
-    params.push('}');
-    let line = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/list\",\"params\":{params}}}",
-        id.to_json()
-    );
+    params.finish();
+    o.finish();
     st.listing = true;
     st.pending.insert(id, Pending::OwnList { meta });
     outs.push(Out::Server(line.into_bytes()));
@@ -917,48 +913,35 @@ fn definition_detail(
     changes: &[ToolChange],
     found: &[DefinitionFinding],
 ) -> String {
-    let mut s = String::from("\"definition\":{\"sha256\":\"");
-    s.push_str(def.sha256());
-    s.push_str("\",\"pinned_sha256\":");
-    match pinned {
-        Some(p) => {
-            s.push('"');
-            s.push_str(p);
-            s.push('"');
-        }
-        None => s.push_str("null"),
-    }
+    let mut s = String::new();
+    let mut top = ObjectWriter::members(&mut s);
+    let mut d = top.object("definition");
+    d.str("sha256", def.sha256())
+        .opt_str("pinned_sha256", pinned);
     let mut members: Vec<&str> = changes
         .iter()
         .filter_map(|c| c.pointer.split('/').nth(1))
         .collect();
     members.dedup();
-    s.push_str(",\"members\":[");
-    for (i, m) in members.iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        write_string(&mut s, m);
+    let mut a = d.array("members");
+    for m in members {
+        a.str(m);
     }
-    s.push_str("],\"changes\":[");
-    for (i, c) in changes.iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        c.write_json(&mut s, false);
+    a.finish();
+    let mut a = d.array("changes");
+    for c in changes {
+        c.write_json(a.item(), false);
     }
-    s.push_str("],\"findings\":[");
-    for (i, f) in found.iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        s.push_str("{\"pattern\":\"");
-        s.push_str(f.pattern);
-        s.push_str("\",\"pointer\":");
-        write_string(&mut s, &f.pointer);
-        s.push('}');
+    a.finish();
+    let mut a = d.array("findings");
+    for f in found {
+        a.object()
+            .str("pattern", f.pattern)
+            .str("pointer", &f.pointer);
     }
-    s.push_str("]}");
+    a.finish();
+    d.finish();
+    top.finish();
     s
 }
 

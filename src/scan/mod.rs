@@ -22,7 +22,7 @@ use crate::limits::Limits;
 use crate::pointer;
 
 use number::NumState;
-pub use number::{Number, NumberError};
+pub use number::{Number, NumberError, NumberErrorKind};
 use string::StrState;
 
 /// One token of the document, in document order.

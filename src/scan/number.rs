@@ -12,39 +12,66 @@ use crate::error::Syntax;
 ///
 /// # Example
 /// ```
-/// use jsongate::{Number, NumberError};
+/// use jsongate::{Number, NumberErrorKind};
 /// let n = Number::parse("18446744073709551616").unwrap();
-/// assert_eq!(n.as_u64(), Err(NumberError::OutOfRange));
+/// assert_eq!(n.as_u64().map_err(|e| e.kind()), Err(NumberErrorKind::OutOfRange));
 /// assert_eq!(Number::parse("-42").unwrap().as_i64(), Ok(-42));
-/// assert_eq!(Number::parse("1.5").unwrap().as_i64(), Err(NumberError::NotAnInteger));
+/// assert_eq!(Number::parse("1.5").unwrap().as_i64().map_err(|e| e.kind()), Err(NumberErrorKind::NotAnInteger));
 /// assert!(Number::parse("01").is_none());
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Number<'a>(pub(super) &'a str);
 
-/// Why a [`Number`] could not be converted.
+/// Why a [`Number`] could not be converted. One byte wide, `Copy`: the conversions are on
+/// the hot path and their error carries nothing but its kind.
 ///
 /// # Example
 /// ```
-/// use jsongate::{Number, NumberError};
+/// use jsongate::{Number, NumberErrorKind};
 /// let n = Number::parse("3.25").unwrap();
-/// assert_eq!(n.as_u64(), Err(NumberError::NotAnInteger));
-/// assert_eq!(NumberError::NotAnInteger.to_string(), "number is not an integer");
+/// assert_eq!(n.as_u64().unwrap_err().kind(), NumberErrorKind::NotAnInteger);
+/// assert_eq!(n.as_u64().unwrap_err().to_string(), "number is not an integer");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NumberError {
+    kind: NumberErrorKind,
+}
+
+/// What kind of conversion failure a [`NumberError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum NumberError {
+pub enum NumberErrorKind {
     /// The text has a fraction or exponent (`1.0`, `1e2`); integer accessors are textual.
     NotAnInteger,
     /// The value does not fit the requested type (or is infinite as `f64`).
     OutOfRange,
 }
 
+impl NumberError {
+    const NOT_AN_INTEGER: NumberError = NumberError {
+        kind: NumberErrorKind::NotAnInteger,
+    };
+    const OUT_OF_RANGE: NumberError = NumberError {
+        kind: NumberErrorKind::OutOfRange,
+    };
+
+    /// What kind of failure this is.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{Number, NumberErrorKind};
+    /// assert_eq!(Number::parse("-1").unwrap().as_u64().unwrap_err().kind(), NumberErrorKind::OutOfRange);
+    /// ```
+    pub fn kind(&self) -> NumberErrorKind {
+        self.kind
+    }
+}
+
 impl fmt::Display for NumberError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            NumberError::NotAnInteger => "number is not an integer",
-            NumberError::OutOfRange => "number out of range",
+        f.write_str(match self.kind {
+            NumberErrorKind::NotAnInteger => "number is not an integer",
+            NumberErrorKind::OutOfRange => "number out of range",
         })
     }
 }
@@ -104,49 +131,49 @@ impl<'a> Number<'a> {
     ///
     /// # Example
     /// ```
-    /// use jsongate::{Number, NumberError};
+    /// use jsongate::{Number, NumberErrorKind};
     /// assert_eq!(Number::parse("-9223372036854775808").unwrap().as_i64(), Ok(i64::MIN));
     /// let over = Number::parse("9223372036854775808").unwrap();
-    /// assert_eq!(over.as_i64(), Err(NumberError::OutOfRange));
+    /// assert_eq!(over.as_i64().map_err(|e| e.kind()), Err(NumberErrorKind::OutOfRange));
     /// ```
     pub fn as_i64(&self) -> Result<i64, NumberError> {
         if !self.is_integer() {
-            return Err(NumberError::NotAnInteger);
+            return Err(NumberError::NOT_AN_INTEGER);
         }
-        self.as_str().parse().map_err(|_| NumberError::OutOfRange)
+        self.as_str().parse().map_err(|_| NumberError::OUT_OF_RANGE)
     }
 
     /// The value as `u64` (negative values are out of range; `-0` is 0).
     ///
     /// # Example
     /// ```
-    /// use jsongate::{Number, NumberError};
+    /// use jsongate::{Number, NumberErrorKind};
     /// assert_eq!(Number::parse("18446744073709551615").unwrap().as_u64(), Ok(u64::MAX));
     /// assert_eq!(Number::parse("-0").unwrap().as_u64(), Ok(0));
-    /// assert_eq!(Number::parse("-1").unwrap().as_u64(), Err(NumberError::OutOfRange));
+    /// assert_eq!(Number::parse("-1").unwrap().as_u64().map_err(|e| e.kind()), Err(NumberErrorKind::OutOfRange));
     /// ```
     pub fn as_u64(&self) -> Result<u64, NumberError> {
         if !self.is_integer() {
-            return Err(NumberError::NotAnInteger);
+            return Err(NumberError::NOT_AN_INTEGER);
         }
         if self.0 == "-0" {
             return Ok(0);
         }
-        self.as_str().parse().map_err(|_| NumberError::OutOfRange)
+        self.as_str().parse().map_err(|_| NumberError::OUT_OF_RANGE)
     }
 
     /// The nearest `f64`; `OutOfRange` when the magnitude overflows to infinity.
     ///
     /// # Example
     /// ```
-    /// use jsongate::{Number, NumberError};
+    /// use jsongate::{Number, NumberErrorKind};
     /// assert_eq!(Number::parse("2.5e-1").unwrap().as_f64(), Ok(0.25));
-    /// assert_eq!(Number::parse("1e400").unwrap().as_f64(), Err(NumberError::OutOfRange));
+    /// assert_eq!(Number::parse("1e400").unwrap().as_f64().map_err(|e| e.kind()), Err(NumberErrorKind::OutOfRange));
     /// ```
     pub fn as_f64(&self) -> Result<f64, NumberError> {
         match self.as_str().parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(v),
-            _ => Err(NumberError::OutOfRange),
+            _ => Err(NumberError::OUT_OF_RANGE),
         }
     }
 }
@@ -474,16 +501,28 @@ mod tests {
         let n = |s| Number::parse(s).unwrap();
         assert_eq!(n("9223372036854775807").as_i64(), Ok(i64::MAX));
         assert_eq!(
-            n("9223372036854775808").as_i64(),
-            Err(NumberError::OutOfRange)
+            n("9223372036854775808").as_i64().map_err(|e| e.kind()),
+            Err(NumberErrorKind::OutOfRange)
         );
         assert_eq!(n("-9223372036854775808").as_i64(), Ok(i64::MIN));
         assert_eq!(n("18446744073709551615").as_u64(), Ok(u64::MAX));
-        assert_eq!(n("-1").as_u64(), Err(NumberError::OutOfRange));
+        assert_eq!(
+            n("-1").as_u64().map_err(|e| e.kind()),
+            Err(NumberErrorKind::OutOfRange)
+        );
         assert_eq!(n("-0").as_u64(), Ok(0));
-        assert_eq!(n("1e2").as_u64(), Err(NumberError::NotAnInteger));
-        assert_eq!(n("1e400").as_f64(), Err(NumberError::OutOfRange));
-        assert_eq!(n("-1e400").as_f64(), Err(NumberError::OutOfRange));
+        assert_eq!(
+            n("1e2").as_u64().map_err(|e| e.kind()),
+            Err(NumberErrorKind::NotAnInteger)
+        );
+        assert_eq!(
+            n("1e400").as_f64().map_err(|e| e.kind()),
+            Err(NumberErrorKind::OutOfRange)
+        );
+        assert_eq!(
+            n("-1e400").as_f64().map_err(|e| e.kind()),
+            Err(NumberErrorKind::OutOfRange)
+        );
         assert_eq!(n("1e-400").as_f64(), Ok(0.0));
         assert_eq!(n("0.1").as_f64(), Ok(0.1));
         assert!(!n("1.0").is_integer() && n("-7").is_integer());

@@ -25,9 +25,9 @@ mod phrases;
 mod render;
 mod rules;
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
-use crate::json::write_string;
+use crate::json::ObjectWriter;
 use crate::pointer::{push_index, push_name};
 use crate::scan::{Event, Flow, Sink};
 use crate::{Error, Limits, Scanner};
@@ -161,18 +161,14 @@ impl Finding {
     /// assert!(line.ends_with(r#""action":"flag"}"#));
     /// ```
     pub fn write_json(&self, out: &mut String, action: Action) {
-        out.push_str("{\"pointer\":");
-        write_string(out, &self.pointer);
-        let _ = write!(
-            out,
-            ",\"in\":\"{}\",\"pattern\":\"{}\",\"class\":\"{}\",\"offset\":{},\"at\":{},\"action\":\"{}\"}}",
-            if self.in_name { "name" } else { "value" },
-            self.pattern,
-            self.class,
-            self.offset,
-            self.at,
-            action.as_str()
-        );
+        ObjectWriter::new(out)
+            .str("pointer", &self.pointer)
+            .str("in", if self.in_name { "name" } else { "value" })
+            .str("pattern", self.pattern)
+            .str("class", self.class.as_str())
+            .u64("offset", self.offset as u64)
+            .u64("at", self.at)
+            .str("action", action.as_str());
     }
 }
 

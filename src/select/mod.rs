@@ -10,7 +10,6 @@
 //! contracts or envelopes. It owns projection only: the value it builds, the JSON writer and
 //! [`Tee`](crate::json::Tee) (one event stream to a validator and a selector) live in [`crate::json`].
 
-use std::fmt;
 use std::sync::Arc;
 
 use crate::scan::{Event, Flow, Sink};
@@ -21,44 +20,59 @@ use crate::json::{Value, ValueBuilder};
 ///
 /// # Example
 /// ```
-/// use jsongate::select::{Projection, SelectError};
-/// assert_eq!(Projection::new([("a", "x")]).unwrap_err(), SelectError::InvalidPointer("x".into()));
-/// assert_eq!(
-///     Projection::new([("a", "/x"), ("a", "/y")]).unwrap_err(),
-///     SelectError::DuplicateName("a".into())
-/// );
-/// assert_eq!(
-///     Projection::new([("a", "/x"), ("b", "/x/y")]).unwrap_err(),
-///     SelectError::Overlap("/x".into(), "/x/y".into())
-/// );
+/// use jsongate::select::{Projection, SelectErrorKind};
+/// let e = Projection::new([("a", "x")]).unwrap_err();
+/// assert_eq!((e.kind(), e.message()), (SelectErrorKind::InvalidPointer, "'x' is not a JSON Pointer"));
+/// let e = Projection::new([("a", "/x"), ("a", "/y")]).unwrap_err();
+/// assert_eq!((e.kind(), e.message()), (SelectErrorKind::DuplicateName, "output name 'a' is used twice"));
+/// let e = Projection::new([("a", "/x"), ("b", "/x/y")]).unwrap_err();
+/// assert_eq!((e.kind(), e.to_string().as_str()), (SelectErrorKind::Overlap, "pointers '/x' and '/x/y' overlap"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SelectError {
+pub struct SelectError(Box<(SelectErrorKind, String)>);
+
+kind_message_error!(SelectError, SelectErrorKind);
+
+/// What was wrong with a set of pointers, as a [`SelectError`] says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SelectErrorKind {
     /// The pointer is not an RFC 6901 JSON Pointer (does not start with `/`, or has a `~`
     /// not followed by `0` or `1`).
-    InvalidPointer(String),
+    InvalidPointer,
     /// Two fields have the same output name.
-    DuplicateName(String),
+    DuplicateName,
     /// One pointer lies inside (or equals) another; each upstream value feeds at most one
     /// output field.
-    Overlap(String, String),
+    Overlap,
 }
 
-impl fmt::Display for SelectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SelectError::InvalidPointer(p) => write!(f, "'{p}' is not a JSON Pointer"),
-            SelectError::DuplicateName(n) => write!(f, "output name '{n}' is used twice"),
-            SelectError::Overlap(a, b) => write!(f, "pointers '{a}' and '{b}' overlap"),
-        }
+impl SelectError {
+    fn invalid_pointer(p: &str) -> SelectError {
+        SelectError::new(
+            SelectErrorKind::InvalidPointer,
+            format!("'{p}' is not a JSON Pointer"),
+        )
+    }
+
+    fn duplicate_name(n: &str) -> SelectError {
+        SelectError::new(
+            SelectErrorKind::DuplicateName,
+            format!("output name '{n}' is used twice"),
+        )
+    }
+
+    fn overlap(a: &str, b: &str) -> SelectError {
+        SelectError::new(
+            SelectErrorKind::Overlap,
+            format!("pointers '{a}' and '{b}' overlap"),
+        )
     }
 }
 
-impl std::error::Error for SelectError {}
-
 /// Splits an RFC 6901 pointer into unescaped reference tokens (`""` is the whole document).
 pub(crate) fn parse_pointer(pointer: &str) -> Result<Vec<String>, SelectError> {
-    crate::pointer::tokens(pointer).ok_or_else(|| SelectError::InvalidPointer(pointer.to_owned()))
+    crate::pointer::tokens(pointer).ok_or_else(|| SelectError::invalid_pointer(pointer))
 }
 
 use crate::pointer::array_index;
@@ -124,7 +138,7 @@ impl Projection {
         for (name, pointer) in fields {
             let (name, pointer) = (name.as_ref(), pointer.as_ref());
             if c.names.iter().any(|n| n == name) {
-                return Err(SelectError::DuplicateName(name.to_owned()));
+                return Err(SelectError::duplicate_name(name));
             }
             let field = c.names.len() as u32;
             let mut at = 0usize;
@@ -148,10 +162,7 @@ impl Projection {
             }
             if !c.nodes[at].children.is_empty() {
                 let inner = first_field_below(&c, at);
-                return Err(SelectError::Overlap(
-                    pointer.to_owned(),
-                    c.pointers[inner as usize].clone(),
-                ));
+                return Err(SelectError::overlap(pointer, &c.pointers[inner as usize]));
             }
             c.nodes[at].field = Some(field);
             c.names.push(name.to_owned());
@@ -221,7 +232,7 @@ impl Projection {
 }
 
 fn overlap(c: &Compiled, field: u32, pointer: &str) -> SelectError {
-    SelectError::Overlap(c.pointers[field as usize].clone(), pointer.to_owned())
+    SelectError::overlap(&c.pointers[field as usize], pointer)
 }
 
 fn first_field_below(c: &Compiled, mut at: usize) -> u32 {
@@ -540,26 +551,32 @@ mod tests {
 
     #[test]
     fn rejects_overlaps_duplicates_and_bad_pointers() {
-        assert!(matches!(
-            Projection::new([("a", "/a"), ("b", "/a/b")]),
-            Err(SelectError::Overlap(..))
-        ));
-        assert!(matches!(
-            Projection::new([("a", "/a/b"), ("b", "/a")]),
-            Err(SelectError::Overlap(..))
-        ));
-        assert!(matches!(
-            Projection::new([("a", "/a"), ("a", "/b")]),
-            Err(SelectError::DuplicateName(_))
-        ));
-        assert!(matches!(
-            Projection::new([("a", "a")]),
-            Err(SelectError::InvalidPointer(_))
-        ));
-        assert!(matches!(
-            Projection::new([("a", "/~2")]),
-            Err(SelectError::InvalidPointer(_))
-        ));
+        assert_eq!(
+            Projection::new([("a", "/a"), ("b", "/a/b")])
+                .unwrap_err()
+                .kind(),
+            SelectErrorKind::Overlap
+        );
+        assert_eq!(
+            Projection::new([("a", "/a/b"), ("b", "/a")])
+                .unwrap_err()
+                .kind(),
+            SelectErrorKind::Overlap
+        );
+        assert_eq!(
+            Projection::new([("a", "/a"), ("a", "/b")])
+                .unwrap_err()
+                .kind(),
+            SelectErrorKind::DuplicateName
+        );
+        assert_eq!(
+            Projection::new([("a", "a")]).unwrap_err().kind(),
+            SelectErrorKind::InvalidPointer
+        );
+        assert_eq!(
+            Projection::new([("a", "/~2")]).unwrap_err().kind(),
+            SelectErrorKind::InvalidPointer
+        );
     }
 
     #[test]

@@ -28,7 +28,7 @@ use nix::fcntl::{Flock, FlockArg};
 use super::map::{Entry, Map, Slot};
 use super::{StateError, StateErrorKind, Store, Take};
 use crate::fsx;
-use crate::json::{write_string, Value};
+use crate::json::{ObjectWriter, Value};
 use crate::Limits;
 
 /// The state file format this build reads and writes.
@@ -212,38 +212,31 @@ impl FileStore {
 }
 
 fn render(map: &Map) -> String {
-    let mut out = format!("{{\"jsongate_state\":{FILE_FORMAT},\"entries\":{{");
-    for (i, (k, e)) in map.entries.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_string(&mut out, k);
-        out.push_str(":{");
+    let mut out = String::new();
+    let mut o = ObjectWriter::new(&mut out);
+    o.u64("jsongate_state", FILE_FORMAT);
+    let mut entries = o.object("entries");
+    for (k, e) in &map.entries {
+        let mut entry = entries.object(k);
         match &e.slot {
             Slot::Log(l) => {
-                out.push_str("\"log\":[");
-                for (j, t) in l.iter().enumerate() {
-                    if j > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&t.to_string());
+                let mut log = entry.array("log");
+                for &t in l {
+                    log.u64(t);
                 }
-                out.push(']');
             }
             Slot::Num(n) => {
-                out.push_str("\"num\":");
-                out.push_str(&n.to_string());
+                entry.u64("num", *n);
             }
             Slot::Text(t) => {
-                out.push_str("\"text\":");
-                write_string(&mut out, t);
+                entry.str("text", t);
             }
         }
-        out.push_str(",\"expires\":");
-        out.push_str(&e.expires.to_string());
-        out.push('}');
+        entry.u64("expires", e.expires);
     }
-    out.push_str("}}\n");
+    entries.finish();
+    o.finish();
+    out.push('\n');
     out
 }
 

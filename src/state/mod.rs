@@ -88,10 +88,7 @@ pub enum StateErrorKind {
 /// assert_eq!((e.kind(), e.message()), (StateErrorKind::Io, "state file 'x': permission denied"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StateError {
-    kind: StateErrorKind,
-    message: String,
-}
+pub struct StateError(Box<(StateErrorKind, String)>);
 
 impl StateError {
     /// An error of `kind` with `message`.
@@ -102,10 +99,7 @@ impl StateError {
     /// assert_eq!(StateError::new(StateErrorKind::Corrupt, "bad slot").kind(), StateErrorKind::Corrupt);
     /// ```
     pub fn new(kind: StateErrorKind, message: impl Into<String>) -> StateError {
-        StateError {
-            kind,
-            message: message.into(),
-        }
+        StateError(Box::new((kind, message.into())))
     }
 
     /// What went wrong.
@@ -116,7 +110,7 @@ impl StateError {
     /// assert_eq!(StateError::new(StateErrorKind::Unavailable, "timeout").kind(), StateErrorKind::Unavailable);
     /// ```
     pub fn kind(&self) -> StateErrorKind {
-        self.kind
+        self.0 .0
     }
 
     /// The message for the operator.
@@ -127,13 +121,13 @@ impl StateError {
     /// assert_eq!(StateError::new(StateErrorKind::Unavailable, "timeout").message(), "timeout");
     /// ```
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0 .1
     }
 }
 
 impl fmt::Display for StateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0 .1)
     }
 }
 

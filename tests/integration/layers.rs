@@ -35,8 +35,8 @@ fn module_of(name: &str) -> Option<&'static str> {
     Some(match name {
         "Error" | "ErrorKind" | "Syntax" => "error",
         "Limits" | "UNLIMITED" => "limits",
-        "Event" | "Flow" | "Ignore" | "Number" | "NumberError" | "Outcome" | "Position"
-        | "Scanner" | "Sink" | "READ_CHUNK" => "scan",
+        "Event" | "Flow" | "Ignore" | "Number" | "NumberError" | "NumberErrorKind" | "Outcome"
+        | "Position" | "Scanner" | "Sink" | "READ_CHUNK" => "scan",
         "CompileBudget" | "CompileError" | "CompileErrorKind" | "Draft" | "Schema"
         | "SchemaOptions" => "schema",
         "Rejection" | "Validator" | "Violation" | "OutputFormat" => "validate",

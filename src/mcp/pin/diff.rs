@@ -19,7 +19,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::json::{write_string, Value};
+use crate::json::{ObjectWriter, Value};
 use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
 use crate::schema::keywords::{Bound, Keyword};
@@ -170,33 +170,20 @@ impl ToolChange {
     /// assert!(full.ends_with(r#""from":"Reads a file","to":"Reads any file"}"#));
     /// ```
     pub fn write_json(&self, out: &mut String, values_in_full: bool) {
-        out.push_str("{\"kind\":\"");
-        out.push_str(self.kind.as_str());
-        out.push_str("\",\"dangerous\":");
-        out.push_str(if self.kind.dangerous() {
-            "true"
-        } else {
-            "false"
-        });
-        out.push_str(",\"pointer\":");
-        write_string(out, &self.pointer);
-        out.push_str(",\"keyword\":");
-        match &self.keyword {
-            Some(k) => write_string(out, k),
-            None => out.push_str("null"),
-        }
+        let mut o = ObjectWriter::new(out);
+        o.str("kind", self.kind.as_str())
+            .bool("dangerous", self.kind.dangerous())
+            .str("pointer", &self.pointer)
+            .opt_str("keyword", self.keyword.as_deref());
         for (name, v) in [("from", &self.from), ("to", &self.to)] {
             let shown = v.as_ref().filter(|v| {
                 values_in_full || matches!(v, Value::Number(_) | Value::Bool(_) | Value::Null)
             });
             if let Some(v) = shown {
-                out.push_str(",\"");
-                out.push_str(name);
-                out.push_str("\":");
-                v.write_json(out);
+                o.value(name, v);
             }
         }
-        out.push('}');
+        o.finish();
     }
 }
 

@@ -75,12 +75,12 @@ pub const LOCK_FORMAT: u64 = 1;
 ///
 /// # Example
 /// ```
-/// use jsongate::mcp::pin::{Definition, PinError, MAX_DEFINITION_BYTES};
+/// use jsongate::mcp::pin::{Definition, PinErrorKind, MAX_DEFINITION_BYTES};
 /// use jsongate::Limits;
 /// assert_eq!(MAX_DEFINITION_BYTES, 256 << 10);
 /// let big = format!(r#"{{"name":"t","description":"{}"}}"#, "x".repeat(MAX_DEFINITION_BYTES));
 /// let err = Definition::from_slice(big.as_bytes(), Limits::new().max_bytes(1 << 20)).unwrap_err();
-/// assert_eq!(err, PinError::TooLarge { limit: MAX_DEFINITION_BYTES });
+/// assert_eq!((err.kind(), err.limit()), (PinErrorKind::TooLarge, Some(MAX_DEFINITION_BYTES)));
 /// ```
 pub const MAX_DEFINITION_BYTES: usize = 256 * 1024;
 
@@ -109,44 +109,121 @@ pub const MAX_LOCK_BYTES: u64 = 64 * 1024 * 1024;
 ///
 /// # Example
 /// ```
-/// use jsongate::mcp::pin::{Definition, Lock, PinError};
+/// use jsongate::mcp::pin::{Definition, Lock, PinErrorKind};
 /// use jsongate::Limits;
-/// assert_eq!(Definition::from_slice(br#"["not a tool"]"#, Limits::new()), Err(PinError::NotATool));
-/// assert!(matches!(Definition::from_slice(b"{,}", Limits::new()), Err(PinError::Unreadable(_))));
-/// let Err(PinError::Lock(e)) = Lock::from_slice(br#"{"jsongate_lock":1}"#) else { panic!() };
-/// assert_eq!(e.kind(), jsongate::json::ConfigErrorKind::Schema);
+/// let e = Definition::from_slice(br#"["not a tool"]"#, Limits::new()).unwrap_err();
+/// assert_eq!((e.kind(), e.to_string().as_str()), (PinErrorKind::NotATool, "tool definition is not an object with a name"));
+/// let e = Definition::from_slice(b"{,}", Limits::new()).unwrap_err();
+/// assert_eq!(e.kind(), PinErrorKind::Unreadable);
+/// assert_eq!(e.scan_error().unwrap().kind().code(), "syntax");
+/// let e = Lock::from_slice(br#"{"jsongate_lock":1}"#).unwrap_err();
+/// assert_eq!(e.kind(), PinErrorKind::Lock);
+/// assert_eq!(e.config_error().unwrap().kind(), jsongate::json::ConfigErrorKind::Schema);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PinError {
-    /// The definition is not strict JSON within the limits.
+pub struct PinError(Box<PinInner>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum PinInner {
     Unreadable(crate::Error),
-    /// The definition is not an object with a string `name`.
     NotATool,
-    /// The definition is larger than [`MAX_DEFINITION_BYTES`].
-    TooLarge {
-        /// The limit, in bytes.
-        limit: usize,
-    },
-    /// The lockfile is not one this crate can enforce: the configuration error says what,
-    /// where (its pointer) and why.
+    TooLarge { limit: usize },
     Lock(ConfigError),
-    /// Recording failed: the server did not answer as MCP requires (the message says how).
     Server(String),
 }
 
+/// What kind of failure a [`PinError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PinErrorKind {
+    /// The definition is not strict JSON within the limits ([`PinError::scan_error`]).
+    Unreadable,
+    /// The definition is not an object with a string `name`.
+    NotATool,
+    /// The definition is larger than [`MAX_DEFINITION_BYTES`] ([`PinError::limit`]).
+    TooLarge,
+    /// The lockfile is not one this crate can enforce: the configuration error
+    /// ([`PinError::config_error`]) says what, where (its pointer) and why.
+    Lock,
+    /// Recording failed: the server did not answer as MCP requires (the message says how).
+    Server,
+}
+
 impl PinError {
+    pub(crate) fn unreadable(e: crate::Error) -> PinError {
+        PinError(Box::new(PinInner::Unreadable(e)))
+    }
+
+    pub(crate) fn not_a_tool() -> PinError {
+        PinError(Box::new(PinInner::NotATool))
+    }
+
+    pub(crate) fn too_large(limit: usize) -> PinError {
+        PinError(Box::new(PinInner::TooLarge { limit }))
+    }
+
+    pub(crate) fn lock(e: ConfigError) -> PinError {
+        PinError(Box::new(PinInner::Lock(e)))
+    }
+
+    pub(crate) fn server(message: impl Into<String>) -> PinError {
+        PinError(Box::new(PinInner::Server(message.into())))
+    }
+
+    /// What kind of failure this is.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::mcp::pin::{Definition, PinErrorKind};
+    /// let e = Definition::from_slice(br#"{"name":1}"#, jsongate::Limits::new()).unwrap_err();
+    /// assert_eq!(e.kind(), PinErrorKind::NotATool);
+    /// ```
+    pub fn kind(&self) -> PinErrorKind {
+        match *self.0 {
+            PinInner::Unreadable(_) => PinErrorKind::Unreadable,
+            PinInner::NotATool => PinErrorKind::NotATool,
+            PinInner::TooLarge { .. } => PinErrorKind::TooLarge,
+            PinInner::Lock(_) => PinErrorKind::Lock,
+            PinInner::Server(_) => PinErrorKind::Server,
+        }
+    }
+
+    /// The scanner's error, for a definition that is not strict JSON
+    /// ([`PinErrorKind::Unreadable`]).
+    pub fn scan_error(&self) -> Option<&crate::Error> {
+        match &*self.0 {
+            PinInner::Unreadable(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The configuration error, for a lockfile that cannot be used ([`PinErrorKind::Lock`]).
+    pub fn config_error(&self) -> Option<&ConfigError> {
+        match &*self.0 {
+            PinInner::Lock(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The size limit, in bytes, a definition crossed ([`PinErrorKind::TooLarge`]).
+    pub fn limit(&self) -> Option<usize> {
+        match *self.0 {
+            PinInner::TooLarge { limit } => Some(limit),
+            _ => None,
+        }
+    }
+
     /// The class the relay gives a tool whose definition failed this way.
     ///
     /// # Example
     /// ```
-    /// use jsongate::mcp::pin::PinError;
-    /// assert_eq!(PinError::TooLarge { limit: 1 }.class(), "tool_definition_too_large");
-    /// assert_eq!(PinError::NotATool.class(), "tool_definition_unreadable");
+    /// use jsongate::mcp::pin::Definition;
+    /// let e = Definition::from_slice(br#"{"name":1}"#, jsongate::Limits::new()).unwrap_err();
+    /// assert_eq!(e.class(), "tool_definition_unreadable");
     /// ```
     pub fn class(&self) -> &'static str {
-        match self {
-            PinError::TooLarge { .. } => "tool_definition_too_large",
+        match *self.0 {
+            PinInner::TooLarge { .. } => "tool_definition_too_large",
             _ => "tool_definition_unreadable",
         }
     }
@@ -154,14 +231,14 @@ impl PinError {
 
 impl fmt::Display for PinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PinError::Unreadable(e) => write!(f, "tool definition is not valid JSON: {e}"),
-            PinError::NotATool => f.write_str("tool definition is not an object with a name"),
-            PinError::TooLarge { limit } => {
+        match &*self.0 {
+            PinInner::Unreadable(e) => write!(f, "tool definition is not valid JSON: {e}"),
+            PinInner::NotATool => f.write_str("tool definition is not an object with a name"),
+            PinInner::TooLarge { limit } => {
                 write!(f, "tool definition is larger than {limit} bytes")
             }
-            PinError::Lock(e) => write!(f, "{e}"),
-            PinError::Server(m) => f.write_str(m),
+            PinInner::Lock(e) => write!(f, "{e}"),
+            PinInner::Server(m) => f.write_str(m),
         }
     }
 }
@@ -207,11 +284,9 @@ impl Definition {
     /// ```
     pub fn from_slice(bytes: &[u8], limits: Limits) -> Result<Definition, PinError> {
         if bytes.len() > MAX_DEFINITION_BYTES {
-            return Err(PinError::TooLarge {
-                limit: MAX_DEFINITION_BYTES,
-            });
+            return Err(PinError::too_large(MAX_DEFINITION_BYTES));
         }
-        let v = Value::parse(bytes, limits).map_err(PinError::Unreadable)?;
+        let v = Value::parse(bytes, limits).map_err(PinError::unreadable)?;
         Definition::from_value(v)
     }
 
@@ -235,13 +310,11 @@ impl Definition {
         let name = value
             .get("name")
             .and_then(Value::as_str)
-            .ok_or(PinError::NotATool)?
+            .ok_or_else(PinError::not_a_tool)?
             .to_owned();
         let canonical = value.to_json();
         if canonical.len() > MAX_DEFINITION_BYTES {
-            return Err(PinError::TooLarge {
-                limit: MAX_DEFINITION_BYTES,
-            });
+            return Err(PinError::too_large(MAX_DEFINITION_BYTES));
         }
         let sha256 = super::reply::hex(&Sha256::digest(canonical.as_bytes()));
         Ok(Definition {
@@ -477,7 +550,7 @@ pub struct Lock {
 static LOCK: Shipped = Shipped::bounded("lockfile", "the lock schema", LOCK_SCHEMA, MAX_LOCK_BYTES);
 
 fn lock_err(m: impl Into<String>) -> PinError {
-    PinError::Lock(ConfigError::invalid(m))
+    PinError::lock(ConfigError::invalid(m))
 }
 
 impl Lock {
@@ -593,25 +666,26 @@ impl Lock {
     /// Reads a lockfile.
     ///
     /// # Errors
-    /// [`PinError::Lock`]: not JSON, not a lockfile ([`LOCK_SCHEMA`], which also bounds the
+    /// [`PinErrorKind::Lock`]: not JSON, not a lockfile ([`LOCK_SCHEMA`], which also bounds the
     /// number of tools), larger than [`MAX_LOCK_BYTES`], a definition whose name or SHA-256
     /// does not match its entry (an edited lockfile), or two entries with the same name.
     ///
     /// # Example
     /// ```
-    /// use jsongate::mcp::pin::{Definition, Lock, PinError};
+    /// use jsongate::mcp::pin::{Definition, Lock, PinError, PinErrorKind};
     /// let mut lock = Lock::new(None);
     /// lock.insert(Definition::from_slice(br#"{"name":"a","description":"x"}"#, jsongate::Limits::new()).unwrap()).unwrap();
     /// let text = lock.to_json();
     /// assert_eq!(Lock::from_slice(text.as_bytes())?.len(), 1);
     /// // An edited definition no longer matches its SHA-256.
     /// let edited = text.replace(r#""description":"x""#, r#""description":"y""#);
-    /// let Err(PinError::Lock(e)) = Lock::from_slice(edited.as_bytes()) else { panic!() };
-    /// assert_eq!(e.pointer(), "/tools/0");
+    /// let e = Lock::from_slice(edited.as_bytes()).unwrap_err();
+    /// assert_eq!(e.kind(), PinErrorKind::Lock);
+    /// assert_eq!(e.config_error().unwrap().pointer(), "/tools/0");
     /// # Ok::<(), PinError>(())
     /// ```
     pub fn from_slice(bytes: &[u8]) -> Result<Lock, PinError> {
-        let doc = config::load(bytes, &LOCK).map_err(PinError::Lock)?;
+        let doc = config::load(bytes, &LOCK).map_err(PinError::lock)?;
         let server = doc.get("server").map(|s| ServerId {
             name: s
                 .get("name")
@@ -626,7 +700,7 @@ impl Lock {
             let name = t.get("name").and_then(Value::as_str).unwrap_or_default();
             let sha = t.get("sha256").and_then(Value::as_str).unwrap_or_default();
             let def = t.get("definition").cloned().unwrap_or(Value::Null);
-            let entry_err = |m: String| PinError::Lock(ConfigError::invalid(m).at(at.as_str()));
+            let entry_err = |m: String| PinError::lock(ConfigError::invalid(m).at(at.as_str()));
             let def = Definition::from_value(def).map_err(|e| entry_err(format!("'{at}': {e}")))?;
             if def.name() != name {
                 return Err(entry_err(format!(
@@ -662,7 +736,7 @@ impl Lock {
     /// ```
     pub fn from_file(path: &std::path::Path) -> Result<Lock, PinError> {
         let bytes = std::fs::read(path).map_err(|e| {
-            PinError::Lock(ConfigError::read(
+            PinError::lock(ConfigError::read(
                 format_args!("lockfile '{}'", path.display()),
                 &e,
             ))
@@ -1009,22 +1083,19 @@ mod tests {
         );
         assert_eq!(
             Definition::from_slice(big.as_bytes(), Limits::new()),
-            Err(PinError::TooLarge {
-                limit: MAX_DEFINITION_BYTES
-            })
+            Err(PinError::too_large(MAX_DEFINITION_BYTES))
         );
-        assert_eq!(
-            PinError::TooLarge { limit: 1 }.class(),
-            "tool_definition_too_large"
-        );
+        assert_eq!(PinError::too_large(1).class(), "tool_definition_too_large");
         assert_eq!(
             Definition::from_slice(br#"{"name":1}"#, Limits::new()),
-            Err(PinError::NotATool)
+            Err(PinError::not_a_tool())
         );
-        assert!(matches!(
-            Definition::from_slice(br#"{"name":"a","name":"b"}"#, Limits::new()),
-            Err(PinError::Unreadable(_))
-        ));
+        assert_eq!(
+            Definition::from_slice(br#"{"name":"a","name":"b"}"#, Limits::new())
+                .unwrap_err()
+                .kind(),
+            PinErrorKind::Unreadable
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 
 use super::{Definition, DefinitionFinding, Lock, PinError, ServerId};
-use crate::json::{write_string, Value};
+use crate::json::{ObjectWriter, Value};
 use crate::mcp::frame::{LineReader, Piece};
 use crate::mcp::MAX_LIST_PAGES;
 use crate::Limits;
@@ -50,7 +50,7 @@ pub struct Recording {
 }
 
 fn server_err(m: impl Into<String>) -> PinError {
-    PinError::Server(m.into())
+    PinError::server(m)
 }
 
 /// Reads one line of at most `limits.get_max_bytes()` bytes; `None` at the end of the
@@ -112,13 +112,14 @@ fn answer<R: Read, W: Write>(
         let get = |k: &str| obj.iter().find(|(n, _)| n == k).map(|(_, v)| v);
         if get("method").is_some() {
             if let Some(rid) = get("id") {
-                send(
-                    w,
-                    &format!(
-                        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32601,"message":"not supported while recording tools"}}}}"#,
-                        rid.to_json()
-                    ),
-                )?;
+                let mut refusal = String::new();
+                let mut o = ObjectWriter::new(&mut refusal);
+                o.str("jsonrpc", "2.0").value("id", rid);
+                o.object("error")
+                    .i64("code", -32601)
+                    .str("message", "not supported while recording tools");
+                o.finish();
+                send(w, &refusal)?;
             }
             continue;
         }
@@ -140,21 +141,22 @@ fn answer<R: Read, W: Write>(
 /// each definition.
 ///
 /// # Errors
-/// [`PinError::Server`]: the server closed, sent something that is not strict JSON within
+/// [`PinErrorKind::Server`](super::PinErrorKind::Server): the server closed, sent something that is not strict JSON within
 /// `limits`, answered with an error, listed more than [`MAX_LIST_PAGES`] pages or more tools
 /// than a lock holds, or listed two tools under one name; a definition that cannot be
-/// hashed ([`PinError::TooLarge`], [`PinError::NotATool`]).
+/// hashed ([`PinErrorKind::TooLarge`](super::PinErrorKind::TooLarge),
+/// [`PinErrorKind::NotATool`](super::PinErrorKind::NotATool)).
 ///
 /// # Example
 /// ```
-/// use jsongate::mcp::pin::{record::record, PinError};
+/// use jsongate::mcp::pin::{record::record, PinErrorKind};
 /// // A scripted server: its answers to `initialize` and to one `tools/list` page.
 /// let answers = concat!(r#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":{}}}}"#, "\n",
 ///     r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"search","inputSchema":{"type":"object"}}]}}"#, "\n");
 /// let rec = record(answers.as_bytes(), Vec::new(), jsongate::Limits::new()).unwrap();
 /// assert!(rec.lock.get("search").is_some() && rec.poisoned.is_empty());
 /// // A server that closes before answering.
-/// assert!(matches!(record(&b""[..], Vec::new(), jsongate::Limits::new()), Err(PinError::Server(_))));
+/// assert_eq!(record(&b""[..], Vec::new(), jsongate::Limits::new()).unwrap_err().kind(), PinErrorKind::Server);
 /// ```
 pub fn record<R: Read, W: Write>(
     server_out: R,
@@ -163,13 +165,20 @@ pub fn record<R: Read, W: Write>(
 ) -> Result<Recording, PinError> {
     let mut r = LineReader::new(server_out);
     let w = &mut server_in;
-    let mut init = String::from(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"#,
-    );
-    write_string(&mut init, PROTOCOL_VERSION);
-    init.push_str(r#","capabilities":{},"clientInfo":{"name":"jsongate-mcp-pin","version":"#);
-    write_string(&mut init, env!("CARGO_PKG_VERSION"));
-    init.push_str("}}}");
+    let mut init = String::new();
+    let mut o = ObjectWriter::new(&mut init);
+    o.str("jsonrpc", "2.0")
+        .u64("id", 1)
+        .str("method", "initialize");
+    let mut params = o.object("params");
+    params.str("protocolVersion", PROTOCOL_VERSION);
+    params.object("capabilities");
+    params
+        .object("clientInfo")
+        .str("name", "jsongate-mcp-pin")
+        .str("version", env!("CARGO_PKG_VERSION"));
+    params.finish();
+    o.finish();
     send(w, &init)?;
     let result = answer(&mut r, w, 1, limits)?;
     let info = result.get("serverInfo");
@@ -192,12 +201,17 @@ pub fn record<R: Read, W: Write>(
     let mut cursor: Option<String> = None;
     for page in 0..MAX_LIST_PAGES {
         let id = 2 + page as u64;
-        let mut req = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"#);
+        let mut req = String::new();
+        let mut o = ObjectWriter::new(&mut req);
+        o.str("jsonrpc", "2.0")
+            .u64("id", id)
+            .str("method", "tools/list");
+        let mut params = o.object("params");
         if let Some(c) = &cursor {
-            req.push_str("\"cursor\":");
-            write_string(&mut req, c);
+            params.str("cursor", c);
         }
-        req.push_str("}}");
+        params.finish();
+        o.finish();
         send(w, &req)?;
         let result = answer(&mut r, w, id, limits)?;
         let tools = result
@@ -266,11 +280,13 @@ mod tests {
             let e = run(&format!("{init}{rest}")).unwrap_err().to_string();
             assert!(e.contains(want), "{rest}: {e}");
         }
-        assert!(matches!(
+        assert_eq!(
             run(&format!(
                 "{init}{{\"id\":2,\"result\":{{\"tools\":[{{\"name\":1}}]}}}}\n"
-            )),
-            Err(PinError::NotATool)
-        ));
+            ))
+            .unwrap_err()
+            .kind(),
+            super::super::PinErrorKind::NotATool
+        );
     }
 }
