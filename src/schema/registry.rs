@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::keywords::Keyword;
 use crate::json::Value;
 
 /// The JSON Schema dialects the compiler understands.
@@ -107,9 +108,9 @@ impl Draft {
     /// The keyword that names a resource: `id` in draft-04, `$id` after.
     pub(crate) fn id_keyword(self) -> &'static str {
         if self == Draft::Draft4 {
-            "id"
+            Keyword::LegacyId.name()
         } else {
-            "$id"
+            Keyword::Id.name()
         }
     }
 }
@@ -264,7 +265,10 @@ impl Registry {
 
 /// The vocabularies a meta-schema declares (`None` if it declares none).
 pub(crate) fn vocab_of(meta: &Value) -> Result<Option<Vocab>, String> {
-    let Some(decl) = meta.get("$vocabulary").and_then(Value::as_object) else {
+    let Some(decl) = meta
+        .get(Keyword::Vocabulary.name())
+        .and_then(Value::as_object)
+    else {
         return Ok(None);
     };
     let mut v = Vocab {

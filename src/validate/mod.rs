@@ -237,15 +237,8 @@ impl Violation {
             "anyOf" => "value matches none of the anyOf alternatives",
             "oneOf" => "value does not match exactly one oneOf alternative",
             "not" => "value matches a schema it must not match",
-            "pattern" => "string does not match the pattern",
-            "format" => "string is not in the required format",
-            "maxLength" | "minLength" => "string length is out of bounds",
             "maxItems" | "minItems" => "array length is out of bounds",
             "maxProperties" | "minProperties" => "number of properties is out of bounds",
-            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                "number is out of range"
-            }
-            "multipleOf" => "number is not a multiple of the required value",
             "uniqueItems" => "array items are not unique",
             "contains" | "minContains" | "maxContains" => {
                 "array does not contain the required items"
@@ -254,7 +247,8 @@ impl Violation {
                 "a property required by another property is missing"
             }
             "propertyNames" => "property name is not allowed",
-            _ => "value does not satisfy the schema",
+            other => crate::schema::keywords::summary(other)
+                .unwrap_or("value does not satisfy the schema"),
         };
         match self.keyword {
             // The detail says it all.

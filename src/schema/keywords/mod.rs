@@ -8,9 +8,15 @@
 //! classification and the runtime's naming of `false` subschemas.
 //!
 //! One file per keyword group holds the group's compile step, its compact record, the one
-//! check both validator tiers call, and what a failure expected:
+//! check both validator tiers call, what a violation means ([`summary`]) and what a failure
+//! expected, for the messages a person reads (the MCP proxy's masked wording of an
+//! upstream's own schema is still `crate::mcp::expect`'s). The groups moved here so far:
 //! - [`number`]: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`;
 //! - [`string`]: `minLength`, `maxLength`, `pattern`, and `format` where it asserts.
+//!
+//! The other groups (`enum`/`const`, objects, arrays, applicators, `unevaluated*`,
+//! references) still have their compile step in `super::compile`, their fields in
+//! `super::program::Keywords`, and their checks in each tier.
 
 pub(crate) mod number;
 pub(crate) mod string;
@@ -26,6 +32,13 @@ pub(crate) enum Stop {
     /// A pattern search ran out of its budget (the document is then rejected as over
     /// budget, at `pattern`).
     Budget,
+}
+
+/// What a violation of the keyword named `keyword` means, in a few words (`string length is
+/// out of bounds`), for the groups that live here; `None` for the others.
+pub(crate) fn summary(keyword: &str) -> Option<&'static str> {
+    let k = Keyword::from_name(keyword)?;
+    number::summary(k).or_else(|| string::summary(k))
 }
 
 /// Characters of one constant written in a message before it is cut.
@@ -47,6 +60,7 @@ pub(crate) fn cut(s: String) -> String {
 }
 
 /// What a keyword is for.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // read by the MCP layers only
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     /// Names or describes the schema resource itself (`$schema`, `$id`, `$anchor`, …).
@@ -79,6 +93,7 @@ pub(crate) enum Holds {
 }
 
 /// Which bound a keyword sets on a count or a number.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // read by the MCP layers only
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Bound {
     /// `maximum`, `maxLength`, … : raising it widens what is accepted.
@@ -120,6 +135,7 @@ macro_rules! keywords {
 
             /// What the keyword is for.
             #[inline]
+            #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // read by the MCP layers only
             pub(crate) const fn kind(self) -> Kind {
                 match self { $(Keyword::$v => Kind::$kind,)* }
             }
@@ -266,19 +282,6 @@ impl Keyword {
         Keyword::ALL.iter().copied().find(|k| k.name() == name)
     }
 
-    /// Whether `name` is a keyword that can be a segment of a keyword location: any keyword
-    /// but identifiers and annotations, which never fail and hold no subschema.
-    pub(crate) fn structural(name: &str) -> bool {
-        Keyword::from_name(name)
-            .is_some_and(|k| !matches!(k.kind(), Kind::Identifier | Kind::Annotation))
-    }
-
-    /// Whether the next segment of a location after this keyword is a name the schema's
-    /// author chose (a property, a definition, a dependency's key).
-    pub(crate) fn names_follow(self) -> bool {
-        self.holds() == Holds::Map || self == Keyword::DependentRequired
-    }
-
     /// Whether its subschemas apply to a member or an item of the value (one more instance
     /// segment), not to the value itself.
     pub(crate) fn descends(self) -> bool {
@@ -317,6 +320,24 @@ impl Keyword {
     /// name (`additionalProperties: false` names `additionalProperties`, not `false`).
     pub(crate) fn names_false(self) -> bool {
         self.open_when_absent() || self == Keyword::Contains
+    }
+}
+
+/// The facts the MCP layers read: the reasons' masking of author-chosen names
+/// (`crate::mcp::reply`) and the pin diff's classification (`crate::mcp::pin`).
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+impl Keyword {
+    /// Whether `name` is a keyword that can be a segment of a keyword location: any keyword
+    /// but identifiers and annotations, which never fail and hold no subschema.
+    pub(crate) fn structural(name: &str) -> bool {
+        Keyword::from_name(name)
+            .is_some_and(|k| !matches!(k.kind(), Kind::Identifier | Kind::Annotation))
+    }
+
+    /// Whether the next segment of a location after this keyword is a name the schema's
+    /// author chose (a property, a definition, a dependency's key).
+    pub(crate) fn names_follow(self) -> bool {
+        self.holds() == Holds::Map || self == Keyword::DependentRequired
     }
 
     /// The bound the keyword sets, if it is one.

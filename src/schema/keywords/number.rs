@@ -138,6 +138,18 @@ impl IntBounds {
     }
 }
 
+/// What a violation of `k` means, in a few words; `None` for a keyword of another group.
+pub(crate) fn summary(k: Keyword) -> Option<&'static str> {
+    match k {
+        Keyword::Minimum
+        | Keyword::Maximum
+        | Keyword::ExclusiveMinimum
+        | Keyword::ExclusiveMaximum => Some("number is out of range"),
+        Keyword::MultipleOf => Some("number is not a multiple of the required value"),
+        _ => None,
+    }
+}
+
 /// The numeric keywords of one node.
 #[derive(Clone, Debug)]
 pub(crate) struct Numbers {

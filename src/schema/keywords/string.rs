@@ -13,6 +13,16 @@ use crate::schema::format;
 use crate::schema::regex::Regex;
 use crate::schema::Draft;
 
+/// What a violation of `k` means, in a few words; `None` for a keyword of another group.
+pub(crate) fn summary(k: Keyword) -> Option<&'static str> {
+    match k {
+        Keyword::Pattern => Some("string does not match the pattern"),
+        Keyword::Format => Some("string is not in the required format"),
+        Keyword::MaxLength | Keyword::MinLength => Some("string length is out of bounds"),
+        _ => None,
+    }
+}
+
 /// The string keywords of one node.
 #[derive(Clone, Debug)]
 pub(crate) struct Strings {
