@@ -14,10 +14,10 @@ use super::bounds::{Bounds, CompileBudget};
 use super::decimal::Decimal;
 use super::keywords::number::Numbers;
 use super::keywords::string::{self as strings, Strings};
+use super::keywords::values::{self, Const, Values};
 use super::keywords::{Holds, Keyword};
 use super::program::{
-    types, Child, Const, DynRef, Dynamic, EnumTable, Keywords, Label, Node, NodeId, NodeKind,
-    Program, Resource,
+    types, Child, DynRef, Dynamic, Keywords, Label, Node, NodeId, NodeKind, Program, Resource,
 };
 use super::regex::Regex;
 use super::registry::{known_draft, vocab_of, Draft, Registry, Vocab};
@@ -819,26 +819,6 @@ impl Compiler {
         }
     }
 
-    /// The lookup table of an `enum`'s scalar alternatives.
-    fn enum_table(&self, ids: &[NodeId]) -> EnumTable {
-        let mut t = EnumTable::default();
-        for &id in ids {
-            match &self.nodes[id as usize].kind {
-                NodeKind::Const(Const::Null) => t.null = true,
-                NodeKind::Const(Const::Bool(true)) => t.truth = true,
-                NodeKind::Const(Const::Bool(false)) => t.falsity = true,
-                NodeKind::Const(Const::String(s)) => {
-                    t.strings.insert(s.clone());
-                }
-                NodeKind::Const(Const::Number(d)) => t.numbers.push(d.clone()),
-                _ => {}
-            }
-        }
-        t.numbers.sort();
-        t.numbers.dedup();
-        t
-    }
-
     fn compile_const(&mut self, v: &Value, loc: &Loc) -> Result<NodeId, CompileError> {
         let kind = match v {
             Value::Null => Const::Null,
@@ -1205,36 +1185,24 @@ impl Compiler {
                     k.types = k.types.map(|t| t | types::INTEGER_LITERAL);
                 }
             }
-            if let Some(c) = get("const").filter(|_| Keyword::Const.in_draft(draft)) {
-                let node = self.compile_const(c, loc)?;
+            let compiled = values::compile(v, draft, err, &mut |x| self.compile_const(x, loc))?;
+            if let Some(node) = compiled.konst {
                 k.consts.push(Child {
                     node,
-                    label: self.label("const"),
+                    label: self.label(Keyword::Const.name()),
                     skipped: 0,
                 });
             }
-            if let Some(e) = get("enum") {
-                let a = e
-                    .as_array()
-                    .ok_or_else(|| err("'enum' must be an array".into()))?;
-                let mut ids = Vec::with_capacity(a.len());
-                for x in a {
-                    ids.push(self.compile_const(x, loc)?);
-                }
-                if ids.len() >= EnumTable::MIN_ALTERNATIVES {
-                    k.enum_table = Some(Box::new(self.enum_table(&ids)));
-                } else {
-                    let strings: Option<Vec<Box<str>>> = ids
-                        .iter()
-                        .map(|&id| match &self.nodes[id as usize].kind {
-                            NodeKind::Const(Const::String(s)) => Some(s.clone()),
-                            _ => None,
-                        })
-                        .collect();
-                    k.enum_strings = strings.map(Vec::into_boxed_slice);
-                }
-                k.enum_ = Some(ids);
-            }
+            k.values =
+                Values::new(
+                    compiled.konst,
+                    compiled.alternatives.as_deref(),
+                    |id| match &self.nodes[id as usize].kind {
+                        NodeKind::Const(c) => Some(c),
+                        _ => None,
+                    },
+                );
+            k.enum_ = compiled.alternatives;
             k.numbers = Numbers::compile(v, draft, err)?;
             k.strings = Strings::compile(
                 v,

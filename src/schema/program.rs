@@ -8,9 +8,9 @@
 
 use std::collections::HashMap;
 
-use super::decimal::Decimal;
 use super::keywords::number::Numbers;
 use super::keywords::string::Strings;
+use super::keywords::values::{Const, Values};
 use super::regex::Regex;
 
 /// A map keyed by names of the instance (property names, watched names): looked up once per
@@ -82,19 +82,6 @@ pub(crate) enum NodeKind {
     Const(Const),
 }
 
-/// A JSON value to compare against, with nested values as nodes so the runtime can match it
-/// member by member while the instance streams by.
-#[derive(Debug)]
-pub(crate) enum Const {
-    Null,
-    Bool(bool),
-    Number(Decimal),
-    String(Box<str>),
-    Array(Vec<NodeId>),
-    /// Members sorted by name.
-    Object(Vec<(Box<str>, NodeId)>),
-}
-
 /// How a dynamic reference finds its target at run time.
 #[derive(Debug)]
 pub(crate) enum Dynamic {
@@ -111,45 +98,6 @@ pub(crate) struct DynRef {
     pub(crate) dynamic: Dynamic,
 }
 
-/// The scalar alternatives of an `enum` with many of them: a scalar is looked up here in
-/// constant (strings, booleans, null) or logarithmic (numbers, exact decimals) time instead
-/// of being compared with every alternative. Container alternatives stay in `enum_` only.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct EnumTable {
-    pub(crate) strings: hashbrown::HashSet<Box<str>, foldhash::fast::FixedState>,
-    /// Sorted, without duplicates.
-    pub(crate) numbers: Vec<Decimal>,
-    pub(crate) null: bool,
-    pub(crate) truth: bool,
-    pub(crate) falsity: bool,
-}
-
-impl EnumTable {
-    /// Alternatives from which a table is built (fewer are scanned).
-    pub(crate) const MIN_ALTERNATIVES: usize = 8;
-
-    /// Whether a scalar equals one of the alternatives. `number` is the exact value of a
-    /// number instance.
-    pub(crate) fn contains(&self, scalar: Scalar<'_>) -> bool {
-        match scalar {
-            Scalar::Null => self.null,
-            Scalar::Bool(true) => self.truth,
-            Scalar::Bool(false) => self.falsity,
-            Scalar::String(s) => self.strings.contains(s),
-            Scalar::Number(d) => self.numbers.binary_search(d).is_ok(),
-        }
-    }
-}
-
-/// A scalar instance value, as an [`EnumTable`] looks it up.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Scalar<'a> {
-    Null,
-    Bool(bool),
-    String(&'a str),
-    Number(&'a Decimal),
-}
-
 /// Every keyword a node may hold, normalised across drafts.
 #[derive(Debug, Default)]
 pub(crate) struct Keywords {
@@ -158,11 +106,8 @@ pub(crate) struct Keywords {
     pub(crate) consts: Vec<Child>,
     /// `enum` alternatives (at least one must match).
     pub(crate) enum_: Option<Vec<NodeId>>,
-    /// The scalar alternatives of a large `enum`, for a lookup instead of a scan.
-    pub(crate) enum_table: Option<Box<EnumTable>>,
-    /// The alternatives of a small `enum` made only of strings, compared in place (length
-    /// first) instead of through their constant nodes.
-    pub(crate) enum_strings: Option<Box<[Box<str>]>>,
+    /// The scalar constants of `enum` and `const`, which both tiers check a scalar against.
+    pub(crate) values: Option<Box<Values>>,
 
     // In-place applicators.
     pub(crate) refs: Vec<Child>,
@@ -293,8 +238,7 @@ impl Keywords {
             types,
             consts,
             enum_,
-            enum_table: _,
-            enum_strings: _,
+            values: _,
             refs,
             dynamic_ref,
             all_of,

@@ -6,14 +6,9 @@
 //! presence keywords, the names the failing object had), by both runtime tiers alike; nothing
 //! here runs while a document is valid. It never reads instance values.
 
-use std::fmt::Write as _;
-
-use crate::json::write_string;
-use crate::schema::keywords::{cut, quoted, Keyword, MAX_CONSTANT_CHARS};
-use crate::schema::program::{types, Const, NodeId, NodeKind, Program};
-
-/// Alternatives of an `enum` named in a message before the rest is only counted.
-const MAX_ALTERNATIVES: usize = 8;
+use crate::schema::keywords::values::{self, Const};
+use crate::schema::keywords::{quoted, Keyword};
+use crate::schema::program::{types, NodeId, NodeKind, Program};
 
 /// The detail of `keyword`'s failure at `node`; `seen(i)` tells whether the object had the
 /// `i`-th watched name. Empty where the keyword says it all (`not`, `anyOf`, `false`, …).
@@ -26,7 +21,7 @@ pub(super) fn detail(
     let k = match &p.nodes[node as usize].kind {
         NodeKind::Keywords(k) => k,
         NodeKind::Const(_) if keyword == "const" => {
-            return format!("expected {}", constant(p, node));
+            return format!("expected {}", values::constant(node, &constant(p)));
         }
         _ => return String::new(),
     };
@@ -63,26 +58,6 @@ pub(super) fn detail(
             String::new()
         }
         "type" => k.types.map(type_names).unwrap_or_default(),
-        "const" => match k.consts.first() {
-            Some(c) => format!("expected {}", constant(p, c.node)),
-            None => String::new(),
-        },
-        "enum" => match &k.enum_ {
-            Some(alts) => {
-                let mut s = String::from("expected one of ");
-                for (i, &a) in alts.iter().take(MAX_ALTERNATIVES).enumerate() {
-                    if i > 0 {
-                        s.push_str(", ");
-                    }
-                    s.push_str(&constant(p, a));
-                }
-                if alts.len() > MAX_ALTERNATIVES {
-                    let _ = write!(s, ", … ({} in all)", alts.len());
-                }
-                s
-            }
-            None => String::new(),
-        },
         "minItems" => count("at least", k.min_items, "item"),
         "maxItems" => count("at most", k.max_items, "item"),
         "minProperties" => count("at least", k.min_properties, "property"),
@@ -92,7 +67,10 @@ pub(super) fn detail(
         _ => {
             let group = Keyword::from_name(keyword).and_then(|kw| {
                 let numbers = k.numbers.as_ref().and_then(|n| n.expected(kw));
-                numbers.or_else(|| k.strings.as_ref().and_then(|s| s.expected(kw)))
+                let strings = || k.strings.as_ref().and_then(|s| s.expected(kw));
+                let konst = k.consts.first().map(|c| c.node);
+                let values = || values::expected(kw, konst, k.enum_.as_deref(), &constant(p));
+                numbers.or_else(strings).or_else(values)
             });
             group.unwrap_or_default()
         }
@@ -128,48 +106,10 @@ fn type_names(t: u8) -> String {
     }
 }
 
-/// A constant of the schema as JSON text, cut to [`MAX_CONSTANT_CHARS`].
-fn constant(p: &Program, node: NodeId) -> String {
-    let mut out = String::new();
-    write_constant(p, node, &mut out, 0);
-    cut(out)
-}
-
-fn write_constant(p: &Program, node: NodeId, out: &mut String, depth: usize) {
-    // Deep or long constants are cut anyway: stop writing once enough is there.
-    if depth > 8 || out.len() > 4 * MAX_CONSTANT_CHARS {
-        out.push('…');
-        return;
-    }
-    let NodeKind::Const(c) = &p.nodes[node as usize].kind else {
-        return;
-    };
-    match c {
-        Const::Null => out.push_str("null"),
-        Const::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Const::Number(d) => out.push_str(&d.plain()),
-        Const::String(s) => write_string(out, s),
-        Const::Array(items) => {
-            out.push('[');
-            for (i, &x) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_constant(p, x, out, depth + 1);
-            }
-            out.push(']');
-        }
-        Const::Object(members) => {
-            out.push('{');
-            for (i, (name, x)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, name);
-                out.push(':');
-                write_constant(p, *x, out, depth + 1);
-            }
-            out.push('}');
-        }
+/// How the values group finds a constant of `p` by its node.
+fn constant<'a>(p: &'a Program) -> impl Fn(NodeId) -> Option<&'a Const> + 'a {
+    |id| match &p.nodes[id as usize].kind {
+        NodeKind::Const(c) => Some(c),
+        _ => None,
     }
 }

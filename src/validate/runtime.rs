@@ -16,10 +16,9 @@ use std::hash::{BuildHasher, Hasher};
 
 use crate::scan::Event;
 use crate::schema::decimal::Decimal;
+use crate::schema::keywords::values::{starts as const_start, Const};
 use crate::schema::keywords::{Keyword, Stop};
-use crate::schema::program::{
-    types, Child, Const, Dynamic, Keywords, NodeId, NodeKind, Program, Scalar,
-};
+use crate::schema::program::{types, Child, Dynamic, Keywords, NodeId, NodeKind, Program};
 
 use super::Violation;
 
@@ -1178,6 +1177,23 @@ impl Runtime {
         self.pending.clear();
     }
 
+    /// A node's `enum` and `const` on a scalar (the group's one check), charging its units.
+    #[inline(always)]
+    fn check_values(
+        &mut self,
+        k: &Keywords,
+        ev: &Event<'_>,
+        num: Option<&Decimal>,
+    ) -> Result<(), &'static str> {
+        let Some(v) = &k.values else {
+            return Ok(());
+        };
+        let mut units = 0;
+        let verdict = v.check(ev, num, &mut units);
+        self.charge(units);
+        verdict
+    }
+
     /// A simple subschema's verdict on a scalar.
     #[inline(always)]
     fn check_scalar(
@@ -1199,22 +1215,7 @@ impl Runtime {
             }
             NodeKind::Keywords(k) => {
                 self.check_value(k, ev, num)?;
-                if k.enum_.is_some() {
-                    let (hit, cost) = enum_scalar_hit(p, k, ev, num);
-                    self.charge(cost);
-                    if !hit {
-                        return Err("enum");
-                    }
-                }
-                for c in &k.consts {
-                    if let NodeKind::Const(cst) = &p.nodes[c.node as usize].kind {
-                        self.charge(text_cost(ev, 64));
-                        if !const_start(cst, ev, num) {
-                            return Err("const");
-                        }
-                    }
-                }
-                Ok(())
+                self.check_values(k, ev, num)
             }
         }
     }
@@ -1343,49 +1344,42 @@ impl Runtime {
         if k.plain {
             return;
         }
-        // `enum`: scalars compare directly; containers match structurally.
-        if let Some(alts) = &k.enum_ {
-            let scalar = !matches!(ev, Event::BeginObject | Event::BeginArray);
-            if scalar {
-                let (hit, cost) = enum_scalar_hit(p, k, ev, num);
-                self.charge(cost);
-                if !hit {
-                    return fail(self, "enum");
-                }
-            } else {
-                self.charge(alts.len() as u64 / 8);
-                let mut n = 0;
-                for &a in alts {
-                    if let NodeKind::Const(c) = &p.nodes[a as usize].kind {
-                        if const_start(c, ev, num) {
-                            n += 1;
-                        }
+        // `enum` and `const`: scalars are checked against the group's record; containers
+        // match structurally, alternative by alternative, as they stream by.
+        let scalar = !matches!(ev, Event::BeginObject | Event::BeginArray);
+        if scalar {
+            if let Err(kw) = self.check_values(k, ev, num) {
+                return fail(self, kw);
+            }
+        } else if let Some(alts) = &k.enum_ {
+            self.charge(alts.len() as u64 / 8);
+            let mut n = 0;
+            for &a in alts {
+                if let NodeKind::Const(c) = &p.nodes[a as usize].kind {
+                    if const_start(c, ev, num) {
+                        n += 1;
                     }
                 }
-                if n == 0 {
-                    return fail(self, "enum");
-                }
-                self.evals[e as usize].enum_alts = n;
-                for &a in alts {
-                    if let NodeKind::Const(c) = &p.nodes[a as usize].kind {
-                        if const_start(c, ev, num) {
-                            let label = NONE;
-                            self.spawn_node(p, e, a, label, Slot::Enum, true, offset);
-                        }
+            }
+            if n == 0 {
+                return fail(self, "enum");
+            }
+            self.evals[e as usize].enum_alts = n;
+            for &a in alts {
+                if let NodeKind::Const(c) = &p.nodes[a as usize].kind {
+                    if const_start(c, ev, num) {
+                        let label = NONE;
+                        self.spawn_node(p, e, a, label, Slot::Enum, true, offset);
                     }
                 }
             }
         }
-        for c in &k.consts {
+        for c in k.consts.iter().filter(|_| !scalar) {
             if let NodeKind::Const(cst) = &p.nodes[c.node as usize].kind {
-                let scalar = !matches!(ev, Event::BeginObject | Event::BeginArray);
-                self.charge(text_cost(ev, 64));
                 if !const_start(cst, ev, num) {
                     return fail(self, "const");
                 }
-                if !scalar {
-                    self.spawn(p, e, c, Slot::AllOf, true, offset);
-                }
+                self.spawn(p, e, c, Slot::AllOf, true, offset);
             }
         }
         for c in &k.refs {
@@ -1936,72 +1930,6 @@ fn two<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
 /// keys and values, then `dependentSchemas` keys (first occurrence wins).
 fn watch_index(k: &Keywords, name: &str) -> Option<u32> {
     k.watch_index(name)
-}
-
-/// Units for reading a string event's text at `bytes_per_unit` (0 for other events).
-fn text_cost(ev: &Event<'_>, bytes_per_unit: u64) -> u64 {
-    match ev {
-        Event::String(s) => s.len() as u64 / bytes_per_unit,
-        _ => 0,
-    }
-}
-
-/// Whether a scalar event is one of a node's `enum` alternatives, and the units it cost: a
-/// table lookup for a large `enum`, a scan of the few alternatives otherwise.
-fn enum_scalar_hit(
-    p: &Program,
-    k: &Keywords,
-    ev: &Event<'_>,
-    num: Option<&Decimal>,
-) -> (bool, u64) {
-    if let Some(t) = &k.enum_table {
-        let hit = match ev {
-            Event::Null => t.contains(Scalar::Null),
-            Event::Bool(b) => t.contains(Scalar::Bool(*b)),
-            Event::String(s) => t.contains(Scalar::String(s)),
-            Event::Number(n) => {
-                let owned;
-                let d = match num {
-                    Some(d) => Some(d),
-                    None => {
-                        owned = Decimal::parse(n.as_str());
-                        owned.as_ref()
-                    }
-                };
-                d.is_some_and(|d| t.contains(Scalar::Number(d)))
-            }
-            _ => false,
-        };
-        return (hit, 1 + text_cost(ev, 64));
-    }
-    let alts = k.enum_.as_deref().unwrap_or(&[]);
-    if let Some(strings) = &k.enum_strings {
-        // Only strings: other scalars miss, a string is compared by length first.
-        let hit = match ev {
-            Event::String(s) => strings.iter().any(|a| a.len() == s.len() && **a == **s),
-            _ => false,
-        };
-        return (hit, 1 + alts.len() as u64 / 8 + text_cost(ev, 16));
-    }
-    let hit = alts.iter().any(
-        |&a| matches!(&p.nodes[a as usize].kind, NodeKind::Const(c) if const_start(c, ev, num)),
-    );
-    (hit, 1 + alts.len() as u64 / 8 + text_cost(ev, 16))
-}
-
-/// Whether the first event of a value can still equal the constant (scalars: whether it does).
-fn const_start(c: &Const, ev: &Event<'_>, num: Option<&Decimal>) -> bool {
-    match (c, ev) {
-        (Const::Null, Event::Null) => true,
-        (Const::Bool(a), Event::Bool(b)) => a == b,
-        (Const::String(a), Event::String(b)) => &**a == *b,
-        (Const::Number(a), Event::Number(n)) => match num {
-            Some(d) => a == d,
-            None => Decimal::parse(n.as_str()).is_some_and(|d| &d == a),
-        },
-        (Const::Array(_), Event::BeginArray) | (Const::Object(_), Event::BeginObject) => true,
-        _ => false,
-    }
 }
 
 #[cfg(test)]

@@ -9,14 +9,13 @@
 //! checks are. A string value under `{"type":"string"}` is then one bit test; under
 //! `{"enum":["a","b"]}` a bit test and two key compares.
 //!
-//! The records of the number and string groups are the keyword groups' own
+//! The records of the number, string and `enum`/`const` groups are the keyword groups' own
 //! (`crate::schema::keywords`), whose checks both tiers call. The groups not yet moved there
 //! have one file each here, with its lowering from the node's keywords, the hooks the runtime
 //! calls while the instance streams by, and the keyword a failure names:
 //! - [`object`]: `properties`, `additionalProperties`, `propertyNames`, `required`,
 //!   `dependentRequired`, `minProperties`, `maxProperties` (the member table);
-//! - [`array`]: `prefixItems`, `items`, `minItems`, `maxItems`, `uniqueItems`;
-//! - [`values`]: `enum` and `const` on scalars.
+//! - [`array`]: `prefixItems`, `items`, `minItems`, `maxItems`, `uniqueItems`.
 //!
 //! `type` is [`PNode::accept`]. Every check here gives the general tier's verdict, keyword
 //! and evaluation-budget units (tests compare the two tiers on every input they run); where
@@ -26,12 +25,12 @@
 
 pub(crate) mod array;
 pub(crate) mod object;
-pub(crate) mod values;
 
 use super::decimal::Decimal;
 use super::keywords::number::Numbers;
 use super::keywords::string::Strings;
-use super::program::{types, Child, Const, NodeId, NodeKind, Program};
+use super::keywords::values::{Const, Scalar, Values};
+use super::program::{types, Child, NodeId, NodeKind, Program};
 use crate::scan::Event;
 
 /// "No edge", "no record", "no watched name".
@@ -172,7 +171,7 @@ pub(crate) use super::keywords::Stop;
 pub(crate) struct ScalarPlan {
     pub(crate) number: Option<Numbers>,
     pub(crate) string: Option<Strings>,
-    pub(crate) values: Option<values::Values>,
+    pub(crate) values: Option<Values>,
 }
 
 impl ScalarPlan {
@@ -244,14 +243,14 @@ impl Plan {
                     ..PNode::NOTHING
                 },
                 NodeKind::Bool(false) => PNode::NOTHING,
-                NodeKind::Const(c) => match values::Scalar::of(c) {
+                NodeKind::Const(c) => match Scalar::of(c) {
                     Some(s) => {
-                        let k = s.kind();
+                        let k = scalar_kind(&s);
                         let decimal = matches!(c, Const::Number(_));
                         plan.scalars.push(ScalarPlan {
                             number: None,
                             string: None,
-                            values: Some(values::Values::constant(s)),
+                            values: Some(Values::constant(s)),
                         });
                         PNode {
                             accept: k,
@@ -268,7 +267,7 @@ impl Plan {
                         None => kind::ALL,
                         Some(t) => accept_of(t),
                     };
-                    let values = values::Values::lower(p, k);
+                    let values = k.values.as_deref().cloned();
                     if values.is_some() {
                         // Only scalar constants reach this tier: a container never equals one.
                         accept &= kind::SCALARS;
@@ -344,6 +343,17 @@ impl Plan {
     /// The edge to the root value, where a document starts (the last of [`Plan::edges`]).
     pub(crate) fn root_edge(&self) -> u32 {
         self.edges.len() as u32 - 1
+    }
+}
+
+/// The kinds of value that can equal the scalar constant `s`.
+fn scalar_kind(s: &Scalar) -> u8 {
+    match s {
+        Scalar::Null => kind::NULL,
+        Scalar::Bool(_) => kind::BOOL,
+        Scalar::String(_) => kind::STRING,
+        Scalar::Number(_) => kind::INT | kind::NUM,
+        Scalar::Container => 0,
     }
 }
 

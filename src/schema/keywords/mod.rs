@@ -12,14 +12,16 @@
 //! expected, for the messages a person reads (the MCP proxy's masked wording of an
 //! upstream's own schema is still `crate::mcp::expect`'s). The groups moved here so far:
 //! - [`number`]: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`;
-//! - [`string`]: `minLength`, `maxLength`, `pattern`, and `format` where it asserts.
+//! - [`string`]: `minLength`, `maxLength`, `pattern`, and `format` where it asserts;
+//! - [`values`]: `enum` and `const`, and the compiled constants they hold.
 //!
-//! The other groups (`enum`/`const`, objects, arrays, applicators, `unevaluated*`,
+//! The other groups (`type`, objects, arrays, applicators, `unevaluated*`,
 //! references) still have their compile step in `super::compile`, their fields in
 //! `super::program::Keywords`, and their checks in each tier.
 
 pub(crate) mod number;
 pub(crate) mod string;
+pub(crate) mod values;
 
 use super::Draft;
 use crate::json::write_string;
