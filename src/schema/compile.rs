@@ -14,10 +14,11 @@ use super::bounds::{Bounds, CompileBudget};
 use super::decimal::Decimal;
 use super::keywords::number::Numbers;
 use super::keywords::string::{self as strings, Strings};
+use super::keywords::types;
 use super::keywords::values::{self, Const, Values};
 use super::keywords::{Holds, Keyword};
 use super::program::{
-    types, Child, DynRef, Dynamic, Keywords, Label, Node, NodeId, NodeKind, Program, Resource,
+    Child, DynRef, Dynamic, Keywords, Label, Node, NodeId, NodeKind, Program, Resource,
 };
 use super::regex::Regex;
 use super::registry::{known_draft, vocab_of, Draft, Registry, Vocab};
@@ -1154,37 +1155,7 @@ impl Compiler {
         // one; its errors come after the numbers' and before the arrays' when both are on.
         let assert_format = self.settings.format_assertion || vocab.format_assertion;
         if vocab.validation {
-            if let Some(t) = get("type") {
-                let one = |s: &str| -> Result<u8, CompileError> {
-                    Ok(match s {
-                        "null" => types::NULL,
-                        "boolean" => types::BOOLEAN,
-                        "object" => types::OBJECT,
-                        "array" => types::ARRAY,
-                        "number" => types::NUMBER | types::INTEGER,
-                        "string" => types::STRING,
-                        "integer" => types::INTEGER,
-                        other => return Err(err(format!("unknown type '{other}'"))),
-                    })
-                };
-                k.types = Some(match t {
-                    Value::String(s) => one(s)?,
-                    Value::Array(a) => {
-                        let mut set = 0;
-                        for x in a {
-                            set |= one(x
-                                .as_str()
-                                .ok_or_else(|| err("'type' entries must be strings".into()))?)?;
-                        }
-                        set
-                    }
-                    _ => return Err(err("'type' must be a string or an array".into())),
-                });
-                if draft == Draft::Draft4 {
-                    // Draft-04's integers are written without a fraction or exponent.
-                    k.types = k.types.map(|t| t | types::INTEGER_LITERAL);
-                }
-            }
+            k.types = types::compile(v, draft, err)?;
             let compiled = values::compile(v, draft, err, &mut |x| self.compile_const(x, loc))?;
             if let Some(node) = compiled.konst {
                 k.consts.push(Child {

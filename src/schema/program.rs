@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use super::keywords::number::Numbers;
 use super::keywords::string::Strings;
+use super::keywords::types;
 use super::keywords::values::{Const, Values};
 use super::regex::Regex;
 
@@ -43,21 +44,6 @@ pub(crate) struct Label {
     pub(crate) text: Box<str>,
     /// The label that follows (`u32::MAX`: none).
     pub(crate) next: u32,
-}
-
-/// Instance types as a bit set.
-pub(crate) mod types {
-    pub(crate) const NULL: u8 = 1;
-    pub(crate) const BOOLEAN: u8 = 2;
-    pub(crate) const OBJECT: u8 = 4;
-    pub(crate) const ARRAY: u8 = 8;
-    pub(crate) const NUMBER: u8 = 16;
-    pub(crate) const STRING: u8 = 32;
-    /// Numbers with a zero fractional part (`1`, `1.0`, `1e2`).
-    pub(crate) const INTEGER: u8 = 64;
-    /// Beside [`INTEGER`]: only numbers written without a fraction or exponent are integers
-    /// (draft-04's definition, so `1.0` is not).
-    pub(crate) const INTEGER_LITERAL: u8 = 128;
 }
 
 /// A compiled subschema.

@@ -6,9 +6,10 @@
 //! presence keywords, the names the failing object had), by both runtime tiers alike; nothing
 //! here runs while a document is valid. It never reads instance values.
 
+use crate::schema::keywords::types;
 use crate::schema::keywords::values::{self, Const};
 use crate::schema::keywords::{quoted, Keyword};
-use crate::schema::program::{types, NodeId, NodeKind, Program};
+use crate::schema::program::{NodeId, NodeKind, Program};
 
 /// The detail of `keyword`'s failure at `node`; `seen(i)` tells whether the object had the
 /// `i`-th watched name. Empty where the keyword says it all (`not`, `anyOf`, `false`, …).
@@ -57,7 +58,7 @@ pub(super) fn detail(
             }
             String::new()
         }
-        "type" => k.types.map(type_names).unwrap_or_default(),
+        "type" => k.types.map(types::expected).unwrap_or_default(),
         "minItems" => count("at least", k.min_items, "item"),
         "maxItems" => count("at most", k.max_items, "item"),
         "minProperties" => count("at least", k.min_properties, "property"),
@@ -74,35 +75,6 @@ pub(super) fn detail(
             });
             group.unwrap_or_default()
         }
-    }
-}
-
-/// `expected integer`, `expected string or null`.
-fn type_names(t: u8) -> String {
-    let mut names = Vec::new();
-    for (bit, name) in [
-        (types::NULL, "null"),
-        (types::BOOLEAN, "boolean"),
-        (types::OBJECT, "object"),
-        (types::ARRAY, "array"),
-        (types::NUMBER, "number"),
-        (types::STRING, "string"),
-    ] {
-        if t & bit != 0 {
-            names.push(name);
-        }
-    }
-    if t & types::INTEGER != 0 && t & types::NUMBER == 0 {
-        names.push(if t & types::INTEGER_LITERAL != 0 {
-            "integer (written without fraction or exponent)"
-        } else {
-            "integer"
-        });
-    }
-    match names.split_last() {
-        Some((last, [])) => format!("expected {last}"),
-        Some((last, rest)) => format!("expected {} or {last}", rest.join(", ")),
-        None => String::new(),
     }
 }
 

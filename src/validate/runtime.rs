@@ -16,9 +16,10 @@ use std::hash::{BuildHasher, Hasher};
 
 use crate::scan::Event;
 use crate::schema::decimal::Decimal;
+use crate::schema::keywords::types;
 use crate::schema::keywords::values::{starts as const_start, Const};
 use crate::schema::keywords::{Keyword, Stop};
-use crate::schema::program::{types, Child, Dynamic, Keywords, NodeId, NodeKind, Program};
+use crate::schema::program::{Child, Dynamic, Keywords, NodeId, NodeKind, Program};
 
 use super::Violation;
 
@@ -352,29 +353,6 @@ fn node_needs_decimal(p: &Program, node: NodeId) -> bool {
         NodeKind::Keywords(k) => k.needs_decimal,
         NodeKind::Const(_) => true,
         NodeKind::Bool(_) => false,
-    }
-}
-
-fn kind_bits(ev: &Event<'_>, num: Option<&Decimal>) -> u8 {
-    match ev {
-        Event::Null => types::NULL,
-        Event::Bool(_) => types::BOOLEAN,
-        Event::BeginObject => types::OBJECT,
-        Event::BeginArray => types::ARRAY,
-        Event::String(_) => types::STRING,
-        Event::Number(n) => {
-            let integer = if n.is_integer() {
-                true
-            } else {
-                num.is_some_and(Decimal::is_integer)
-            };
-            if integer {
-                types::NUMBER | types::INTEGER
-            } else {
-                types::NUMBER
-            }
-        }
-        Event::Name(_) | Event::EndObject | Event::EndArray => 0,
     }
 }
 
@@ -1273,23 +1251,7 @@ impl Runtime {
         num: Option<&Decimal>,
     ) -> Result<(), &'static str> {
         if let Some(t) = k.types {
-            let ok = match ev {
-                // `integer` without `number`: `1.0` and `1e2` are integers too, except in
-                // draft-04.
-                Event::Number(n) if t & types::NUMBER == 0 => {
-                    t & types::INTEGER != 0
-                        && (n.is_integer()
-                            || t & types::INTEGER_LITERAL == 0
-                                && match num {
-                                    Some(d) => d.is_integer(),
-                                    None => {
-                                        Decimal::parse(n.as_str()).is_some_and(|d| d.is_integer())
-                                    }
-                                })
-                }
-                _ => t & kind_bits(ev, num) != 0,
-            };
-            if !ok {
+            if !types::check(t, ev, num) {
                 return Err("type");
             }
         }

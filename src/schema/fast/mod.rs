@@ -17,7 +17,8 @@
 //!   `dependentRequired`, `minProperties`, `maxProperties` (the member table);
 //! - [`array`]: `prefixItems`, `items`, `minItems`, `maxItems`, `uniqueItems`.
 //!
-//! `type` is [`PNode::accept`]. Every check here gives the general tier's verdict, keyword
+//! `type` is [`PNode::accept`], in the bits of `crate::schema::keywords::types` that both
+//! tiers read. Every check here gives the general tier's verdict, keyword
 //! and evaluation-budget units (tests compare the two tiers on every input they run); where
 //! the answer takes more than this record holds (a type mismatch, whose keyword may still be
 //! `false`, `const` or `type`, or `1.0` under `"type":"integer"`), the runtime asks the
@@ -29,8 +30,9 @@ pub(crate) mod object;
 use super::decimal::Decimal;
 use super::keywords::number::Numbers;
 use super::keywords::string::Strings;
+use super::keywords::types;
 use super::keywords::values::{Const, Scalar, Values};
-use super::program::{types, Child, NodeId, NodeKind, Program};
+use super::program::{Child, NodeId, NodeKind, Program};
 use crate::scan::Event;
 
 /// "No edge", "no record", "no watched name".
@@ -39,44 +41,6 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// The record of a node without object (or array) keywords: index 0 of [`Plan::objects`]
 /// and [`Plan::arrays`] is an empty record, which checks nothing.
 pub(crate) const EMPTY: u32 = 0;
-
-/// The kinds of first event a value can have, as bits.
-pub(crate) mod kind {
-    pub(crate) const NULL: u8 = 1;
-    pub(crate) const BOOL: u8 = 2;
-    pub(crate) const OBJECT: u8 = 4;
-    pub(crate) const ARRAY: u8 = 8;
-    pub(crate) const STRING: u8 = 16;
-    /// A number written without fraction or exponent.
-    pub(crate) const INT: u8 = 32;
-    /// Any other number.
-    pub(crate) const NUM: u8 = 64;
-    pub(crate) const SCALARS: u8 = NULL | BOOL | STRING | INT | NUM;
-    pub(crate) const ALL: u8 = SCALARS | OBJECT | ARRAY;
-}
-
-/// The kind of a value's first event. A number is [`kind::INT`] unless `accept` tells the
-/// two kinds of number apart (only `"type":"integer"` does) and it is written with a
-/// fraction or an exponent: other checks treat every number alike, so the text is not read
-/// for them.
-#[inline(always)]
-pub(crate) fn kind_of(ev: &Event<'_>, accept: u8) -> u8 {
-    match ev {
-        Event::Null => kind::NULL,
-        Event::Bool(_) => kind::BOOL,
-        Event::BeginObject => kind::OBJECT,
-        Event::BeginArray => kind::ARRAY,
-        Event::String(_) => kind::STRING,
-        Event::Number(n) => {
-            if accept & kind::NUM == 0 && !n.is_integer() {
-                kind::NUM
-            } else {
-                kind::INT
-            }
-        }
-        Event::Name(_) | Event::EndObject | Event::EndArray => 0,
-    }
-}
 
 /// What an edge leads to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,7 +203,7 @@ impl Plan {
         for node in &p.nodes {
             let lowered = match &node.kind {
                 NodeKind::Bool(true) => PNode {
-                    accept: kind::ALL,
+                    accept: types::ALL,
                     ..PNode::NOTHING
                 },
                 NodeKind::Bool(false) => PNode::NOTHING,
@@ -264,25 +228,25 @@ impl Plan {
                 },
                 NodeKind::Keywords(k) => {
                     let mut accept = match k.types {
-                        None => kind::ALL,
-                        Some(t) => accept_of(t),
+                        None => types::ALL,
+                        Some(t) => types::accept(t),
                     };
                     let values = k.values.as_deref().cloned();
                     if values.is_some() {
                         // Only scalar constants reach this tier: a container never equals one.
-                        accept &= kind::SCALARS;
+                        accept &= types::SCALARS;
                     }
                     let number = k.numbers.as_deref().cloned();
                     let string = k.strings.as_deref().cloned();
                     let mut checked = 0;
                     if number.is_some() {
-                        checked |= kind::INT | kind::NUM;
+                        checked |= types::INTEGER | types::NUMBER;
                     }
                     if string.is_some() {
-                        checked |= kind::STRING;
+                        checked |= types::STRING;
                     }
                     if values.is_some() {
-                        checked |= kind::SCALARS;
+                        checked |= types::SCALARS;
                     }
                     checked &= accept;
                     let scalar = if checked == 0 {
@@ -349,32 +313,12 @@ impl Plan {
 /// The kinds of value that can equal the scalar constant `s`.
 fn scalar_kind(s: &Scalar) -> u8 {
     match s {
-        Scalar::Null => kind::NULL,
-        Scalar::Bool(_) => kind::BOOL,
-        Scalar::String(_) => kind::STRING,
-        Scalar::Number(_) => kind::INT | kind::NUM,
+        Scalar::Null => types::NULL,
+        Scalar::Bool(_) => types::BOOLEAN,
+        Scalar::String(_) => types::STRING,
+        Scalar::Number(_) => types::INTEGER | types::NUMBER,
         Scalar::Container => 0,
     }
-}
-
-/// The kinds that pass a `type` keyword without further reading: `integer` alone lets
-/// through numbers written as integers, and leaves `1.0` to the general program.
-fn accept_of(t: u8) -> u8 {
-    let mut a = 0;
-    for (bit, k) in [
-        (types::NULL, kind::NULL),
-        (types::BOOLEAN, kind::BOOL),
-        (types::OBJECT, kind::OBJECT),
-        (types::ARRAY, kind::ARRAY),
-        (types::STRING, kind::STRING),
-        (types::NUMBER, kind::INT | kind::NUM),
-        (types::INTEGER, kind::INT),
-    ] {
-        if t & bit != 0 {
-            a |= k;
-        }
-    }
-    a
 }
 
 #[cfg(test)]
@@ -391,13 +335,13 @@ mod tests {
 
     #[test]
     fn type_is_a_set_of_kinds() {
-        assert_eq!(lowered(r#"{"type":"string"}"#).1.accept, kind::STRING);
-        assert_eq!(lowered(r#"{"type":"integer"}"#).1.accept, kind::INT);
+        assert_eq!(lowered(r#"{"type":"string"}"#).1.accept, types::STRING);
+        assert_eq!(lowered(r#"{"type":"integer"}"#).1.accept, types::INTEGER);
         assert_eq!(
             lowered(r#"{"type":["number","null"]}"#).1.accept,
-            kind::INT | kind::NUM | kind::NULL
+            types::INTEGER | types::NUMBER | types::NULL
         );
-        assert_eq!(lowered("{}").1.accept, kind::ALL);
+        assert_eq!(lowered("{}").1.accept, types::ALL);
         assert_eq!(lowered("false").1.accept, 0);
     }
 
@@ -409,9 +353,9 @@ mod tests {
             (0, NONE, EMPTY, EMPTY)
         );
         let (_, n) = lowered(r#"{"type":"string","maxLength":3,"minimum":1}"#);
-        assert_eq!(n.checked, kind::STRING);
+        assert_eq!(n.checked, types::STRING);
         let (_, n) = lowered(r#"{"enum":["a",1]}"#);
-        assert_eq!((n.accept, n.checked), (kind::SCALARS, kind::SCALARS));
+        assert_eq!((n.accept, n.checked), (types::SCALARS, types::SCALARS));
         let (_, n) = lowered(r#"{"properties":{"a":true}}"#);
         assert!(n.object != EMPTY && n.array == EMPTY);
     }
@@ -419,9 +363,9 @@ mod tests {
     #[test]
     fn numbers_are_told_apart_only_for_integer() {
         let ev = Event::Number(crate::scan::Number::parse("1.5").unwrap());
-        assert_eq!(kind_of(&ev, kind::INT), kind::NUM);
-        assert_eq!(kind_of(&ev, kind::ALL), kind::INT);
+        assert_eq!(types::written(&ev, types::INTEGER), types::NUMBER);
+        assert_eq!(types::written(&ev, types::ALL), types::INTEGER);
         let ev = Event::Number(crate::scan::Number::parse("15").unwrap());
-        assert_eq!(kind_of(&ev, kind::INT), kind::INT);
+        assert_eq!(types::written(&ev, types::INTEGER), types::INTEGER);
     }
 }

@@ -13,14 +13,16 @@
 //! upstream's own schema is still `crate::mcp::expect`'s). The groups moved here so far:
 //! - [`number`]: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`;
 //! - [`string`]: `minLength`, `maxLength`, `pattern`, and `format` where it asserts;
+//! - [`types`]: `type`, as the one bit set of JSON types both tiers read;
 //! - [`values`]: `enum` and `const`, and the compiled constants they hold.
 //!
-//! The other groups (`type`, objects, arrays, applicators, `unevaluated*`,
+//! The other groups (objects, arrays, applicators, `unevaluated*`,
 //! references) still have their compile step in `super::compile`, their fields in
 //! `super::program::Keywords`, and their checks in each tier.
 
 pub(crate) mod number;
 pub(crate) mod string;
+pub(crate) mod types;
 pub(crate) mod values;
 
 use super::Draft;

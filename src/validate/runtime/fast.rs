@@ -36,7 +36,8 @@
 use super::{false_keyword, node_needs_decimal, Bits, Runtime, MAX_LIVE_EVALS, NONE};
 use crate::scan::Event;
 use crate::schema::decimal::Decimal;
-use crate::schema::fast::{kind, kind_of, Edge, Plan, Stop, To};
+use crate::schema::fast::{Edge, Plan, Stop, To};
+use crate::schema::keywords::types;
 use crate::schema::program::{Keywords, NodeId, NodeKind, Program};
 use crate::validate::Violation;
 
@@ -340,10 +341,10 @@ impl Runtime {
         s: &str,
     ) -> Result<(), &'static str> {
         let pn = c.pn;
-        if pn.accept & kind::STRING == 0 {
+        if pn.accept & types::STRING == 0 {
             return self.fast_scalar_general(p, c.node, &Event::String(s));
         }
-        if pn.checked & kind::STRING == 0 {
+        if pn.checked & types::STRING == 0 {
             return Ok(());
         }
         let mut units = 0;
@@ -467,9 +468,9 @@ impl Runtime {
         let c = &plan.edges[e as usize];
         self.charge(1 + u64::from(c.skipped));
         let pn = c.pn;
-        let r = if pn.accept & kind::STRING == 0 {
+        let r = if pn.accept & types::STRING == 0 {
             self.fast_scalar_general(p, c.node, &Event::String(s))
-        } else if pn.checked & kind::STRING == 0 {
+        } else if pn.checked & types::STRING == 0 {
             Ok(())
         } else {
             let mut units = 0;
@@ -523,7 +524,7 @@ impl Runtime {
         let c = &plan.edges[e as usize];
         self.charge(1 + u64::from(c.skipped));
         let pn = c.pn;
-        let k = kind_of(ev, pn.accept);
+        let k = types::written(ev, pn.accept);
         let r = if pn.accept & k == 0 {
             self.fast_scalar_general(p, c.node, ev)
         } else if pn.checked & k == 0 {
@@ -613,9 +614,9 @@ impl Runtime {
             self.budget_exceeded = true;
         }
         let (k, record) = if object {
-            (kind::OBJECT, c.pn.object)
+            (types::OBJECT, c.pn.object)
         } else {
-            (kind::ARRAY, c.pn.array)
+            (types::ARRAY, c.pn.array)
         };
         let unique = !object && plan.arrays[record as usize].unique;
         self.fast_push(c.node, c.label, record, object, unique);
