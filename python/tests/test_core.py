@@ -318,12 +318,14 @@ def test_validator_limits_apply_across_chunks():
     assert (e.value.kind, e.value.offset) == ("too_large", 8)
 
 
-def _ticks_in_the_middle_of_calls(validate, doc) -> int:
-    """How many ticks of another Python thread fall in the middle 40% of calls of
-    ``validate(doc)``. With the interpreter lock held through a call, none can, or one or two
-    at most (the other thread gets the lock at the call's edges, within the switch interval,
-    and may tick once more there if the system parks it meanwhile); with it released, the
-    other thread ticks thousands of times."""
+def _ticks_in_the_middle_of_calls(validate, doc) -> list:
+    """How many ticks of another Python thread fall in the middle 40% of each of five calls
+    of ``validate(doc)``. With the interpreter lock held through a call, none can, or one or
+    two at most (the other thread gets the lock at the call's edges, within the switch
+    interval, and may tick once more there if the system parks it meanwhile); with it
+    released, the other thread ticks thousands of times. On a loaded machine the wait for
+    the lock at a call's start counts in that call's time, so a call can show ticks that
+    happened before it began: a test of a held lock reads the quietest call."""
     import sys
     import time
 
@@ -349,10 +351,10 @@ def _ticks_in_the_middle_of_calls(validate, doc) -> int:
         stop.set()
         t.join()
         sys.setswitchinterval(old)
-    middle = 0
+    middle = []
     for a, b in calls:
         margin = 0.3 * (b - a)
-        middle += sum(1 for x in ticks if a + margin < x < b - margin)
+        middle.append(sum(1 for x in ticks if a + margin < x < b - margin))
     return middle
 
 
@@ -360,14 +362,14 @@ def test_large_bytes_are_validated_with_the_gil_released():
     s = jsongate.Schema({"type": "array", "items": {"type": "integer"}})
     doc = b"[" + b"1," * 900_000 + b"1]"  # within max_items
     assert len(doc) > jsongate.RELEASE_GIL_AT
-    assert _ticks_in_the_middle_of_calls(s.is_valid, doc) >= 5
+    assert sum(_ticks_in_the_middle_of_calls(s.is_valid, doc)) >= 5
 
 
 def test_a_bytearray_is_read_with_the_gil_held():
     # Nothing may write to it while the scanner reads it in place.
     s = jsongate.Schema({"type": "array", "items": {"type": "integer"}})
     doc = bytearray(b"[" + b"1," * 900_000 + b"1]")
-    assert _ticks_in_the_middle_of_calls(s.is_valid, doc) < 5
+    assert min(_ticks_in_the_middle_of_calls(s.is_valid, doc)) < 5
 
 
 def test_schema_is_shared_between_threads():
