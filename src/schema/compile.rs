@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::bounds::{Bounds, CompileBudget};
 use super::decimal::Decimal;
+use super::keywords::array::Arrays;
 use super::keywords::number::Numbers;
 use super::keywords::string::{self as strings, Strings};
 use super::keywords::types;
@@ -1185,9 +1186,7 @@ impl Compiler {
                     step: &mut |n| self.step(n, || at.clone()),
                 },
             )?;
-            k.min_items = uint("minItems")?;
-            k.max_items = uint("maxItems")?;
-            k.unique_items = get("uniqueItems") == Some(&Value::Bool(true));
+            k.arrays = Arrays::compile(v, err)?;
             k.min_properties = uint("minProperties")?;
             k.max_properties = uint("maxProperties")?;
             if let Some(r) = get("required") {

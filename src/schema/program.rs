@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use super::keywords::array::Arrays;
 use super::keywords::number::Numbers;
 use super::keywords::string::Strings;
 use super::keywords::types;
@@ -119,9 +120,8 @@ pub(crate) struct Keywords {
     pub(crate) contains: Option<Child>,
     pub(crate) min_contains: u64,
     pub(crate) max_contains: Option<u64>,
-    pub(crate) min_items: Option<u64>,
-    pub(crate) max_items: Option<u64>,
-    pub(crate) unique_items: bool,
+    /// `minItems`, `maxItems`, `uniqueItems`.
+    pub(crate) arrays: Option<Box<Arrays>>,
     pub(crate) unevaluated_items: Option<Child>,
 
     // Objects.
@@ -242,9 +242,7 @@ impl Keywords {
             contains,
             min_contains: _,
             max_contains,
-            min_items,
-            max_items,
-            unique_items,
+            arrays,
             unevaluated_items,
             properties,
             pattern_properties,
@@ -288,9 +286,7 @@ impl Keywords {
             && items.is_none()
             && contains.is_none()
             && max_contains.is_none()
-            && min_items.is_none()
-            && max_items.is_none()
-            && !unique_items
+            && arrays.is_none()
             && unevaluated_items.is_none()
             && properties.is_empty()
             && pattern_properties.is_empty()
@@ -338,6 +334,12 @@ impl Keywords {
                 .position(|w| &**w == name)
                 .map(|i| i as u32),
         }
+    }
+
+    /// Whether `uniqueItems` applies.
+    #[inline]
+    pub(crate) fn unique_items(&self) -> bool {
+        self.arrays.as_ref().is_some_and(|a| a.unique)
     }
 
     /// Computes the derived fields once the keywords are known.
@@ -538,9 +540,7 @@ impl Program {
             && k.prefix_items.is_empty()
             && k.items.is_none()
             && k.contains.is_none()
-            && k.min_items.is_none()
-            && k.max_items.is_none()
-            && !k.unique_items
+            && k.arrays.is_none()
             && k.unevaluated_items.is_none()
             && k.unevaluated_properties.is_none()
             && k.strings.is_none()
@@ -675,7 +675,7 @@ impl Program {
                 && k.dependent_schemas.is_empty()
                 && k.pattern_properties.is_empty()
                 && k.contains.is_none()
-                && (!k.unique_items || self.items_are_scalars(k))
+                && (!k.unique_items() || self.items_are_scalars(k))
                 && k.unevaluated_items.is_none()
                 && k.unevaluated_properties.is_none()
                 && k.enum_.iter().flatten().all(|&a| scalar_const(a))

@@ -1297,7 +1297,7 @@ impl Runtime {
             }
             NodeKind::Keywords(k) => &**k,
         };
-        if k.unique_items && matches!(ev, Event::BeginArray) {
+        if k.unique_items() && matches!(ev, Event::BeginArray) {
             self.levels[self.depth - 1].unique = true;
         }
         if let Err(kw) = self.check_value(k, ev, num) {
@@ -1561,8 +1561,11 @@ impl Runtime {
         };
         // Reported once, at the first item past the bound; when several violations are
         // collected, the items go on being checked.
-        if k.max_items.is_some_and(|m| u64::from(idx) == m) {
-            self.fail_with(p, e, "maxItems", offset);
+        if k.arrays
+            .as_ref()
+            .is_some_and(|a| a.first_too_many(u64::from(idx)))
+        {
+            self.fail_with(p, e, Keyword::MaxItems.name(), offset);
             if !self.live(e) {
                 return;
             }
@@ -1624,8 +1627,8 @@ impl Runtime {
                             fail(self, k.dependent_required_keyword());
                         }
                     } else {
-                        if k.min_items.is_some_and(|m| count < m) {
-                            fail(self, "minItems");
+                        if let Some(kw) = k.arrays.as_ref().and_then(|a| a.end(count)) {
+                            fail(self, kw);
                             continue;
                         }
                         if k.contains.is_some() && self.evals[e as usize].contains < k.min_contains
@@ -1675,7 +1678,7 @@ impl Runtime {
                     if let NodeKind::Keywords(k) =
                         &p.nodes[self.evals[e as usize].node as usize].kind
                     {
-                        if k.unique_items && !self.evals[e as usize].unique.insert(h) {
+                        if k.unique_items() && !self.evals[e as usize].unique.insert(h) {
                             self.fail_with(p, e, "uniqueItems", offset);
                         }
                     }

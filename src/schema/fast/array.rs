@@ -1,11 +1,14 @@
-//! Array keywords: `prefixItems`, `items` (draft-07's array `items` and `additionalItems`
-//! arrive as these two), `minItems`, `maxItems`, `uniqueItems`.
+//! Array keywords: the edges of `prefixItems` and `items` (draft-07's array `items` and
+//! `additionalItems` arrive as these two), beside the record of `minItems`, `maxItems` and
+//! `uniqueItems` (`crate::schema::keywords::array`'s, whose checks both tiers call).
 //!
 //! `uniqueItems` reaches this tier only over items that are scalars or fail as they begin;
 //! the runtime hashes each scalar item (numbers by their canonical text, so `1` and `1.0`
 //! collide) and rejects the first repeat.
 
 use super::{Edges, NONE};
+use crate::schema::keywords::array::Arrays;
+use crate::schema::keywords::Keyword;
 use crate::schema::program::{Keywords, Program};
 
 /// The array keywords of one node.
@@ -14,11 +17,8 @@ pub(crate) struct ArrayPlan {
     /// Edges (into `Plan::edges`) of `prefixItems`, and of `items` or [`NONE`].
     prefix: Box<[u32]>,
     items: u32,
-    /// `minItems`, 0 when absent.
-    min_items: u64,
-    /// `maxItems`, `u64::MAX` when absent.
-    max_items: u64,
-    pub(crate) unique: bool,
+    /// `minItems`, `maxItems`, `uniqueItems` (the keyword group's own record).
+    pub(crate) bounds: Arrays,
 }
 
 impl ArrayPlan {
@@ -27,25 +27,17 @@ impl ArrayPlan {
         ArrayPlan {
             prefix: Box::new([]),
             items: NONE,
-            min_items: 0,
-            max_items: u64::MAX,
-            unique: false,
+            bounds: Arrays::NONE,
         }
     }
 
     /// The record of `k`'s array keywords; `None` when it has none.
     pub(crate) fn lower(p: &Program, k: &Keywords, edges: &mut Edges) -> Option<ArrayPlan> {
-        let any = !k.prefix_items.is_empty()
-            || k.items.is_some()
-            || k.min_items.is_some()
-            || k.max_items.is_some()
-            || k.unique_items;
+        let any = !k.prefix_items.is_empty() || k.items.is_some() || k.arrays.is_some();
         any.then(|| ArrayPlan {
             prefix: k.prefix_items.iter().map(|c| edges.add(p, c)).collect(),
             items: k.items.as_ref().map_or(NONE, |c| edges.add(p, c)),
-            min_items: k.min_items.unwrap_or(0),
-            max_items: k.max_items.unwrap_or(u64::MAX),
-            unique: k.unique_items,
+            bounds: k.arrays.as_deref().cloned().unwrap_or(Arrays::NONE),
         })
     }
 
@@ -53,8 +45,8 @@ impl ArrayPlan {
     /// too many.
     #[inline]
     pub(crate) fn item(&self, index: u64) -> Result<u32, &'static str> {
-        if index >= self.max_items {
-            return Err("maxItems");
+        if self.bounds.too_many(index) {
+            return Err(Keyword::MaxItems.name());
         }
         Ok(usize::try_from(index)
             .ok()
@@ -65,7 +57,7 @@ impl ArrayPlan {
 
     /// The keyword an array of `count` items fails at its end, if any.
     pub(crate) fn end(&self, count: u64) -> Option<&'static str> {
-        (count < self.min_items).then_some("minItems")
+        self.bounds.end(count)
     }
 }
 

@@ -15,7 +15,7 @@
 //! calls while the instance streams by, and the keyword a failure names:
 //! - [`object`]: `properties`, `additionalProperties`, `propertyNames`, `required`,
 //!   `dependentRequired`, `minProperties`, `maxProperties` (the member table);
-//! - [`array`]: `prefixItems`, `items`, `minItems`, `maxItems`, `uniqueItems`.
+//! - [`array`]: `prefixItems`, `items` (beside the array group's record of the counts).
 //!
 //! `type` is [`PNode::accept`], in the bits of `crate::schema::keywords::types` that both
 //! tiers read. Every check here gives the general tier's verdict, keyword

@@ -11,6 +11,7 @@
 //! check both validator tiers call, what a violation means ([`summary`]) and what a failure
 //! expected, for the messages a person reads (the MCP proxy's masked wording of an
 //! upstream's own schema is still `crate::mcp::expect`'s). The groups moved here so far:
+//! - [`array`]: `minItems`, `maxItems`, `uniqueItems`;
 //! - [`number`]: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`;
 //! - [`string`]: `minLength`, `maxLength`, `pattern`, and `format` where it asserts;
 //! - [`types`]: `type`, as the one bit set of JSON types both tiers read;
@@ -20,6 +21,7 @@
 //! references) still have their compile step in `super::compile`, their fields in
 //! `super::program::Keywords`, and their checks in each tier.
 
+pub(crate) mod array;
 pub(crate) mod number;
 pub(crate) mod string;
 pub(crate) mod types;

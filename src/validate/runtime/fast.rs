@@ -618,7 +618,7 @@ impl Runtime {
         } else {
             (types::ARRAY, c.pn.array)
         };
-        let unique = !object && plan.arrays[record as usize].unique;
+        let unique = !object && plan.arrays[record as usize].bounds.unique;
         self.fast_push(c.node, c.label, record, object, unique);
         if c.pn.accept & k == 0 {
             let t = self.fast_depth - 1;
