@@ -5,7 +5,7 @@
 # the maturin build backend (the binding crate is its own cargo project, built into
 # target/python/cargo), then pytest against the installed package and the benchmark's
 # agreement check. Run from anywhere: `bash python/ci.sh`. Needs python3 (with venv) and a
-# Rust toolchain; the shared suites beside the checkout (../shared) must be present.
+# Rust toolchain; the suites the tests read are vendored in the repository (tests/data).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,8 +42,8 @@ CARGO_TARGET_DIR=$OUT/cargo "$VENV/bin/python" -m pip install --quiet --disable-
 echo "python: pytest"
 # The tests import the installed package (pyproject: --import-mode=importlib), never the
 # source folder (hence the pytest script, not `python -m pytest`, which would put the
-# current folder on sys.path); a missing shared suite fails instead of skipping.
-(cd "$HERE" && JSONGATE_REQUIRE_SHARED=1 "$VENV/bin/pytest" -q)
+# current folder on sys.path).
+(cd "$HERE" && "$VENV/bin/pytest" -q)
 
 echo "python: benchmark agreement check (bench/bench.py --check)"
 "$VENV/bin/python" "$HERE/bench/bench.py" --check

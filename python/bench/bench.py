@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import importlib.metadata as metadata
 import json
-import os
 import platform
 import sys
 import time
@@ -37,7 +36,7 @@ import orjson
 import jsongate
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("JSONGATE_SHARED", REPO.parent / "shared"))
+CORPORA = REPO / "tests" / "data" / "corpora"
 SCHEMAS = REPO / "benches" / "schemas"
 
 ENVELOPE = b'{"ok":true,"tool":"web_search","request_id":"req_8f3a2c1b9d","elapsed_ms":42,"result":{"status":"success","message":"Operation completed","count":3}}'
@@ -96,7 +95,7 @@ CANADA_SCHEMA = {
 
 
 def cases():
-    corpora = SHARED / "corpora"
+    corpora = CORPORA
     citm = (corpora / "citm_catalog.json").read_bytes()
     twitter = (corpora / "twitter.json").read_bytes()
     canada = (corpora / "canada.json").read_bytes()

@@ -1,8 +1,8 @@
-"""Shared paths for the tests: the repository's fixtures and the shared suites beside it."""
+"""Paths for the tests: the repository's fixtures and the third-party suites vendored in it
+(``tests/data``)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -10,15 +10,13 @@ import pytest
 PYTHON = Path(__file__).resolve().parents[1]
 REPO = PYTHON.parent
 FIXTURES = REPO / "fixtures"
-SHARED = Path(os.environ.get("JSONGATE_SHARED", REPO.parent / "shared"))
+DATA = REPO / "tests" / "data"
 
 
-def shared(rel: str) -> Path:
-    """A path under the shared folder; skips the test when it is missing, unless
-    JSONGATE_REQUIRE_SHARED is set (as CI sets it), where a missing folder fails."""
-    p = SHARED / rel
+def data_path(rel: str) -> Path:
+    """A path under the repository's vendored third-party data (``tests/data``); a missing
+    path fails the test (it is part of the checkout)."""
+    p = DATA / rel
     if not p.exists():
-        if os.environ.get("JSONGATE_REQUIRE_SHARED"):
-            pytest.fail(f"{p} is missing (JSONGATE_REQUIRE_SHARED is set)")
-        pytest.skip(f"{p} is missing")
+        pytest.fail(f"{p} is missing: the suites and corpora are vendored under tests/data")
     return p

@@ -15,12 +15,12 @@ from pathlib import Path
 import jsongate
 import pytest
 
-from support import SHARED, shared
+from support import DATA, data_path
 
 SUITE = "suites/json-schema-test-suite"
 DRAFTS = {"draft2020-12": "2020-12", "draft2019-09": "2019-09", "draft7": "7", "draft6": "6", "draft4": "4"}
 FILES = [
-    (d, p.name) for d in DRAFTS for p in sorted((SHARED / SUITE / "tests" / d).glob("*.json"))
+    (d, p.name) for d in DRAFTS for p in sorted((DATA / SUITE / "tests" / d).glob("*.json"))
 ] or [("draft2020-12", "(suite missing)")]
 LIMITS = {"max_depth": 512}
 
@@ -44,7 +44,7 @@ def load(path: Path):
 
 
 def remotes() -> dict:
-    root = shared(f"{SUITE}/remotes")
+    root = data_path(f"{SUITE}/remotes")
     return {
         "http://localhost:1234/" + p.relative_to(root).as_posix(): p.read_bytes()
         for p in root.rglob("*.json")
@@ -78,7 +78,7 @@ def chunked_verdict(schema: jsongate.Schema, data: bytes) -> bool:
 
 @pytest.mark.parametrize("draft,name", FILES, ids=[f"{d}/{n}" for d, n in FILES])
 def test_required_suite(draft, name, resources):
-    path = shared(f"{SUITE}/tests/{draft}/{name}")
+    path = data_path(f"{SUITE}/tests/{draft}/{name}")
     failures = []
     count = 0
     for case in load(path):

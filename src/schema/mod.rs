@@ -23,17 +23,17 @@ pub(crate) mod uri;
 /// belongs), and the verdict over the cases run.
 #[cfg(test)]
 pub(crate) mod suite {
-    /// The draft 2020-12 tests of the official suite, beside the checkout.
+    /// The draft 2020-12 tests of the official suite, vendored in the repository.
     pub(crate) const DRAFT2020: &str = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/suites/json-schema-test-suite/tests/draft2020-12/"
+        "/tests/data/suites/json-schema-test-suite/tests/draft2020-12/"
     );
 
     /// The bytes of `file` under [`DRAFT2020`]; panics when it cannot be read.
     pub(crate) fn read(file: &str) -> Vec<u8> {
         let path = format!("{DRAFT2020}{file}");
         std::fs::read(&path).unwrap_or_else(|e| {
-            panic!("{path}: {e} (the shared suites belong beside the checkout)")
+            panic!("{path}: {e} (the suite is vendored under tests/data/suites in the repository)")
         })
     }
 

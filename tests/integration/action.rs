@@ -1174,7 +1174,7 @@ fn false_positive_rate_on_twitter_strings() {
             Flow::Continue
         }
     }
-    let bytes = std::fs::read(crate::common::shared("corpora/twitter.json")).unwrap();
+    let bytes = std::fs::read(crate::common::data("corpora/twitter.json")).unwrap();
     let mut n = Count(0);
     jsongate::scan(&bytes, Limits::new(), &mut n).unwrap();
     let findings = screen(&bytes, Limits::new()).unwrap();

@@ -262,8 +262,8 @@ fn default_budget_leaves_room_for_the_bench_documents() {
         let path = format!("{}/benches/schemas/{name}", env!("CARGO_MANIFEST_DIR"));
         std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
     };
-    let citm = std::fs::read(crate::common::shared("corpora/citm_catalog.json"))
-        .expect("../shared/corpora/citm_catalog.json is missing");
+    let citm = std::fs::read(crate::common::data("corpora/citm_catalog.json"))
+        .expect("tests/data/corpora/citm_catalog.json is missing");
     let cases = [
         (
             "envelope",

@@ -13,7 +13,7 @@ use jsongate::{ErrorKind, Flow, Limits, Outcome, Scanner, Syntax};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::common::shared;
+use crate::common::data;
 use crate::harness::{
     assert_same, assert_split_invariant, random_splits, run_bytewise, run_once, run_splits, Ev,
     Expect, Run,
@@ -313,7 +313,7 @@ fn corpus_run_matches(input: &[u8], reference: &Run, splits: &[usize]) -> Result
 /// One-shot reference, then 10 random 2-way splits and 40 random chunkings (chunk sizes up
 /// to 16 bytes, 256 bytes, 4 KiB and 64 KiB), plus one byte at a time if `bytewise`.
 fn corpus_is_chunking_invariant(file: &str, bytewise: bool) {
-    let input = fs::read(shared(&format!("corpora/{file}"))).unwrap();
+    let input = fs::read(data(&format!("corpora/{file}"))).unwrap();
     let reference = run_once(&input, Limits::unlimited());
     assert_eq!(reference.result, Ok(Outcome::Complete), "{file}");
     assert!(reference.events.len() > 10_000, "{file}");

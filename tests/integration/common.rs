@@ -1,19 +1,21 @@
-//! Helpers shared by the integration tests: paths to the shared suites and corpora.
+//! Helpers shared by the integration tests: paths to the third-party suites and corpora
+//! vendored under `tests/data`.
 
 use std::path::PathBuf;
 
-/// Path of a file or folder under the shared resources beside the checkout (`../shared`).
-/// Panics when it does not exist, so that a suite never passes with zero cases.
+/// Path of a file or folder under the vendored third-party data (`tests/data` in the
+/// repository). Panics when it does not exist, so that a suite never passes with zero cases.
 #[allow(dead_code)]
-pub fn shared(rel: &str) -> PathBuf {
+pub fn data(rel: &str) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("shared")
+        .join("tests")
+        .join("data")
         .join(rel);
     assert!(
         path.exists(),
-        "../shared/{rel} is missing: the tests read the shared suites and corpora from a \
-         folder named shared beside the checkout"
+        "tests/data/{rel} is missing: the tests read the third-party suites and corpora \
+         vendored under tests/data in the repository ({})",
+        path.display()
     );
     path
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use jsongate::{Draft, Rejection, Validator};
 
-use crate::common::shared;
+use crate::common::data;
 use crate::schema_suite::{limits, options, schema_text, Case, Dialect};
 
 /// The suite's directories, each with the dialect and format assertion it runs under.
@@ -78,7 +78,7 @@ fn describe(out: &mut String, schema: &jsongate::Schema, data: &[u8]) {
 }
 
 fn record(rel: &str, draft: Draft, format_assertion: bool) -> String {
-    let dir = shared(&format!("suites/json-schema-test-suite/tests/{rel}"));
+    let dir = data(&format!("suites/json-schema-test-suite/tests/{rel}"));
     let opts = options(Some(draft), format_assertion);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()

@@ -10,7 +10,7 @@ use jsongate::{
 };
 use proptest::prelude::*;
 
-use crate::common::shared;
+use crate::common::data;
 
 /// Records events; wants text or not.
 struct Rec {
@@ -123,7 +123,7 @@ fn errors_inside_skipped_strings_are_the_decoders() {
 
 #[test]
 fn the_parsing_suite_gives_the_same_verdicts() {
-    let dir = shared("suites/json-test-suite/test_parsing");
+    let dir = data("suites/json-test-suite/test_parsing");
     let mut n = 0;
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -234,7 +234,7 @@ fn assert_same_verdicts(doc: &[u8]) {
 
 #[test]
 fn the_validator_reads_text_only_where_a_subschema_may() {
-    let dir = shared("suites/json-test-suite/test_parsing");
+    let dir = data("suites/json-test-suite/test_parsing");
     for entry in fs::read_dir(dir).unwrap() {
         assert_same_verdicts(&fs::read(entry.unwrap().path()).unwrap());
     }

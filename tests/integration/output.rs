@@ -10,7 +10,7 @@ use jsongate::{Draft, Limits, OutputFormat, Schema, SchemaOptions, Validator};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::common::shared;
+use crate::common::data;
 
 #[derive(Deserialize)]
 struct Case {
@@ -28,7 +28,7 @@ struct Test {
 /// `anyOf` whose `flag` branch admits any object with `valid`, so `basic` and `detailed`
 /// outputs are held to the output unit (`#/$defs/outputUnit`) it defines.
 fn output_schema(unit: bool) -> (Schema, jsonschema::Validator) {
-    let text = std::fs::read(shared(
+    let text = std::fs::read(data(
         "suites/json-schema-metaschemas/draft2020-12/output/schema.json",
     ))
     .unwrap();
@@ -63,13 +63,12 @@ fn outputs_satisfy_the_output_schema() {
         ("draft7", Draft::Draft7),
     ] {
         let opts = SchemaOptions::new().draft(draft);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(shared(&format!(
-            "suites/json-schema-test-suite/tests/{dir}"
-        )))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
+        let mut files: Vec<PathBuf> =
+            std::fs::read_dir(data(&format!("suites/json-schema-test-suite/tests/{dir}")))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
         files.sort();
         for file in files {
             let cases: Vec<Case> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();

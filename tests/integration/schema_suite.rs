@@ -15,7 +15,7 @@ use jsongate::{Draft, Flow, Limits, Rejection, Scanner, Schema, SchemaOptions, T
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::common::shared;
+use crate::common::data;
 
 #[derive(Deserialize)]
 pub(crate) struct Case {
@@ -48,7 +48,7 @@ fn remotes(dir: &Path, prefix: &str, out: &mut Vec<(String, Vec<u8>)>) {
 pub(crate) fn options(draft: Option<Draft>, format_assertion: bool) -> SchemaOptions {
     let mut docs = Vec::new();
     remotes(
-        &shared("suites/json-schema-test-suite/remotes"),
+        &data("suites/json-schema-test-suite/remotes"),
         "http://localhost:1234/",
         &mut docs,
     );
@@ -212,7 +212,7 @@ fn assert_suite(rel: &str, draft: Draft, format_assertion: bool, xfail: &[&str])
 }
 
 fn assert_suite_as(rel: &str, dialect: Dialect, format_assertion: bool, xfail: &[&str]) {
-    let (count, failures) = run_dir(&shared(rel), dialect, format_assertion, true);
+    let (count, failures) = run_dir(&data(rel), dialect, format_assertion, true);
     let how = match dialect {
         Dialect::Named(d) => format!("default draft {}", d.name()),
         Dialect::Declared(d) => format!("$schema of draft {}", d.name()),
@@ -412,7 +412,7 @@ fn run_dir_cli(dir: &Path, draft: &str) -> (usize, Vec<String>) {
     let tmp = tempfile::tempdir().unwrap();
     let mut docs = Vec::new();
     remotes(
-        &shared("suites/json-schema-test-suite/remotes"),
+        &data("suites/json-schema-test-suite/remotes"),
         "http://localhost:1234/",
         &mut docs,
     );
@@ -485,7 +485,7 @@ fn suites_through_the_cli_with_draft() {
     ] {
         let rel = format!("suites/json-schema-test-suite/tests/{dir}");
         let started = std::time::Instant::now();
-        let (count, failures) = run_dir_cli(&shared(&rel), name);
+        let (count, failures) = run_dir_cli(&data(&rel), name);
         eprintln!(
             "{rel} (jsongate check --draft {name}): {} of {count} tests pass in {:.1?}",
             count - failures.len(),

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use jsongate::{ErrorKind, Limits, Outcome, Syntax};
 
-use crate::common::shared;
+use crate::common::data;
 use crate::harness::{diff, run_bytewise, run_once, run_random, run_reader, Ev, Run};
 
 /// What the strict profile decides for a file.
@@ -123,11 +123,11 @@ fn files(dir: &Path) -> Vec<String> {
 }
 
 fn parsing_dir() -> std::path::PathBuf {
-    shared("suites/json-test-suite/test_parsing")
+    data("suites/json-test-suite/test_parsing")
 }
 
 fn transform_dir() -> std::path::PathBuf {
-    shared("suites/json-test-suite/test_transform")
+    data("suites/json-test-suite/test_transform")
 }
 
 /// Checks a one-shot scan of `name` against `verdict`; returns a description on mismatch.

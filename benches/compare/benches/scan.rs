@@ -4,8 +4,8 @@
 //! ids read `scan/twitter/jsongate`, `scan/twitter/serde_json_value`, ... Throughput is the
 //! document's size in bytes.
 //!
-//! Documents: the shared corpora (`twitter`, `citm_catalog`, `canada`, read from
-//! `../shared/corpora` beside the checkout) and generated tool-result shapes
+//! Documents: the bench corpora (`twitter`, `citm_catalog`, `canada`, vendored in
+//! `tests/data/corpora` of the repository) and generated tool-result shapes
 //! (`envelope_150b`, `search_1mb`, `logs_50mb`; see `benches/docgen/mod.rs`).
 //!
 //! What each implementation checks differs; read the numbers with that in mind:
@@ -47,7 +47,7 @@ const LIMITS: Limits = Limits::new().max_bytes(UNLIMITED);
 
 fn corpus(name: &str) -> Vec<u8> {
     let path = format!(
-        "{}/../../../shared/corpora/{name}.json",
+        "{}/../../tests/data/corpora/{name}.json",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read corpus {path}: {e}"))

@@ -12,7 +12,7 @@
 //! - `search_1mb`: the ~1 MB search-results document (`docgen::search_results`) against
 //!   `search_results.schema.json`: closed result objects with required fields, `maxLength`,
 //!   `pattern`, `enum`, numeric bounds, and `format: uri`.
-//! - `citm_catalog`: `../shared/corpora/citm_catalog.json` (1.7 MB) against
+//! - `citm_catalog`: `tests/data/corpora/citm_catalog.json` (1.7 MB) against
 //!   `citm_catalog.schema.json`: closed objects for events and performances, `$ref`s to
 //!   `$defs`, integer ids with `minimum`, `propertyNames` patterns on id-keyed maps, a
 //!   `pattern` on `venueCode`, `uniqueItems` id lists.

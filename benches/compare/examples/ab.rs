@@ -8,8 +8,8 @@
 //!     cargo run --release --example ab -- [ROUNDS]
 //!
 //! Documents: the gateway shapes of 330 B, 4 KB and 64 KB (`docgen::gateway_result`,
-//! validated against `benches/schemas/gateway.schema.json`), the envelope, and the shared
-//! corpora (scan only).
+//! validated against `benches/schemas/gateway.schema.json`), the envelope, and the bench
+//! corpora of `tests/data/corpora` (scan only).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -111,12 +111,12 @@ fn main() {
         );
     }
     let corpora = [
-        ("twitter", read("../../../shared/corpora/twitter.json")),
+        ("twitter", read("../../tests/data/corpora/twitter.json")),
         (
             "citm_catalog",
-            read("../../../shared/corpora/citm_catalog.json"),
+            read("../../tests/data/corpora/citm_catalog.json"),
         ),
-        ("canada", read("../../../shared/corpora/canada.json")),
+        ("canada", read("../../tests/data/corpora/canada.json")),
         ("envelope", docgen::success_envelope()),
         ("search", docgen::search_results(1 << 20)),
     ];

@@ -46,7 +46,7 @@ fn bench_document(name: &str) -> (Vec<u8>, Vec<u8>) {
         ),
         "citm" => (
             std::fs::read(format!(
-                "{}/../../../shared/corpora/citm_catalog.json",
+                "{}/../../tests/data/corpora/citm_catalog.json",
                 env!("CARGO_MANIFEST_DIR")
             ))
             .unwrap(),

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 const SUITE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/suites/json-schema-test-suite/tests/draft2020-12/"
+    "/../../tests/data/suites/json-schema-test-suite/tests/draft2020-12/"
 );
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -82,7 +82,7 @@ fn conformance() {
     ] {
         let path = format!("{SUITE}{file}");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!("{path}: {e} (the shared suites must sit beside the checkout)")
+            panic!("{path}: {e} (the suite is vendored under tests/data/suites in the repository)")
         });
         let groups: Value = serde_json::from_str(&text).unwrap();
         for g in groups.as_array().unwrap() {

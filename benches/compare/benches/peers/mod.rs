@@ -19,7 +19,7 @@ pub fn schema_file(name: &str) -> Vec<u8> {
 
 pub fn corpus(name: &str) -> Vec<u8> {
     let path = format!(
-        "{}/../../../shared/corpora/{name}.json",
+        "{}/../../tests/data/corpora/{name}.json",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read corpus {path}: {e}"))
