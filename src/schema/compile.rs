@@ -14,6 +14,7 @@ use super::bounds::{Bounds, CompileBudget};
 use super::decimal::Decimal;
 use super::keywords::array::Arrays;
 use super::keywords::number::Numbers;
+use super::keywords::object::Properties;
 use super::keywords::string::{self as strings, Strings};
 use super::keywords::types;
 use super::keywords::values::{self, Const, Values};
@@ -1187,8 +1188,7 @@ impl Compiler {
                 },
             )?;
             k.arrays = Arrays::compile(v, err)?;
-            k.min_properties = uint("minProperties")?;
-            k.max_properties = uint("maxProperties")?;
+            k.properties_count = Properties::compile(v, err)?;
             if let Some(r) = get("required") {
                 let a = r
                     .as_array()

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use super::keywords::array::Arrays;
 use super::keywords::number::Numbers;
+use super::keywords::object::Properties;
 use super::keywords::string::Strings;
 use super::keywords::types;
 use super::keywords::values::{Const, Values};
@@ -129,8 +130,8 @@ pub(crate) struct Keywords {
     pub(crate) pattern_properties: Vec<(Regex, Child)>,
     pub(crate) additional_properties: Option<Child>,
     pub(crate) property_names: Option<Child>,
-    pub(crate) min_properties: Option<u64>,
-    pub(crate) max_properties: Option<u64>,
+    /// `minProperties`, `maxProperties`.
+    pub(crate) properties_count: Option<Box<Properties>>,
     pub(crate) required: Vec<Box<str>>,
     pub(crate) dependent_required: Vec<(Box<str>, Vec<Box<str>>)>,
     /// Whether `dependentRequired`/`dependentSchemas` came from drafts 4 to 7's
@@ -248,8 +249,7 @@ impl Keywords {
             pattern_properties,
             additional_properties,
             property_names,
-            min_properties,
-            max_properties,
+            properties_count,
             required,
             dependent_required,
             legacy_dependencies: _,
@@ -292,8 +292,7 @@ impl Keywords {
             && pattern_properties.is_empty()
             && additional_properties.is_none()
             && property_names.is_none()
-            && min_properties.is_none()
-            && max_properties.is_none()
+            && properties_count.is_none()
             && required.is_empty()
             && dependent_required.is_empty()
             && unevaluated_properties.is_none();
@@ -479,8 +478,7 @@ impl Keywords {
             || !self.pattern_properties.is_empty()
             || self.additional_properties.is_some()
             || self.property_names.is_some()
-            || self.max_properties.is_some()
-            || self.min_properties.is_some()
+            || self.properties_count.is_some()
             || !self.required.is_empty()
             || !self.dependent_required.is_empty()
             || !self.dependent_schemas.is_empty()
@@ -559,7 +557,9 @@ impl Program {
                 && b.consts.is_empty()
                 && b.dependent_schemas.is_empty()
                 && b.property_names.is_none()
-                && b.max_properties.is_none_or(|m| m >= 1);
+                && b.properties_count
+                    .as_ref()
+                    .is_none_or(|c| c.allows_a_member());
             if !closed_object {
                 return None;
             }

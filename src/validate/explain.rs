@@ -59,18 +59,21 @@ pub(super) fn detail(
             String::new()
         }
         "type" => k.types.map(types::expected).unwrap_or_default(),
-        "minProperties" => count("at least", k.min_properties, "property"),
-        "maxProperties" => count("at most", k.max_properties, "property"),
         "contains" | "minContains" => count("at least", Some(k.min_contains), "matching item"),
         "maxContains" => count("at most", k.max_contains, "matching item"),
         _ => {
             let group = Keyword::from_name(keyword).and_then(|kw| {
                 let numbers = k.numbers.as_ref().and_then(|n| n.expected(kw));
                 let arrays = || k.arrays.as_ref().and_then(|a| a.expected(kw));
+                let objects = || k.properties_count.as_ref().and_then(|c| c.expected(kw));
                 let strings = || k.strings.as_ref().and_then(|s| s.expected(kw));
                 let konst = k.consts.first().map(|c| c.node);
                 let values = || values::expected(kw, konst, k.enum_.as_deref(), &constant(p));
-                numbers.or_else(strings).or_else(arrays).or_else(values)
+                numbers
+                    .or_else(strings)
+                    .or_else(arrays)
+                    .or_else(objects)
+                    .or_else(values)
             });
             group.unwrap_or_default()
         }

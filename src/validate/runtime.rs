@@ -1460,8 +1460,11 @@ impl Runtime {
         let count = u64::from(idx) + 1;
         // Reported once, at the first member past the bound; when several violations are
         // collected, the members go on being checked.
-        if k.max_properties.is_some_and(|m| count == m + 1) {
-            self.fail_with(p, e, "maxProperties", offset);
+        if k.properties_count
+            .as_ref()
+            .is_some_and(|c| c.first_too_many(count))
+        {
+            self.fail_with(p, e, Keyword::MaxProperties.name(), offset);
             if !self.live(e) {
                 return;
             }
@@ -1611,8 +1614,8 @@ impl Runtime {
                         self.charge(
                             (k.required_watch.len() + k.dependent_required_watch.len()) as u64 / 8,
                         );
-                        if k.min_properties.is_some_and(|m| count < m) {
-                            fail(self, "minProperties");
+                        if let Some(kw) = k.properties_count.as_ref().and_then(|c| c.end(count)) {
+                            fail(self, kw);
                             continue;
                         }
                         let ev = &self.evals[e as usize];

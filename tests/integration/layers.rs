@@ -247,16 +247,16 @@ fn the_reader_finds_grouped_and_plain_paths() {
 /// their names where their code is; moving a group lowers these numbers, and a new literal
 /// anywhere fails [`keyword_names_live_in_the_keyword_table`].
 const KEYWORD_LITERALS_LEFT: &[(&str, usize)] = &[
-    ("src/schema/compile.rs", 47),
+    ("src/schema/compile.rs", 45),
     ("src/validate/mod.rs", 19),
-    ("src/validate/runtime.rs", 14),
+    ("src/validate/runtime.rs", 12),
     ("src/mcp/expect.rs", 16),
     ("src/mcp/pin/diff.rs", 10),
-    ("src/validate/explain.rs", 7),
+    ("src/validate/explain.rs", 5),
     ("src/schema/program.rs", 6),
     ("src/gate/envelope.rs", 6),
-    ("src/schema/fast/object.rs", 2),
-    ("src/validate/runtime/fast.rs", 2),
+    ("src/schema/fast/object.rs", 1),
+    ("src/validate/runtime/fast.rs", 1),
     ("src/action/policy.rs", 1),
     ("src/schema/mod.rs", 1),
 ];

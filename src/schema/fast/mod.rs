@@ -14,7 +14,7 @@
 //! have one file each here, with its lowering from the node's keywords, the hooks the runtime
 //! calls while the instance streams by, and the keyword a failure names:
 //! - [`object`]: `properties`, `additionalProperties`, `propertyNames`, `required`,
-//!   `dependentRequired`, `minProperties`, `maxProperties` (the member table);
+//!   `dependentRequired` (the member table);
 //! - [`array`]: `prefixItems`, `items` (beside the array group's record of the counts).
 //!
 //! `type` is [`PNode::accept`], in the bits of `crate::schema::keywords::types` that both

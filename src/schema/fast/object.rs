@@ -1,6 +1,7 @@
 //! Object keywords: `properties`, `additionalProperties`, `propertyNames`, `required`,
-//! `dependentRequired` (and draft-07 `dependencies` with arrays), `minProperties`,
-//! `maxProperties`.
+//! `dependentRequired` (and draft-07 `dependencies` with arrays), beside the record of
+//! `minProperties` and `maxProperties` (`crate::schema::keywords::object`'s, whose checks
+//! both tiers call).
 //!
 //! The names a node knows (its `properties` and the names it watches for `required` and
 //! `dependentRequired`) form one member table. A member name is found by its key (length and
@@ -12,6 +13,7 @@
 
 use super::{Edges, To, NONE};
 use crate::scan::{name_words, SHORT_NAME};
+use crate::schema::keywords::object::Properties;
 use crate::schema::program::{Keywords, Program};
 
 /// Tables with more entries than this are searched by hash after the expected entry.
@@ -52,10 +54,8 @@ pub(crate) struct ObjectPlan {
     pub(crate) additional: u32,
     /// The edge of `propertyNames`, or [`NONE`].
     pub(crate) property_names: u32,
-    /// `maxProperties`, `u64::MAX` when absent.
-    pub(crate) max_properties: u64,
-    /// `minProperties`, 0 when absent.
-    min_properties: u64,
+    /// `minProperties`, `maxProperties` (the keyword group's own record).
+    pub(crate) counts: Properties,
     /// `required` as watched-name bits below 64, and the indices of the others.
     required_mask: u64,
     required_far: Box<[u32]>,
@@ -77,8 +77,7 @@ impl ObjectPlan {
             index: None,
             additional: NONE,
             property_names: NONE,
-            max_properties: u64::MAX,
-            min_properties: 0,
+            counts: Properties::NONE,
             required_mask: 0,
             required_far: Box::new([]),
             dependent: Box::new([]),
@@ -139,8 +138,11 @@ impl ObjectPlan {
                 .as_ref()
                 .map_or(NONE, |c| edges.add(p, c)),
             property_names: k.property_names.as_ref().map_or(NONE, |c| edges.add(p, c)),
-            max_properties: k.max_properties.unwrap_or(u64::MAX),
-            min_properties: k.min_properties.unwrap_or(0),
+            counts: k
+                .properties_count
+                .as_deref()
+                .cloned()
+                .unwrap_or(Properties::NONE),
             required_mask: k.required_mask,
             required_far: k.required_far.clone().into_boxed_slice(),
             dependent: k
@@ -203,7 +205,7 @@ impl ObjectPlan {
         first: u64,
         seen: impl Fn(u32) -> bool,
     ) -> Option<&'static str> {
-        if count >= self.min_properties
+        if self.counts.end(count).is_none()
             && first & self.required_mask == self.required_mask
             && self.required_far.is_empty()
             && self.dependent.is_empty()
@@ -215,8 +217,8 @@ impl ObjectPlan {
 
     #[inline(never)]
     fn end_slow(&self, count: u64, first: u64, seen: impl Fn(u32) -> bool) -> Option<&'static str> {
-        if count < self.min_properties {
-            return Some("minProperties");
+        if let Some(kw) = self.counts.end(count) {
+            return Some(kw);
         }
         if first & self.required_mask != self.required_mask
             || self.required_far.iter().any(|&i| !seen(i))

@@ -13,6 +13,7 @@
 //! upstream's own schema is still `crate::mcp::expect`'s). The groups moved here so far:
 //! - [`array`]: `minItems`, `maxItems`, `uniqueItems`;
 //! - [`number`]: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`;
+//! - [`object`]: `minProperties`, `maxProperties`;
 //! - [`string`]: `minLength`, `maxLength`, `pattern`, and `format` where it asserts;
 //! - [`types`]: `type`, as the one bit set of JSON types both tiers read;
 //! - [`values`]: `enum` and `const`, and the compiled constants they hold.
@@ -23,6 +24,7 @@
 
 pub(crate) mod array;
 pub(crate) mod number;
+pub(crate) mod object;
 pub(crate) mod string;
 pub(crate) mod types;
 pub(crate) mod values;

@@ -38,6 +38,7 @@ use crate::scan::Event;
 use crate::schema::decimal::Decimal;
 use crate::schema::fast::{Edge, Plan, Stop, To};
 use crate::schema::keywords::types;
+use crate::schema::keywords::Keyword;
 use crate::schema::program::{Keywords, NodeId, NodeKind, Program};
 use crate::validate::Violation;
 
@@ -168,7 +169,7 @@ impl Runtime {
         };
         let f = &mut self.fast_top;
         let o = &plan.objects[f.record as usize];
-        if f.count < o.max_properties && o.property_names == NONE {
+        if !o.counts.too_many(f.count + 1) && o.property_names == NONE {
             if let Some(m) = o.expected(name.as_bytes(), &mut f.hint) {
                 if m.direct {
                     f.count += 1;
@@ -194,9 +195,9 @@ impl Runtime {
         let f = &mut self.fast_top;
         f.count += 1;
         let o = &plan.objects[f.record as usize];
-        if f.count > o.max_properties {
+        if o.counts.too_many(f.count) {
             let t = self.fast_depth - 1;
-            return self.fast_fail(p, At::Frame(t), "maxProperties", offset);
+            return self.fast_fail(p, At::Frame(t), Keyword::MaxProperties.name(), offset);
         }
         let (prop, edge) = match o.member(name.as_bytes(), &mut f.hint) {
             Some(m) => {
