@@ -13,8 +13,8 @@ use std::sync::Arc;
 use super::bounds::{Bounds, CompileBudget};
 use super::decimal::Decimal;
 use super::keywords::array::Arrays;
+use super::keywords::count::{Counted, Counts};
 use super::keywords::number::Numbers;
-use super::keywords::object::Properties;
 use super::keywords::string::{self as strings, Strings};
 use super::keywords::types;
 use super::keywords::values::{self, Const, Values};
@@ -1188,7 +1188,7 @@ impl Compiler {
                 },
             )?;
             k.arrays = Arrays::compile(v, err)?;
-            k.properties_count = Properties::compile(v, err)?;
+            k.properties_count = Counts::compile(v, Counted::Properties, err)?.map(Box::new);
             if let Some(r) = get("required") {
                 let a = r
                     .as_array()

@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 
 use super::keywords::array::Arrays;
+use super::keywords::count::Counts;
 use super::keywords::number::Numbers;
-use super::keywords::object::Properties;
 use super::keywords::string::Strings;
 use super::keywords::types;
 use super::keywords::values::{Const, Values};
@@ -131,7 +131,7 @@ pub(crate) struct Keywords {
     pub(crate) additional_properties: Option<Child>,
     pub(crate) property_names: Option<Child>,
     /// `minProperties`, `maxProperties`.
-    pub(crate) properties_count: Option<Box<Properties>>,
+    pub(crate) properties_count: Option<Box<Counts>>,
     pub(crate) required: Vec<Box<str>>,
     pub(crate) dependent_required: Vec<(Box<str>, Vec<Box<str>>)>,
     /// Whether `dependentRequired`/`dependentSchemas` came from drafts 4 to 7's
@@ -557,9 +557,7 @@ impl Program {
                 && b.consts.is_empty()
                 && b.dependent_schemas.is_empty()
                 && b.property_names.is_none()
-                && b.properties_count
-                    .as_ref()
-                    .is_none_or(|c| c.allows_a_member());
+                && b.properties_count.as_ref().is_none_or(|c| !c.too_many(1));
             if !closed_object {
                 return None;
             }

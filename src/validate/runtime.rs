@@ -1566,7 +1566,7 @@ impl Runtime {
         // collected, the items go on being checked.
         if k.arrays
             .as_ref()
-            .is_some_and(|a| a.first_too_many(u64::from(idx)))
+            .is_some_and(|a| a.counts.first_too_many(u64::from(idx) + 1))
         {
             self.fail_with(p, e, Keyword::MaxItems.name(), offset);
             if !self.live(e) {
@@ -1630,7 +1630,7 @@ impl Runtime {
                             fail(self, k.dependent_required_keyword());
                         }
                     } else {
-                        if let Some(kw) = k.arrays.as_ref().and_then(|a| a.end(count)) {
+                        if let Some(kw) = k.arrays.as_ref().and_then(|a| a.counts.end(count)) {
                             fail(self, kw);
                             continue;
                         }

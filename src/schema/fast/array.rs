@@ -8,7 +8,6 @@
 
 use super::{Edges, NONE};
 use crate::schema::keywords::array::Arrays;
-use crate::schema::keywords::Keyword;
 use crate::schema::program::{Keywords, Program};
 
 /// The array keywords of one node.
@@ -45,8 +44,8 @@ impl ArrayPlan {
     /// too many.
     #[inline]
     pub(crate) fn item(&self, index: u64) -> Result<u32, &'static str> {
-        if self.bounds.too_many(index) {
-            return Err(Keyword::MaxItems.name());
+        if self.bounds.counts.too_many(index + 1) {
+            return Err(self.bounds.counts.upper());
         }
         Ok(usize::try_from(index)
             .ok()
@@ -57,7 +56,7 @@ impl ArrayPlan {
 
     /// The keyword an array of `count` items fails at its end, if any.
     pub(crate) fn end(&self, count: u64) -> Option<&'static str> {
-        self.bounds.end(count)
+        self.bounds.counts.end(count)
     }
 }
 

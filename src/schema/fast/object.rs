@@ -1,6 +1,6 @@
 //! Object keywords: `properties`, `additionalProperties`, `propertyNames`, `required`,
 //! `dependentRequired` (and draft-07 `dependencies` with arrays), beside the record of
-//! `minProperties` and `maxProperties` (`crate::schema::keywords::object`'s, whose checks
+//! `minProperties` and `maxProperties` (`crate::schema::keywords::count`'s, whose checks
 //! both tiers call).
 //!
 //! The names a node knows (its `properties` and the names it watches for `required` and
@@ -13,7 +13,7 @@
 
 use super::{Edges, To, NONE};
 use crate::scan::{name_words, SHORT_NAME};
-use crate::schema::keywords::object::Properties;
+use crate::schema::keywords::count::{Counted, Counts};
 use crate::schema::program::{Keywords, Program};
 
 /// Tables with more entries than this are searched by hash after the expected entry.
@@ -55,7 +55,7 @@ pub(crate) struct ObjectPlan {
     /// The edge of `propertyNames`, or [`NONE`].
     pub(crate) property_names: u32,
     /// `minProperties`, `maxProperties` (the keyword group's own record).
-    pub(crate) counts: Properties,
+    pub(crate) counts: Counts,
     /// `required` as watched-name bits below 64, and the indices of the others.
     required_mask: u64,
     required_far: Box<[u32]>,
@@ -77,7 +77,7 @@ impl ObjectPlan {
             index: None,
             additional: NONE,
             property_names: NONE,
-            counts: Properties::NONE,
+            counts: Counts::none(Counted::Properties),
             required_mask: 0,
             required_far: Box::new([]),
             dependent: Box::new([]),
@@ -142,7 +142,7 @@ impl ObjectPlan {
                 .properties_count
                 .as_deref()
                 .cloned()
-                .unwrap_or(Properties::NONE),
+                .unwrap_or(Counts::none(Counted::Properties)),
             required_mask: k.required_mask,
             required_far: k.required_far.clone().into_boxed_slice(),
             dependent: k

@@ -11,9 +11,9 @@
 //! check both validator tiers call, what a violation means ([`summary`]) and what a failure
 //! expected, for the messages a person reads (the MCP proxy's masked wording of an
 //! upstream's own schema is still `crate::mcp::expect`'s). The groups moved here so far:
-//! - [`array`]: `minItems`, `maxItems`, `uniqueItems`;
+//! - [`array`]: `uniqueItems` with the counts of items;
+//! - [`count`]: `minItems`, `maxItems`, `minProperties`, `maxProperties`;
 //! - [`number`]: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`;
-//! - [`object`]: `minProperties`, `maxProperties`;
 //! - [`string`]: `minLength`, `maxLength`, `pattern`, and `format` where it asserts;
 //! - [`types`]: `type`, as the one bit set of JSON types both tiers read;
 //! - [`values`]: `enum` and `const`, and the compiled constants they hold.
@@ -23,8 +23,8 @@
 //! `super::program::Keywords`, and their checks in each tier.
 
 pub(crate) mod array;
+pub(crate) mod count;
 pub(crate) mod number;
-pub(crate) mod object;
 pub(crate) mod string;
 pub(crate) mod types;
 pub(crate) mod values;
