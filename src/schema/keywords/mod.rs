@@ -29,10 +29,8 @@ pub(crate) mod string;
 pub(crate) mod types;
 pub(crate) mod values;
 
-use super::decimal::Decimal;
 use super::Draft;
 use crate::json::write_string;
-use crate::scan::Number;
 
 /// Why a value fails a group's check (both tiers read it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,20 +47,6 @@ pub(crate) enum Stop {
 pub(crate) fn summary(keyword: &str) -> Option<&'static str> {
     let k = Keyword::from_name(keyword)?;
     number::summary(k).or_else(|| string::summary(k))
-}
-
-/// Whether the exact value of the number `n` passes `test`: `num` when the caller parsed it
-/// already, else parsed here; `false` when it cannot be parsed.
-#[inline]
-pub(crate) fn number_is(
-    n: &Number<'_>,
-    num: Option<&Decimal>,
-    test: impl FnOnce(&Decimal) -> bool,
-) -> bool {
-    match num {
-        Some(d) => test(d),
-        None => Decimal::parse(n.as_str()).is_some_and(|d| test(&d)),
-    }
 }
 
 /// Characters of one constant written in a message before it is cut.

@@ -10,7 +10,7 @@
 //! is an integer) and by how it is written in the specialised one ([`written`]), which then
 //! leaves `1.0` under `"type":"integer"` to the general tier.
 
-use super::{number_is, Keyword};
+use super::Keyword;
 use crate::json::Value;
 use crate::scan::Event;
 use crate::schema::decimal::Decimal;
@@ -130,7 +130,11 @@ pub(crate) fn check(t: u8, ev: &Event<'_>, num: Option<&Decimal>) -> bool {
         Event::Number(n) if t & NUMBER == 0 => {
             t & INTEGER != 0
                 && (n.is_integer()
-                    || t & INTEGER_LITERAL == 0 && number_is(n, num, Decimal::is_integer))
+                    || t & INTEGER_LITERAL == 0
+                        && match num {
+                            Some(d) => d.is_integer(),
+                            None => Decimal::parse(n.as_str()).is_some_and(|d| d.is_integer()),
+                        })
         }
         _ => t & of(ev, num) != 0,
     }

@@ -16,7 +16,7 @@
 
 use std::fmt::Write as _;
 
-use super::{cut, number_is, Keyword, MAX_CONSTANT_CHARS};
+use super::{cut, Keyword, MAX_CONSTANT_CHARS};
 use crate::json::{write_string, Value};
 use crate::scan::{name_words, Event, SHORT_NAME};
 use crate::schema::decimal::Decimal;
@@ -42,7 +42,10 @@ pub(crate) fn starts(c: &Const, ev: &Event<'_>, num: Option<&Decimal>) -> bool {
         (Const::Null, Event::Null) => true,
         (Const::Bool(a), Event::Bool(b)) => a == b,
         (Const::String(a), Event::String(b)) => &**a == *b,
-        (Const::Number(a), Event::Number(n)) => number_is(n, num, |d| d == a),
+        (Const::Number(a), Event::Number(n)) => match num {
+            Some(d) => a == d,
+            None => Decimal::parse(n.as_str()).is_some_and(|d| &d == a),
+        },
         (Const::Array(_), Event::BeginArray) | (Const::Object(_), Event::BeginObject) => true,
         _ => false,
     }
@@ -129,7 +132,17 @@ impl EnumTable {
             Event::Bool(true) => self.truth,
             Event::Bool(false) => self.falsity,
             Event::String(s) => self.strings.contains(*s),
-            Event::Number(n) => number_is(n, num, |d| self.numbers.binary_search(d).is_ok()),
+            Event::Number(n) => {
+                let owned;
+                let d = match num {
+                    Some(d) => Some(d),
+                    None => {
+                        owned = Decimal::parse(n.as_str());
+                        owned.as_ref()
+                    }
+                };
+                d.is_some_and(|d| self.numbers.binary_search(d).is_ok())
+            }
             _ => false,
         }
     }
@@ -197,7 +210,10 @@ impl Scalar {
             (Scalar::Null, Event::Null) => true,
             (Scalar::Bool(a), Event::Bool(b)) => a == b,
             (Scalar::String(k), Event::String(s)) => k.is(s, name_words(s.as_bytes())),
-            (Scalar::Number(a), Event::Number(n)) => number_is(n, num, |d| d == a),
+            (Scalar::Number(a), Event::Number(n)) => match num {
+                Some(d) => a == d,
+                None => Decimal::parse(n.as_str()).is_some_and(|d| &d == a),
+            },
             _ => false,
         }
     }
@@ -225,6 +241,15 @@ pub(crate) struct Values {
     /// Whether each constant costs units for the bytes it reads (a node's `const` keyword
     /// does; a node that is a constant does not).
     consts_cost: bool,
+}
+
+/// Units for reading a string event's text at `bytes_per_unit` (0 for other events).
+#[inline(always)]
+fn text_cost(ev: &Event<'_>, bytes_per_unit: u64) -> u64 {
+    match ev {
+        Event::String(s) => s.len() as u64 / bytes_per_unit,
+        _ => 0,
+    }
 }
 
 impl Values {
@@ -280,9 +305,7 @@ impl Values {
     }
 
     /// Checks a scalar event (`num`: its exact value, when parsed), adding the units spent;
-    /// the keyword that fails, `enum` before `const`. A string is
-    /// [`check_string`](Self::check_string)'s; other scalars read no text, so they cost one
-    /// unit for an `enum` and one per 8 of a small one's alternatives.
+    /// the keyword that fails, `enum` before `const`.
     #[inline]
     pub(crate) fn check(
         &self,
@@ -290,22 +313,24 @@ impl Values {
         num: Option<&Decimal>,
         units: &mut u64,
     ) -> Result<(), &'static str> {
-        if let Event::String(s) = ev {
-            return self.check_string(s, units);
-        }
         if let Some(e) = &self.enum_ {
             let hit = match e {
                 Enum::Table(t) => {
-                    *units += 1;
+                    *units += 1 + text_cost(ev, 64);
                     t.contains(ev, num)
                 }
-                // Only strings: no other scalar is one of them.
-                Enum::Strings(_) => {
-                    *units += 1 + self.alternatives / 8;
-                    false
+                Enum::Strings(keys) => {
+                    *units += 1 + self.alternatives / 8 + text_cost(ev, 16);
+                    match ev {
+                        Event::String(s) => {
+                            let ab = name_words(s.as_bytes());
+                            keys.iter().any(|k| k.is(s, ab))
+                        }
+                        _ => false,
+                    }
                 }
                 Enum::Scan(alts) => {
-                    *units += 1 + self.alternatives / 8;
+                    *units += 1 + self.alternatives / 8 + text_cost(ev, 16);
                     alts.iter().any(|a| a.matches(ev, num))
                 }
             };
@@ -313,10 +338,15 @@ impl Values {
                 return Err(Keyword::Enum.name());
             }
         }
-        match self.consts.iter().find(|c| !c.matches(ev, num)) {
-            Some(_) => Err(Keyword::Const.name()),
-            None => Ok(()),
+        for c in &*self.consts {
+            if self.consts_cost {
+                *units += text_cost(ev, 64);
+            }
+            if !c.matches(ev, num) {
+                return Err(Keyword::Const.name());
+            }
         }
+        Ok(())
     }
 
     /// [`check`](Self::check) for a string value, with its key words computed once.

@@ -38,6 +38,7 @@ use crate::scan::Event;
 use crate::schema::decimal::Decimal;
 use crate::schema::fast::{Edge, Plan, Stop, To};
 use crate::schema::keywords::types;
+use crate::schema::keywords::Keyword;
 use crate::schema::program::{Keywords, NodeId, NodeKind, Program};
 use crate::validate::Violation;
 
@@ -196,7 +197,7 @@ impl Runtime {
         let o = &plan.objects[f.record as usize];
         if o.counts.too_many(f.count) {
             let t = self.fast_depth - 1;
-            return self.fast_fail(p, At::Frame(t), o.counts.upper(), offset);
+            return self.fast_fail(p, At::Frame(t), Keyword::MaxProperties.name(), offset);
         }
         let (prop, edge) = match o.member(name.as_bytes(), &mut f.hint) {
             Some(m) => {
