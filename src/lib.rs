@@ -9,8 +9,8 @@
 //! Above it, [`json`] holds the crate's one owned JSON value, its writer and the
 //! configuration error every loader returns.
 //!
-//! On top of those: [`Schema`] and [`Validator`] (JSON Schema 2020-12, 2019-09 and draft-07,
-//! validated from the scanner's events), [`select`] (only the fields a contract exposes),
+//! On top of those: [`Schema`] and [`Validator`] (JSON Schema 2020-12, 2019-09, draft-07,
+//! draft-06 and draft-04, chosen by `$schema` or [`Draft`]; validated from the scanner's events), [`select`] (only the fields a contract exposes),
 //! [`screen`] (instruction-like text in untrusted strings), [`gate`] (tool contracts,
 //! agent-facing envelopes, audit records), [`action`] (tool-call decisions), [`mcp`] (a
 //! validating relay between MCP clients and servers over stdio and Streamable HTTP),
@@ -35,6 +35,25 @@
 //! assert_eq!(err.offset(), 64);
 //! ```
 //!
+//! # Features
+//! The core (scanner, [`json`], [`pointer`](mod@pointer), schemas, validator, [`select`]) is always built
+//! and depends on no feature. Everything above it is opt-in:
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `gate` | `gate` (tool contracts, envelopes, audit) with `screen` and `state` |
+//! | `action` | `action` (tool-call decisions and policies) with `screen` and `state` |
+//! | `mcp` | `mcp`: the validating MCP relay over stdio and Streamable HTTP (implies `gate`, `action`) |
+//! | `http` | `http`: a `tower` layer gating HTTP bodies while they stream (implies `gate`) |
+//! | `serve` | `http::serve`: the hyper reverse proxy behind `jsongate serve` (implies `http`, `tls`, `auth`) |
+//! | `tls` | `tls`: rustls (aws-lc-rs provider) for upstreams, listeners and Redis |
+//! | `auth` | `auth`: OAuth 2.1 bearer JWTs (RFC 9728 protected resource) and hashed API keys |
+//! | `redis` | the Redis backend of the shared state, `state::RedisStore` (implies `action`, `tls`) |
+//! | `cli` (default) | the `jsongate` binary; turns on every feature above |
+//!
+//! An embedder of the core alone builds with `default-features = false`. On docs.rs every
+//! feature-gated item carries the feature it needs.
+//!
 //! # Strict profile
 //! One top-level value of any type, only whitespace (space, tab, CR, LF) around it; UTF-8
 //! only (no BOM); no comments, trailing commas, `NaN`/`Infinity`, leading zeros, `+1`, `.5`
@@ -43,6 +62,7 @@
 //! the consumer). Noncharacters such as U+FFFF are accepted, as RFC 8259 requires; the
 //! opt-in I-JSON profile ([`Limits::i_json`]) rejects them, as RFC 7493 §2.1 requires.
 #![deny(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[macro_use]
 mod builder;
@@ -50,8 +70,10 @@ mod builder;
 mod error;
 
 #[cfg(feature = "action")]
+#[cfg_attr(docsrs, doc(cfg(feature = "action")))]
 pub mod action;
 #[cfg(feature = "auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 pub mod auth;
 #[cfg(any(feature = "gate", feature = "action"))]
 mod config;
@@ -60,22 +82,28 @@ mod config;
 #[allow(dead_code)]
 mod fsx;
 #[cfg(feature = "gate")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gate")))]
 pub mod gate;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 pub mod json;
 mod limits;
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 pub mod pointer;
 mod scan;
 mod schema;
 #[cfg(any(feature = "gate", feature = "action"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "gate", feature = "action"))))]
 pub mod screen;
 pub mod select;
 #[cfg(any(feature = "gate", feature = "action"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "gate", feature = "action"))))]
 pub mod state;
 #[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
 mod validate;
 mod verdict;
@@ -97,6 +125,18 @@ pub use schema::{
 };
 pub use validate::{OutputFormat, Rejection, Tier, Validator, Violation};
 pub use verdict::{verdict_json, JsonLines, LineVerdict};
+
+// The Rust blocks of the README and the guides, compiled and run as doctests so that the
+// documentation cannot drift from the API (tests/integration/docs.rs runs the other blocks).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guide/library.md")]
+struct LibraryGuideDoctests;
+#[cfg(all(doctest, feature = "serve"))]
+#[doc = include_str!("../docs/guide/http.md")]
+struct HttpGuideDoctests;
 
 /// This crate's version: the one audit records name (their `"jsongate"` member), so that a
 /// binding or an embedder can report which engine decided.

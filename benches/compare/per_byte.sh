@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per byte of jsongate's validate and scan (the README's table), counted with
+# Instructions per byte of jsongate's validate and scan (the table in docs/reference/benchmarks.md), counted with
 # callgrind: the difference between 1 and N+1 calls of examples/calls.rs on the same
 # document, divided by N and by the document's size.
 #

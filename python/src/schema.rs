@@ -88,7 +88,7 @@ impl Schema {
     /// to schemas without `$schema`; `format_assertion` makes `format` a check instead of an
     /// annotation; `resources` maps URIs to documents that `$ref`s may name (nothing is ever
     /// fetched); `limits` are the default limits for documents; `eval_budget` caps the work
-    /// per document (units, see the README).
+    /// per document (units: docs/reference/limits.md).
     #[new]
     #[pyo3(signature = (schema, *, draft="2020-12", format_assertion=false, resources=None, limits=None, eval_budget=None))]
     fn new(

@@ -180,12 +180,12 @@ pub struct ProxyArgs {
     /// allow plain http:// to an upstream that is not loopback
     #[arg(long, help_heading = "TLS")]
     allow_plaintext_upstream: bool,
-    /// authenticate to the upstream with an OAuth client credentials grant (FILE: see README
+    /// authenticate to the upstream with an OAuth client credentials grant (FILE: see docs/guide/http.md,
     /// "TLS and credentials")
     #[arg(long, value_name = "FILE", help_heading = "TLS")]
     upstream_oauth: Option<PathBuf>,
     /// authenticate callers with bearer JWTs and/or API keys (FILE: the auth object, see
-    /// README "Caller authentication")
+    /// docs/guide/http.md, "Caller authentication")
     #[arg(long, value_name = "FILE", value_parser = args::source, help_heading = "TLS")]
     auth: Option<Source>,
     /// send this header upstream, its value from `env:VARIABLE` or `file:PATH` (repeatable; the

@@ -164,8 +164,17 @@ fn schema(text: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `jsongate man [--dir DIR]`.
+/// `jsongate man [--dir DIR]`: with `--dir`, one page per command (`jsongate.1`,
+/// `jsongate-check.1`, …); without it, the same pages one after another on standard output, so
+/// that `jsongate man | man -l -` shows every command's options.
 fn man(dir: Option<&std::path::Path>) -> Result<ExitCode, String> {
+    fn pages(cmd: &clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
+        clap_mangen::Man::new(cmd.clone()).render(out)?;
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            pages(sub, out)?;
+        }
+        Ok(())
+    }
     let cmd = Cli::command();
     match dir {
         Some(dir) => {
@@ -174,10 +183,12 @@ fn man(dir: Option<&std::path::Path>) -> Result<ExitCode, String> {
                 .map_err(|e| format!("cannot write man pages to '{}': {e}", dir.display()))?;
         }
         None => {
+            // As `generate_to` prepares it: built, so that every subcommand carries its full
+            // name (`jsongate-contract-diff`), and without clap's `help` subcommand.
+            let mut cmd = cmd.disable_help_subcommand(true);
+            cmd.build();
             let mut out = Vec::new();
-            clap_mangen::Man::new(cmd)
-                .render(&mut out)
-                .map_err(|e| format!("man: {e}"))?;
+            pages(&cmd, &mut out).map_err(|e| format!("man: {e}"))?;
             args::print(&String::from_utf8_lossy(&out));
         }
     }

@@ -22,11 +22,13 @@ mod layer;
 pub(crate) mod oauth;
 mod path;
 #[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub mod serve;
 mod uri;
 
 pub use body::{BodyError, BodyErrorKind, GatedBody};
 #[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub use connect::UpstreamHeaders;
 pub use engine::{Check, Refusal};
 pub use layer::{
@@ -34,6 +36,7 @@ pub use layer::{
     Mode, Report, ResponseFuture,
 };
 #[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub use oauth::{parse_token_answer, ClientCredentials};
 pub use path::normalize_path;
 pub use uri::{parse_upstream, Upstream};

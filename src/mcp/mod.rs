@@ -40,6 +40,7 @@ pub mod child;
 mod expect;
 mod frame;
 #[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub mod http;
 mod message;
 pub mod pin;

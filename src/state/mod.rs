@@ -35,6 +35,7 @@ pub use memory::MemoryStore;
 #[cfg(unix)]
 pub use file::{FileStore, FILE_FORMAT};
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::{RedisConfig, RedisStore, Secret, MAX_PASSWORD_BYTES};
 
 /// What a window said about one event.

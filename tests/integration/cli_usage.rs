@@ -480,6 +480,20 @@ fn the_man_page_renders() {
     for sub in ["check", "mcp\\-proxy", "decide"] {
         assert!(r.stdout.contains(sub), "{sub} missing from the man page");
     }
+    // Every command's own page follows, with its options: a subcommand's flag, a nested
+    // subcommand's page, and no page for clap's `help`.
+    for page in [
+        ".TH jsongate-check 1",
+        ".TH jsongate-mcp-proxy 1",
+        ".TH jsongate-contract-diff 1",
+    ] {
+        assert!(r.stdout.contains(page), "{page} missing from the man page");
+    }
+    assert!(
+        r.stdout.contains("\\-\\-screen\\-tools"),
+        "mcp-proxy options missing"
+    );
+    assert!(!r.stdout.contains(".TH jsongate-help"));
     let dir = tempfile::tempdir().unwrap();
     let out = run(&["man", "--dir", dir.path().to_str().unwrap()], b"");
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -11,6 +11,7 @@ mod cli_usage;
 mod common;
 mod dialects;
 mod differential;
+mod docs;
 mod errors;
 #[cfg(unix)]
 mod files;

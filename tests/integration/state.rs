@@ -583,8 +583,8 @@ fn killing_redis_denies_and_audits_and_a_restart_recovers() {
     assert_eq!(code, 0, "{out}");
 }
 
-/// Decisions per second and p99 latency through a Redis store, 4 threads; printed for the
-/// README (`cargo test --release --test integration -- redis_throughput --nocapture`).
+/// Decisions per second and p99 latency through a Redis store, 4 threads; printed for
+/// docs/guide/replicas.md (`cargo test --release --test integration -- redis_throughput --nocapture`).
 #[test]
 fn redis_throughput_is_measured_and_every_decision_counted_once() {
     let Some(redis) = Redis::start() else { return };

@@ -2,7 +2,7 @@
 //! timed in rounds of about 5 ms, taken in turn with the others, and the fastest round
 //! counts (a
 //! neighbour on a shared machine only ever slows a round down). Prints nanoseconds per
-//! document and the ratios the README's tables report. The criterion benches
+//! document and the ratios the tables of docs/reference/benchmarks.md report. The criterion benches
 //! (`benches/{gateway,scan,validate}.rs`) remain the published measurement.
 //!
 //!     cargo run --release --example ab -- [ROUNDS]
