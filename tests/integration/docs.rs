@@ -362,6 +362,79 @@ fn every_sh_block_parses_and_uses_only_real_flags() {
     assert!(checked > 20, "only {checked} flags checked");
 }
 
+/// GitHub's anchor for a heading: lower case, punctuation other than `-` and `_` dropped,
+/// spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn anchors(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            out.push(anchor(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_resolves() {
+    let mut checked = 0;
+    for file in documents() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut fenced = false;
+        for line in text.lines() {
+            if line.starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if fenced {
+                continue;
+            }
+            for (i, _) in line.match_indices("](") {
+                let rest = &line[i + 2..];
+                let Some(end) = rest.find(')') else { continue };
+                let target = &rest[..end];
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let (path, frag) = target.split_once('#').unwrap_or((target, ""));
+                let dest = if path.is_empty() {
+                    file.clone()
+                } else {
+                    file.parent().unwrap().join(path)
+                };
+                assert!(
+                    dest.exists(),
+                    "{}: link to missing {target}",
+                    file.display()
+                );
+                if !frag.is_empty() {
+                    assert!(
+                        anchors(&dest).iter().any(|a| a == frag),
+                        "{}: no heading for #{frag} in {}",
+                        file.display(),
+                        dest.display()
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 30, "only {checked} links checked");
+}
+
 #[test]
 fn the_line_matcher_is_strict() {
     assert!(line_matches("a[..]c", "abbbc"));
