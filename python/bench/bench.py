@@ -5,11 +5,16 @@ verdict:
 
 - ``jsongate``: ``Schema.is_valid(bytes)``: strict JSON, UTF-8, duplicate names, limits and
   the schema in one pass, no Python objects built;
+- ``jsongate.loads``: ``loads(bytes, schema)``: the same pass, also building the Python
+  objects (what a caller that wants the data runs);
 - ``json+jsonschema``: ``json.loads`` then python-jsonschema's ``is_valid`` (validator built
   once, outside the timing);
 - ``orjson+jsonschema``: ``orjson.loads`` then the same;
 - ``json+jsonschema-rs`` / ``orjson+jsonschema-rs``: the parser, then jsonschema-rs's
-  ``is_valid`` on the Python objects (validator built once).
+  ``is_valid`` on the Python objects (validator built once);
+- ``orjson.loads`` alone: parsing without any validation, the floor that ``jsongate.loads``
+  is measured against (it accepts the mutated copies, so it is left out of the agreement
+  check).
 
 Before timing, every implementation must accept the document and reject a mutated copy;
 otherwise the comparison is meaningless and the script fails. ``format`` is an annotation
@@ -40,6 +45,10 @@ CORPORA = REPO / "tests" / "data" / "corpora"
 SCHEMAS = REPO / "benches" / "schemas"
 
 ENVELOPE = b'{"ok":true,"tool":"web_search","request_id":"req_8f3a2c1b9d","elapsed_ms":42,"result":{"status":"success","message":"Operation completed","count":3}}'
+
+# What `jsongate gate` prints for fixtures/gate/review-status (schema: its `contract
+# envelope-schema`, saved as benches/schemas/review-status-envelope.schema.json).
+GATE_ENVELOPE = b'{"tool":"review_status","request_id":"req_8f3a2c1b9d","outcome":"success","data":{"change_id":"c-42","approved":true}}'
 
 TWITTER_SCHEMA = {
     "type": "object",
@@ -102,6 +111,20 @@ def cases():
     last = citm.rfind(b'"venueCode": "PLEYEL_PLEYEL"')
     return [
         (
+            # The gate's own envelope: a success/failure `oneOf` whose discriminator
+            # (`outcome`) is the third member.
+            "gate_envelope_119b",
+            json.loads((SCHEMAS / "review-status-envelope.schema.json").read_text()),
+            GATE_ENVELOPE,
+            GATE_ENVELOPE.replace(b'"approved":true}', b'"approved":true,"admin_override":true}'),
+        ),
+        (
+            "tool_result_1.4kb",
+            json.loads((REPO / "fixtures/tool-result.schema.json").read_text()),
+            (REPO / "fixtures/tool-result.json").read_bytes(),
+            (REPO / "fixtures/tool-result-injected.json").read_bytes(),
+        ),
+        (
             "envelope_150b",
             json.loads((SCHEMAS / "envelope.schema.json").read_text()),
             ENVELOPE,
@@ -127,13 +150,26 @@ def implementations(schema):
     gate = jsongate.Schema(schema, limits={"max_bytes": None})
     py = jsonschema.Draft202012Validator(schema)
     rs = jsonschema_rs.validator_for(schema)
+
+    def loads(b):
+        try:
+            return jsongate.loads(b, gate) is not None
+        except jsongate.JsongateError:
+            return False
+
     return {
         "jsongate": gate.is_valid,
+        "jsongate.loads": loads,
         "json+jsonschema": lambda b: py.is_valid(json.loads(b)),
         "orjson+jsonschema": lambda b: py.is_valid(orjson.loads(b)),
         "json+jsonschema-rs": lambda b: rs.is_valid(json.loads(b)),
         "orjson+jsonschema-rs": lambda b: rs.is_valid(orjson.loads(b)),
+        "orjson.loads": orjson.loads,
     }
+
+
+# Parsers that do not validate: timed, but not held to rejecting the mutated copies.
+PARSE_ONLY = {"orjson.loads"}
 
 
 def best(fn, doc, budget: float) -> float:
@@ -177,11 +213,13 @@ def main() -> int:
         assert mutated != doc, name
         impls = implementations(schema)
         for impl, fn in impls.items():
+            if impl in PARSE_ONLY:
+                continue
             if not fn(doc) or fn(mutated):
                 print(f"FAILED: {impl} does not accept {name} and reject its mutated copy", file=sys.stderr)
                 return 1
         if args.check:
-            print(f"{name}: {len(impls)} implementations accept the document and reject the mutated copy")
+            print(f"{name}: {len(impls) - len(PARSE_ONLY)} implementations accept the document and reject the mutated copy")
             continue
         times = {impl: best(fn, doc, args.budget) for impl, fn in impls.items()}
         rows.append((name, len(doc), times))

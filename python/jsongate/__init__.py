@@ -5,6 +5,8 @@ The engine is the Rust crate of the same name; this package is a thin binding to
 guards for the places Python agent stacks plug things in:
 
 - :func:`check` -- strict JSON (duplicate member names rejected after unescaping) within limits;
+- :func:`loads` -- Python objects from strict JSON, validated against a :class:`Schema` in the
+  same pass;
 - :class:`Schema` -- JSON Schema 2020-12 / 2019-09 / draft-07 / -06 / -04, validated while scanning
   (``validate``, ``is_valid``, ``iter_errors``), and :class:`Validator` for streamed bodies
   (``feed``/``finish``);
@@ -48,6 +50,7 @@ from ._jsongate import (
     ValidationError,
     Validator,
     check,
+    loads,
     screen,
 )
 
@@ -76,5 +79,6 @@ __all__ = [
     "Validator",
     "check",
     "guard_tool_result",
+    "loads",
     "screen",
 ]

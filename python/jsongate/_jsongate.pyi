@@ -9,6 +9,8 @@ Document = Union[bytes, bytearray, memoryview, str]
 held, ``str`` and partial views after one copy."""
 
 JsonValue = Union[Dict[str, Any], List[Any], bool]
+Parsed = Union[Dict[str, Any], List[Any], Tuple[Any, ...], bool, int, float, None]
+"""A document already parsed into Python objects; a ``str`` is always JSON text."""
 Limits = Mapping[str, Union[int, bool, None]]
 """Limit names (``max_bytes``, ``max_depth``, ``max_name_bytes``, ``max_string_bytes``,
 ``max_number_bytes``, ``max_members``, ``max_items``) to integers; ``None`` lifts a limit;
@@ -73,6 +75,18 @@ def check(data: Document, limits: Optional[Limits] = None) -> None:
     """Checks that ``data`` is one strict JSON document within ``limits``; raises
     ``ScanError``/``LimitExceeded`` at the first violation."""
 
+def loads(
+    data: Document,
+    schema: Optional["Schema"] = None,
+    *,
+    limits: Optional[Limits] = None,
+    decimal: bool = False,
+) -> Any:
+    """Parses ``data`` into Python objects (``dict``, ``list``, ``str``, ``int``, ``float``,
+    ``bool``, ``None``) in one strict pass within ``limits``, validated against ``schema`` in
+    the same pass when one is given. Raises as ``Schema.validate`` does. With
+    ``decimal=True``, numbers with a fraction or exponent become ``decimal.Decimal``."""
+
 class Schema:
     """A compiled JSON Schema (2020-12 by default); immutable, shareable between threads."""
 
@@ -86,12 +100,12 @@ class Schema:
         limits: Optional[Limits] = None,
         eval_budget: Optional[int] = None,
     ) -> None: ...
-    def validate(self, data: Document, limits: Optional[Limits] = None) -> None:
+    def validate(self, data: Union[Document, Parsed], limits: Optional[Limits] = None) -> None:
         """Raises ``ValidationError`` at the first violation, ``ScanError`` when the document
-        is not read to its end."""
-    def is_valid(self, data: Document, limits: Optional[Limits] = None) -> bool: ...
+        is not read to its end. Parsed values are checked as their compact JSON text."""
+    def is_valid(self, data: Union[Document, Parsed], limits: Optional[Limits] = None) -> bool: ...
     def iter_errors(
-        self, data: Document, limits: Optional[Limits] = None, max_errors: int = 100
+        self, data: Union[Document, Parsed], limits: Optional[Limits] = None, max_errors: int = 100
     ) -> Iterator[ValidationError]: ...
     def validator(self, limits: Optional[Limits] = None) -> "Validator": ...
 

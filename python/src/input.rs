@@ -62,6 +62,18 @@ where
     }
 }
 
+/// A copy of the bytes of `obj` (any of the types [`with_bytes`] takes).
+///
+/// # Errors
+/// As [`with_bytes`].
+pub fn copy_bytes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    Ok(match source(obj)? {
+        Source::Frozen(b) => b.as_bytes().to_vec(),
+        Source::Mutable(b) => b.to_vec(),
+        Source::Owned(v) => v,
+    })
+}
+
 fn source<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Source<'py>> {
     if let Ok(b) = obj.cast::<PyBytes>() {
         return Ok(Source::Frozen(b.clone()));

@@ -12,6 +12,7 @@ mod caller;
 mod errors;
 mod gate;
 mod input;
+mod loads;
 mod options;
 mod schema;
 mod tools;
@@ -24,6 +25,7 @@ fn _jsongate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(schema::check, m)?)?;
+    m.add_function(wrap_pyfunction!(loads::loads, m)?)?;
     m.add_function(wrap_pyfunction!(action::screen, m)?)?;
     m.add_class::<schema::Schema>()?;
     m.add_class::<schema::Validator>()?;

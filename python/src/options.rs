@@ -4,7 +4,7 @@
 use jsongate::{Draft, Limits, UNLIMITED};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::errors::config_error;
 
@@ -100,6 +100,30 @@ fn dumps(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
             Ok::<_, PyErr>(py.import("json")?.getattr("dumps")?.unbind())
         })
         .map(|f| f.bind(py))
+}
+
+/// A document to validate: JSON text (`str`, `bytes`, …) is kept; an already parsed value
+/// (`dict`, `list`, `tuple`, `bool`, `int`, `float`, `None`) becomes its compact JSON text
+/// (`json.dumps` with `allow_nan=False`: NaN and infinities, non-string keys of other kinds
+/// and cycles are refused with its `ValueError`/`TypeError`), so that it gets the same
+/// verdict, keyword and pointer as the same value sent as text; offsets count in that text.
+pub fn instance<'py>(py: Python<'py>, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if v.is_instance_of::<PyDict>()
+        || v.is_instance_of::<PyList>()
+        || v.is_instance_of::<PyTuple>()
+        || v.is_instance_of::<PyBool>()
+        || v.is_instance_of::<PyInt>()
+        || v.is_instance_of::<PyFloat>()
+        || v.is_none()
+    {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("allow_nan", false)?;
+        kwargs.set_item("ensure_ascii", false)?;
+        kwargs.set_item("separators", (",", ":"))?;
+        let text = dumps(py)?.call((v,), Some(&kwargs))?;
+        return Ok(text.cast_into::<PyString>()?.into_any());
+    }
+    Ok(v.clone())
 }
 
 /// A JSON document given either as text (`str`, `bytes`, …) or as a Python value (`dict`,

@@ -41,7 +41,8 @@ pub struct Schema {
 }
 
 impl Schema {
-    fn take(&self) -> jsongate::Validator {
+    /// A validator from the pool (or a new one); give it back with [`put`](Self::put).
+    pub(crate) fn take(&self) -> jsongate::Validator {
         self.pool
             .lock()
             .ok()
@@ -49,12 +50,17 @@ impl Schema {
             .unwrap_or_else(|| jsongate::Validator::new(&self.compiled))
     }
 
-    fn put(&self, v: jsongate::Validator) {
+    pub(crate) fn put(&self, v: jsongate::Validator) {
         if let Ok(mut p) = self.pool.lock() {
             if p.len() < POOL {
                 p.push(v);
             }
         }
+    }
+
+    /// The limits documents get unless a call gives others.
+    pub(crate) fn default_limits(&self) -> Limits {
+        self.limits
     }
 
     fn limits(&self, py: Python<'_>, given: Option<&Bound<'_, PyDict>>) -> PyResult<Limits> {
@@ -68,8 +74,9 @@ impl Schema {
         data: &Bound<'_, PyAny>,
         limits: Limits,
     ) -> PyResult<Result<(), Rejection>> {
+        let data = options::instance(py, data)?;
         let mut v = self.take();
-        let r = with_bytes(py, data, |b| v.validate_slice(b, limits));
+        let r = with_bytes(py, &data, |b| v.validate_slice(b, limits));
         self.put(v);
         r
     }
@@ -160,8 +167,9 @@ impl Schema {
         max_errors: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let limits = self.limits(py, limits)?;
+        let data = options::instance(py, data)?;
         let mut v = jsongate::Validator::new(&self.compiled).max_errors(max_errors);
-        let r = with_bytes(py, data, |b| v.validate_slice(b, limits))?;
+        let r = with_bytes(py, &data, |b| v.validate_slice(b, limits))?;
         if let Err(Rejection::Error(e)) = r {
             return Err(scan_error(py, &e));
         }

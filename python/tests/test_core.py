@@ -131,13 +131,20 @@ def test_every_input_type_gives_the_same_verdicts(make):
     assert not s.is_valid(type(make())(bad) if isinstance(make(), (bytes, bytearray)) else bad)
 
 
-def test_non_text_inputs_are_type_errors():
+def test_parsed_values_are_validated_and_other_objects_are_type_errors():
     s = jsongate.Schema(TOOL_RESULT)
-    for x in (5, None, {"a": 1}, [1], 1.5):
+    # Already parsed JSON values are validated as their text would be (test_loads.py has
+    # the differential test); the tool-result schema wants an object.
+    for x in (5, None, [1], 1.5, True):
+        with pytest.raises(jsongate.ValidationError):
+            s.validate(x)
+    for x in (object(), {1, 2}, b"x".decode):
         with pytest.raises(TypeError):
             s.validate(x)
     with pytest.raises(TypeError):
         jsongate.check(7)
+    with pytest.raises(TypeError):
+        jsongate.check({"a": 1})
 
 
 def test_str_with_lone_surrogate_is_a_unicode_error_not_a_verdict():

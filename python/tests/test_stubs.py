@@ -12,7 +12,7 @@ import jsongate
 from jsongate import _jsongate
 
 STUB = Path(_jsongate.__file__).with_name("_jsongate.pyi")
-TYPE_ALIASES = {"Document", "JsonValue", "Limits", "Clock", "CallerLike"}
+TYPE_ALIASES = {"Document", "JsonValue", "Parsed", "Limits", "Clock", "CallerLike"}
 
 
 def stub_tree():
