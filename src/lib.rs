@@ -48,6 +48,7 @@
 //! | `serve` | `http::serve`: the hyper reverse proxy behind `jsongate serve` (implies `http`, `tls`, `auth`) |
 //! | `tls` | `tls`: rustls (aws-lc-rs provider) for upstreams, listeners and Redis |
 //! | `auth` | `auth`: OAuth 2.1 bearer JWTs (RFC 9728 protected resource) and hashed API keys |
+//! | `serde` | [`from_slice`]/`from_reader`: a validated `T: serde::Deserialize` from one read of the bytes |
 //! | `redis` | the Redis backend of the shared state, `state::RedisStore` (implies `action`, `tls`) |
 //! | `cli` (default) | the `jsongate` binary; turns on every feature above |
 //!
@@ -77,6 +78,8 @@ pub mod action;
 pub mod auth;
 #[cfg(any(feature = "gate", feature = "action"))]
 mod config;
+#[cfg(feature = "serde")]
+mod de;
 // Shared with the binary, which compiles the same file: each side uses only some of it.
 #[cfg(any(feature = "gate", feature = "action"))]
 #[allow(dead_code)]
@@ -108,6 +111,9 @@ pub mod tls;
 mod validate;
 mod verdict;
 
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub use de::{from_reader, from_slice, from_slice_with, Mismatch, Tape, TypedError};
 pub use error::{Error, ErrorKind, Syntax};
 pub use limits::{
     Limits, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_ITEMS, DEFAULT_MAX_MEMBERS,

@@ -41,3 +41,4 @@ mod state;
 mod suite;
 #[cfg(unix)]
 mod tls;
+mod typed;

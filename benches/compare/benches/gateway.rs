@@ -13,6 +13,13 @@
 //!   into `IgnoredAny`), `check/simd_json_tape` (full tape, input copied outside the timing)
 //!   and `check/serde_json_value`.
 //!
+//! - typed (the data as a Rust type, `Response` below, with strings borrowed from the input):
+//!   `typed/jsongate_from_slice` (validated and deserialized from one read of the bytes,
+//!   `jsongate::from_slice_with` with a kept tape) against
+//!   `typed/serde_json_value+jsonschema+from_slice` (what a gateway does without jsongate: a
+//!   `Value` for `jsonschema`, then `serde_json::from_slice::<Response>`) and
+//!   `typed/serde_json_from_slice` (deserializing alone, nothing validated: the floor).
+//!
 //! Peers are built as the crates' defaults build them, without `-C target-cpu=native`
 //! (sonic-rs then uses its portable SIMD path); jsongate picks its SIMD at run time.
 //!
@@ -28,6 +35,7 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, Throughput};
 use jsongate::{Ignore, Scanner};
 use serde::de::IgnoredAny;
+use serde::Deserialize;
 
 mod peers;
 use peers::{bench_case, replace, schema_file, Case, LIMITS};
@@ -51,6 +59,52 @@ fn cases() -> Vec<Case> {
             }
         })
         .collect()
+}
+
+// The gateway document as a Rust type (`docgen::gateway_result`'s shape).
+#[derive(Deserialize, PartialEq, Debug)]
+struct Item<'a> {
+    id: &'a str,
+    kind: &'a str,
+    title: &'a str,
+    url: &'a str,
+    updated: &'a str,
+    score: f64,
+    owner: &'a str,
+    size: u64,
+}
+
+#[derive(Deserialize, PartialEq, Debug)]
+struct Structured<'a> {
+    #[serde(borrow)]
+    items: Vec<Item<'a>>,
+    total: u64,
+    cursor: Option<&'a str>,
+}
+
+#[derive(Deserialize, PartialEq, Debug)]
+struct Content<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    text: &'a str,
+}
+
+#[derive(Deserialize, PartialEq, Debug)]
+struct CallResult<'a> {
+    #[serde(borrow)]
+    content: Vec<Content<'a>>,
+    #[serde(rename = "structuredContent", borrow)]
+    structured: Structured<'a>,
+    #[serde(rename = "isError")]
+    is_error: bool,
+}
+
+#[derive(Deserialize, PartialEq, Debug)]
+struct Response<'a> {
+    jsonrpc: &'a str,
+    id: u64,
+    #[serde(borrow)]
+    result: CallResult<'a>,
 }
 
 fn gateway(c: &mut Criterion) {
@@ -80,6 +134,50 @@ fn gateway(c: &mut Criterion) {
         });
         group.bench_function("check/serde_json_value", |b| {
             b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(doc)).unwrap());
+        });
+
+        let schema = jsongate::Schema::compile(&case.schema).unwrap();
+        let mut validator = jsongate::Validator::new(&schema);
+        let mut tape = jsongate::Tape::new();
+        let ours: Response =
+            jsongate::from_slice_with(&mut validator, &mut tape, doc, LIMITS).unwrap();
+        assert_eq!(ours, serde_json::from_slice::<Response>(doc).unwrap());
+        assert!(jsongate::from_slice::<Response>(&mut validator, &case.mutated, LIMITS).is_err());
+        group.bench_function("typed/jsongate_from_slice", |b| {
+            b.iter(|| {
+                jsongate::from_slice_with::<Response>(
+                    &mut validator,
+                    &mut tape,
+                    black_box(doc),
+                    LIMITS,
+                )
+                .unwrap()
+                .result
+                .structured
+                .total
+            });
+        });
+        let value: serde_json::Value = serde_json::from_slice(&case.schema).unwrap();
+        let jsonschema = jsonschema::draft202012::new(&value).unwrap();
+        group.bench_function("typed/serde_json_value+jsonschema+from_slice", |b| {
+            b.iter(|| {
+                let value: serde_json::Value = serde_json::from_slice(black_box(doc)).unwrap();
+                assert!(jsonschema.is_valid(&value));
+                serde_json::from_slice::<Response>(black_box(doc))
+                    .unwrap()
+                    .result
+                    .structured
+                    .total
+            });
+        });
+        group.bench_function("typed/serde_json_from_slice", |b| {
+            b.iter(|| {
+                serde_json::from_slice::<Response>(black_box(doc))
+                    .unwrap()
+                    .result
+                    .structured
+                    .total
+            });
         });
         group.finish();
     }

@@ -83,6 +83,23 @@ fn main() {
         println!("{}", doc.len());
         return;
     }
+    if mode == "typed" {
+        // The gateway document validated and deserialized in one read (`typed LEN N`):
+        // `jsongate::from_slice_with` into an ignored value, to count the tape's cost.
+        let len: usize = args[2].parse().unwrap();
+        let n: usize = args[3].parse().unwrap();
+        let doc = docgen::gateway_result(len);
+        let schema = gateway_schema().0;
+        let mut v = Validator::new(&schema);
+        let mut tape = jsongate::Tape::new();
+        let limits = jsongate::Limits::new().max_bytes(u64::MAX);
+        for _ in 0..n {
+            jsongate::from_slice_with::<serde_json::Value>(&mut v, &mut tape, black_box(&doc), limits)
+                .unwrap();
+        }
+        println!("{}", doc.len());
+        return;
+    }
     if mode == "scanfile" {
         // A file's scan instead of a generated document: `scanfile PATH N`.
         let doc = std::fs::read(&args[2]).unwrap();
