@@ -29,7 +29,7 @@ use serde::de::{
     VariantAccess, Visitor,
 };
 
-use crate::{Event, Flow, Limits, Position, Rejection, Scanner, Sink, Validator};
+use crate::{Event, Flow, Limits, Position, Rejection, Scanner, Sink, Validator, Watcher};
 
 /// Why [`from_slice`] or [`from_reader`] gave no value.
 #[derive(Debug)]
@@ -140,7 +140,7 @@ struct Recorder<'a> {
     tape: &'a mut Tape,
     /// The input, when strings may be borrowed from it (slices; not readers).
     input: Option<&'a [u8]>,
-    validator: Option<&'a mut Validator>,
+    watch: Watcher<'a>,
     /// A text longer than `u32::MAX` bytes cannot be recorded.
     too_long: bool,
 }
@@ -181,20 +181,9 @@ impl Recorder<'_> {
         }
     }
 
-    fn step(
-        &mut self,
-        event: Event<'_>,
-        at: u64,
-        validate: impl FnOnce(&mut Validator, Event<'_>) -> Flow,
-    ) -> Flow {
-        if let Some(v) = self.validator.as_deref_mut() {
-            if validate(v, event) == Flow::Stop {
-                if !v.is_valid() {
-                    return Flow::Stop;
-                }
-                // Decided early: the rest is only recorded.
-                self.validator = None;
-            }
+    fn step(&mut self, event: Event<'_>, at: Position) -> Flow {
+        if self.watch.event_at(event, at) == Flow::Stop {
+            return Flow::Stop;
         }
         let tok = match event {
             Event::BeginObject => Tok::BeginObject,
@@ -207,7 +196,7 @@ impl Recorder<'_> {
             Event::Bool(b) => Tok::Bool(b),
             Event::Null => Tok::Null,
         };
-        self.tape.toks.push((tok, at));
+        self.tape.toks.push((tok, at.offset));
         if self.too_long {
             Flow::Stop
         } else {
@@ -218,11 +207,11 @@ impl Recorder<'_> {
 
 impl Sink for Recorder<'_> {
     fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
-        self.step(event, offset, |v, e| v.event(e, offset))
+        self.step(event, Position::on_one_line(offset))
     }
 
     fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
-        self.step(event, at.offset, |v, e| v.event_at(e, at))
+        self.step(event, at)
     }
 }
 
@@ -272,12 +261,11 @@ pub fn from_slice_with<'de, T: de::Deserialize<'de>>(
 ) -> Result<T, TypedError> {
     tape.toks.clear();
     tape.text.clear();
-    validator.reset();
     let mut scanner = Scanner::new(limits);
     let mut rec = Recorder {
         tape,
         input: Some(input),
-        validator: Some(&mut *validator),
+        watch: Watcher::new(validator),
         too_long: false,
     };
     let out = scanner.scan_slice(input, &mut rec);
@@ -318,12 +306,11 @@ pub fn from_reader<T: de::DeserializeOwned, R: std::io::Read>(
     limits: Limits,
 ) -> Result<T, TypedError> {
     let mut tape = Tape::new();
-    validator.reset();
     let mut scanner = Scanner::new(limits);
     let mut rec = Recorder {
         tape: &mut tape,
         input: None,
-        validator: Some(&mut *validator),
+        watch: Watcher::new(validator),
         too_long: false,
     };
     let out = scanner.scan_read(reader, &mut rec);

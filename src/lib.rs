@@ -129,7 +129,7 @@ pub use schema::{
     DEFAULT_MAX_COMPILE_STEPS, DEFAULT_MAX_REF_DEPTH, DEFAULT_MAX_SCHEMA_BYTES,
     DEFAULT_MAX_SCHEMA_NODES,
 };
-pub use validate::{OutputFormat, Rejection, Tier, Validator, Violation};
+pub use validate::{OutputFormat, Rejection, Tier, Validator, Violation, Watcher};
 pub use verdict::{verdict_json, JsonLines, LineVerdict};
 
 // The Rust blocks of the README and the guides, compiled and run as doctests so that the

@@ -25,7 +25,7 @@
 
 use std::sync::Mutex;
 
-use jsongate::{Event, Flow, Limits, Position, Rejection, Scanner, Sink};
+use jsongate::{Event, Flow, Limits, Position, Rejection, Scanner, Sink, Watcher};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
@@ -64,8 +64,8 @@ struct Builder<'py, 'v> {
     root: Option<Bound<'py, PyAny>>,
     failed: Option<PyErr>,
     decimal: Option<Bound<'py, PyAny>>,
-    /// The validator, while its verdict is open.
-    validator: Option<&'v mut jsongate::Validator>,
+    /// The validator, while its verdict is open (none without a schema).
+    watch: Option<Watcher<'v>>,
 }
 
 impl<'py> Builder<'py, '_> {
@@ -152,18 +152,11 @@ impl<'py> Builder<'py, '_> {
 
 impl Builder<'_, '_> {
     /// Hands the event to the validator (while its verdict is open), then builds.
-    fn step(
-        &mut self,
-        event: Event<'_>,
-        validate: impl FnOnce(&mut jsongate::Validator, Event<'_>) -> Flow,
-    ) -> Flow {
-        if let Some(v) = self.validator.as_deref_mut() {
-            if validate(v, event) == Flow::Stop {
-                if !v.is_valid() {
-                    // A violation (or an exhausted budget): the verdict is in; read no more.
-                    return Flow::Stop;
-                }
-                self.validator = None;
+    fn step(&mut self, event: Event<'_>, at: Position) -> Flow {
+        if let Some(w) = self.watch.as_mut() {
+            if w.event_at(event, at) == Flow::Stop {
+                // A violation (or an exhausted budget): the verdict is in; read no more.
+                return Flow::Stop;
             }
         }
         match self.build(&event) {
@@ -178,11 +171,11 @@ impl Builder<'_, '_> {
 
 impl Sink for Builder<'_, '_> {
     fn event(&mut self, event: Event<'_>, offset: u64) -> Flow {
-        self.step(event, |v, e| v.event(e, offset))
+        self.step(event, Position::on_one_line(offset))
     }
 
     fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
-        self.step(event, |v, e| v.event_at(e, at))
+        self.step(event, at)
     }
 }
 
@@ -285,9 +278,6 @@ pub fn loads<'py>(
     let mut copy = Vec::new();
     let bytes = owned_or_borrowed(data, &mut copy)?;
     let mut validator = schema.map(|s| s.get().take());
-    if let Some(v) = validator.as_mut() {
-        v.reset();
-    }
     let mut guard = KEPT.try_lock().ok();
     let mut fresh = Kept::default();
     let kept = match guard.as_deref_mut() {
@@ -313,7 +303,7 @@ pub fn loads<'py>(
         } else {
             None
         },
-        validator: validator.as_mut(),
+        watch: validator.as_mut().map(Watcher::new),
     };
     let out = scanner.scan_slice(bytes, &mut b);
     let (root, failed) = (b.root.take(), b.failed.take());

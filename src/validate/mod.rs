@@ -729,6 +729,73 @@ impl Sink for Validator {
     }
 }
 
+/// Hands a scan's events to a [`Validator`] beside another sink that builds something from
+/// the same events (typed values, Python objects): the one rule for doing both in one pass.
+///
+/// While the verdict is open every event goes to the validator. Once it has found a
+/// violation (or run out of budget), [`event_at`](Self::event_at) says [`Flow::Stop`]: the
+/// scan should end at that byte. A validator that stops because it has already passed the
+/// document sees no further events, and the scan goes on for the other sink. Afterwards,
+/// [`Validator::verdict`] gives the verdict as usual.
+///
+/// # Example
+/// ```
+/// use jsongate::{Event, Flow, Limits, Position, Scanner, Schema, Sink, Validator, Watcher};
+/// // Counts the values of a document while validating it.
+/// struct Count<'v> { watch: Watcher<'v>, values: usize }
+/// impl Sink for Count<'_> {
+///     fn event(&mut self, ev: Event<'_>, offset: u64) -> Flow {
+///         self.event_at(ev, Position::on_one_line(offset))
+///     }
+///     fn event_at(&mut self, ev: Event<'_>, at: Position) -> Flow {
+///         if self.watch.event_at(ev, at) == Flow::Stop {
+///             return Flow::Stop;
+///         }
+///         self.values += usize::from(!matches!(ev, Event::Name(_) | Event::EndArray | Event::EndObject));
+///         Flow::Continue
+///     }
+/// }
+/// let schema = Schema::compile(br#"{"items":{"type":"integer"}}"#)?;
+/// let mut v = Validator::new(&schema);
+/// let mut scanner = Scanner::new(Limits::new());
+/// let mut count = Count { watch: Watcher::new(&mut v), values: 0 };
+/// let out = scanner.scan_slice(b"[1, 2, 3]", &mut count);
+/// assert_eq!(count.values, 4);
+/// assert!(v.verdict(&scanner, out).is_ok());
+/// # Ok::<(), jsongate::CompileError>(())
+/// ```
+pub struct Watcher<'v> {
+    /// The validator, while its verdict is open.
+    validator: Option<&'v mut Validator>,
+}
+
+impl<'v> Watcher<'v> {
+    /// Watches the events of one document with `validator` (which is reset first).
+    pub fn new(validator: &'v mut Validator) -> Self {
+        validator.reset();
+        Watcher {
+            validator: Some(validator),
+        }
+    }
+
+    /// Hands one event to the validator while its verdict is open; [`Flow::Stop`] once it has
+    /// rejected the document.
+    pub fn event_at(&mut self, event: Event<'_>, at: Position) -> Flow {
+        let Some(v) = self.validator.as_deref_mut() else {
+            return Flow::Continue;
+        };
+        if v.event_at(event, at) == Flow::Continue {
+            return Flow::Continue;
+        }
+        if !v.is_valid() {
+            return Flow::Stop;
+        }
+        // Decided early, and accepted: the rest is the other sink's alone.
+        self.validator = None;
+        Flow::Continue
+    }
+}
+
 /// Feeds a materialised value to a sink as events (for validating schemas themselves).
 pub(crate) fn value_events(v: &crate::json::Value, sink: &mut dyn Sink) -> bool {
     use crate::json::Value;
