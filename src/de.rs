@@ -259,26 +259,9 @@ pub fn from_slice_with<'de, T: de::Deserialize<'de>>(
     input: &'de [u8],
     limits: Limits,
 ) -> Result<T, TypedError> {
-    tape.toks.clear();
-    tape.text.clear();
-    let mut scanner = Scanner::new(limits);
-    let mut rec = Recorder {
-        tape,
-        input: Some(input),
-        watch: Watcher::new(validator),
-        too_long: false,
-    };
-    let out = scanner.scan_slice(input, &mut rec);
-    let too_long = rec.too_long;
-    validator
-        .verdict(&scanner, out)
-        .map_err(TypedError::Rejected)?;
-    if too_long {
-        return Err(TypedError::Mismatch(Mismatch {
-            message: "a string of the document is longer than 4 GiB".into(),
-            offset: 0,
-        }));
-    }
+    record(validator, tape, Some(input), limits, |scanner, rec| {
+        scanner.scan_slice(input, rec)
+    })?;
     walk(tape, input)
 }
 
@@ -306,14 +289,30 @@ pub fn from_reader<T: de::DeserializeOwned, R: std::io::Read>(
     limits: Limits,
 ) -> Result<T, TypedError> {
     let mut tape = Tape::new();
+    record(validator, &mut tape, None, limits, |scanner, rec| {
+        scanner.scan_read(reader, rec)
+    })?;
+    walk(&tape, &[])
+}
+
+/// One scan (`scan`: of a slice or a reader) onto `tape`, with the verdict.
+fn record(
+    validator: &mut Validator,
+    tape: &mut Tape,
+    input: Option<&[u8]>,
+    limits: Limits,
+    scan: impl FnOnce(&mut Scanner, &mut Recorder<'_>) -> Result<crate::Outcome, crate::Error>,
+) -> Result<(), TypedError> {
+    tape.toks.clear();
+    tape.text.clear();
     let mut scanner = Scanner::new(limits);
     let mut rec = Recorder {
-        tape: &mut tape,
-        input: None,
+        tape,
+        input,
         watch: Watcher::new(validator),
         too_long: false,
     };
-    let out = scanner.scan_read(reader, &mut rec);
+    let out = scan(&mut scanner, &mut rec);
     let too_long = rec.too_long;
     validator
         .verdict(&scanner, out)
@@ -324,7 +323,7 @@ pub fn from_reader<T: de::DeserializeOwned, R: std::io::Read>(
             offset: 0,
         }));
     }
-    walk(&tape, &[])
+    Ok(())
 }
 
 fn walk<'de, T: de::Deserialize<'de>>(tape: &Tape, input: &'de [u8]) -> Result<T, TypedError> {
@@ -466,7 +465,7 @@ impl<'t, 'de> TapeDe<'t, 'de> {
                 Str::Tape(s) => visitor.visit_str(s),
             },
             Tok::BeginArray => {
-                let v = visitor.visit_seq(Seq {
+                let v = visitor.visit_seq(Access {
                     de: &mut *self,
                     done: false,
                 })?;
@@ -474,7 +473,7 @@ impl<'t, 'de> TapeDe<'t, 'de> {
                 Ok(v)
             }
             Tok::BeginObject => {
-                let v = visitor.visit_map(Map {
+                let v = visitor.visit_map(Access {
                     de: &mut *self,
                     done: false,
                 })?;
@@ -577,55 +576,50 @@ impl Visitor<'_> for EnumExpected {
     }
 }
 
-struct Seq<'a, 't, 'de> {
+/// The members of an object or the items of an array, read by a visitor.
+struct Access<'a, 't, 'de> {
     de: &'a mut TapeDe<'t, 'de>,
     /// Whether the closing token has been taken.
     done: bool,
 }
 
-impl<'de> SeqAccess<'de> for Seq<'_, '_, 'de> {
+impl Access<'_, '_, '_> {
+    /// Takes the closing token `end` if it is next.
+    fn at_end(&mut self, end: Tok) -> bool {
+        let next = self.de.peek().map(|t| std::mem::discriminant(&t));
+        if next == Some(std::mem::discriminant(&end)) {
+            self.de.pos += 1;
+            self.done = true;
+        }
+        self.done
+    }
+}
+
+impl<'de> SeqAccess<'de> for Access<'_, '_, 'de> {
     type Error = DeError;
 
     fn next_element_seed<S: DeserializeSeed<'de>>(
         &mut self,
         seed: S,
     ) -> Result<Option<S::Value>, DeError> {
-        if let Some(Tok::EndArray) = self.de.peek() {
-            self.de.pos += 1;
-            self.done = true;
+        if self.at_end(Tok::EndArray) {
             return Ok(None);
         }
         seed.deserialize(&mut *self.de).map(Some)
     }
 }
 
-impl Drop for Seq<'_, '_, '_> {
-    /// A visitor that returns before the closing token (a fixed-size tuple) leaves it to
-    /// [`TapeDe::close`].
-    fn drop(&mut self) {
-        self.de.unfinished = !self.done;
-    }
-}
-
-struct Map<'a, 't, 'de> {
-    de: &'a mut TapeDe<'t, 'de>,
-    /// Whether the closing token has been taken.
-    done: bool,
-}
-
-impl<'de> MapAccess<'de> for Map<'_, '_, 'de> {
+impl<'de> MapAccess<'de> for Access<'_, '_, 'de> {
     type Error = DeError;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, DeError> {
+        if self.at_end(Tok::EndObject) {
+            return Ok(None);
+        }
         match self.de.peek() {
-            Some(Tok::EndObject) => {
-                self.de.pos += 1;
-                self.done = true;
-                Ok(None)
-            }
             Some(Tok::Name(_)) => seed.deserialize(&mut *self.de).map(Some),
             _ => Err(DeError("expected a member name".into())),
         }
@@ -636,8 +630,9 @@ impl<'de> MapAccess<'de> for Map<'_, '_, 'de> {
     }
 }
 
-impl Drop for Map<'_, '_, '_> {
-    /// As [`Seq`]'s.
+impl Drop for Access<'_, '_, '_> {
+    /// A visitor that returns before the closing token (a fixed-size tuple) leaves it to
+    /// [`TapeDe::close`].
     fn drop(&mut self) {
         self.de.unfinished = !self.done;
     }
