@@ -797,6 +797,8 @@ mod tests {
                     format!("{sign}{int}.{frac}")
                 }
             }
+            // Trailing zeros moved into the exponent; zero has one digit (`0000` is no number).
+            _ if x == 0 => format!("0E-{}", u32::from(scale) + 3),
             _ => format!("{x}000E-{}", u32::from(scale) + 3),
         }
     }
