@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["validate"],
     &["config"],
     &["select"],
-    &["verdict"],
+    &["verdict", "de"],
     &["state", "auth"],
     &["screen"],
     &["gate", "action"],
@@ -39,8 +39,11 @@ fn module_of(name: &str) -> Option<&'static str> {
         | "Position" | "Scanner" | "Sink" | "READ_CHUNK" => "scan",
         "CompileBudget" | "CompileError" | "CompileErrorKind" | "Draft" | "Schema"
         | "SchemaOptions" => "schema",
-        "Rejection" | "Validator" | "Violation" | "OutputFormat" => "validate",
+        "Rejection" | "Validator" | "Violation" | "OutputFormat" | "Watcher" => "validate",
         "verdict_json" | "JsonLines" | "LineVerdict" => "verdict",
+        "from_slice" | "from_slice_with" | "from_reader" | "Tape" | "TypedError" | "Mismatch" => {
+            "de"
+        }
         n if n.starts_with("DEFAULT_MAX_SCHEMA")
             || n.starts_with("DEFAULT_EVAL")
             || n == "DEFAULT_MAX_ANCHORS"
