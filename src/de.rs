@@ -432,23 +432,21 @@ impl<'t, 'de> TapeDe<'t, 'de> {
             Str::Input(s) => *s,
             Str::Tape(s) => s,
         };
-        let n = crate::Number::parse(text).ok_or_else(|| DeError("not a number".into()))?;
+        // Recorded from an `Event::Number`: the scanner has checked its grammar.
+        let n = crate::Number::scanned(text);
         if text == "-0" {
             // serde_json reads a negative zero as the float it is.
             return visitor.visit_f64(-0.0);
         }
-        if n.is_integer() {
-            if let Ok(u) = n.as_u64() {
-                if !text.starts_with('-') {
-                    return visitor.visit_u64(u);
-                }
-            }
+        // `as_u64`/`as_i64` refuse fractions and exponents themselves.
+        if text.starts_with('-') {
             if let Ok(i) = n.as_i64() {
                 return visitor.visit_i64(i);
             }
+        } else if let Ok(u) = n.as_u64() {
+            return visitor.visit_u64(u);
         }
-        // serde_json reads out-of-range values as infinity only with `arbitrary_precision`
-        // off and refuses them otherwise; an out-of-range number is refused here too.
+        // Beyond f64's range serde_json refuses the number ("number out of range"); so does this.
         match n.as_f64() {
             Ok(f) => visitor.visit_f64(f),
             Err(_) => Err(DeError(format!("number out of range: {text}"))),
@@ -517,13 +515,10 @@ impl<'de> Deserializer<'de> for &mut TapeDe<'_, 'de> {
         visitor: V,
     ) -> Result<V::Value, DeError> {
         match self.next()? {
-            Tok::Str(t) => {
-                let name = match self.str(t)? {
-                    Str::Input(s) => s.to_owned(),
-                    Str::Tape(s) => s.to_owned(),
-                };
-                visitor.visit_enum(name.into_deserializer())
-            }
+            Tok::Str(t) => match self.str(t)? {
+                Str::Input(s) => visitor.visit_enum(de::value::BorrowedStrDeserializer::new(s)),
+                Str::Tape(s) => visitor.visit_enum(s.into_deserializer()),
+            },
             Tok::BeginObject => {
                 let v = visitor.visit_enum(Enum { de: &mut *self })?;
                 match self.next()? {

@@ -250,10 +250,6 @@ fn owned_or_borrowed<'a>(data: &'a Bound<'_, PyAny>, copy: &'a mut Vec<u8>) -> P
     if let Ok(b) = data.cast::<PyBytes>() {
         return Ok(b.as_bytes());
     }
-    if let Ok(s) = data.cast::<PyString>() {
-        *copy = s.to_cow()?.into_owned().into_bytes();
-        return Ok(copy);
-    }
     *copy = crate::input::copy_bytes(data)?;
     Ok(copy)
 }

@@ -102,11 +102,28 @@ fn dumps(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
         .map(|f| f.bind(py))
 }
 
+/// The JSON text of a parsed Python value: `json.dumps` with `allow_nan=False` (NaN and
+/// infinities, non-string keys of other kinds and cycles are refused with its
+/// `ValueError`/`TypeError`), compact when `compact`.
+fn dumped<'py>(
+    py: Python<'py>,
+    v: &Bound<'py, PyAny>,
+    compact: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("allow_nan", false)?;
+    kwargs.set_item("ensure_ascii", false)?;
+    if compact {
+        kwargs.set_item("separators", (",", ":"))?;
+    }
+    let text = dumps(py)?.call((v,), Some(&kwargs))?;
+    Ok(text.cast_into::<PyString>()?.into_any())
+}
+
 /// A document to validate: JSON text (`str`, `bytes`, …) is kept; an already parsed value
 /// (`dict`, `list`, `tuple`, `bool`, `int`, `float`, `None`) becomes its compact JSON text
-/// (`json.dumps` with `allow_nan=False`: NaN and infinities, non-string keys of other kinds
-/// and cycles are refused with its `ValueError`/`TypeError`), so that it gets the same
-/// verdict, keyword and pointer as the same value sent as text; offsets count in that text.
+/// ([`dumped`]), so that it gets the same verdict, keyword and pointer as the same value sent
+/// as text; offsets count in that text.
 pub fn instance<'py>(py: Python<'py>, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     if v.is_instance_of::<PyDict>()
         || v.is_instance_of::<PyList>()
@@ -116,26 +133,17 @@ pub fn instance<'py>(py: Python<'py>, v: &Bound<'py, PyAny>) -> PyResult<Bound<'
         || v.is_instance_of::<PyFloat>()
         || v.is_none()
     {
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("allow_nan", false)?;
-        kwargs.set_item("ensure_ascii", false)?;
-        kwargs.set_item("separators", (",", ":"))?;
-        let text = dumps(py)?.call((v,), Some(&kwargs))?;
-        return Ok(text.cast_into::<PyString>()?.into_any());
+        return dumped(py, v, true);
     }
     Ok(v.clone())
 }
 
 /// A JSON document given either as text (`str`, `bytes`, …) or as a Python value (`dict`,
-/// `list`, `bool`): values are serialised with `json.dumps(allow_nan=False)`, text is kept.
+/// `list`, `bool`): values are serialised ([`dumped`]), text is kept.
 pub fn document<'py>(py: Python<'py>, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     if v.is_instance_of::<PyDict>() || v.is_instance_of::<PyList>() || v.is_instance_of::<PyBool>()
     {
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("allow_nan", false)?;
-        kwargs.set_item("ensure_ascii", false)?;
-        let text = dumps(py)?.call((v,), Some(&kwargs))?;
-        return Ok(text.cast_into::<PyString>()?.into_any());
+        return dumped(py, v, false);
     }
     Ok(v.clone())
 }

@@ -100,6 +100,13 @@ impl<'a> Number<'a> {
         st.is_terminal().then_some(Number(text))
     }
 
+    /// A number whose text the scanner has already accepted (its `Event::Number`'s text),
+    /// without checking the grammar again (for the typed results' tape).
+    #[cfg(feature = "serde")]
+    pub(crate) const fn scanned(text: &'a str) -> Self {
+        Number(text)
+    }
+
     /// The number's text, exactly as in the input.
     ///
     /// # Example
