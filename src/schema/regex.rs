@@ -17,6 +17,11 @@
 //! point, and a lone surrogate (which a Rust string cannot hold) matches nothing. Matching is
 //! an unanchored search.
 //!
+//! One deliberate departure: a pattern to compile reads `\` before ASCII punctuation that is
+//! not a syntax character (`\<`, `\"`, `\-`) as that character (Annex B's identity escape, as
+//! Python `re` and most JSON Schema implementations do); the `regex` format's syntax check
+//! ([`is_ecma_regex`]) keeps the strict `u` grammar.
+//!
 //! Known departures, all outside what ordinary schemas write:
 //! - modifier groups (`(?i:…)`, `(?-s:…)`, ES2025) are read but give
 //!   [`RegexError::Unsupported`];
@@ -439,6 +444,10 @@ struct Parser {
     too_big: Option<String>,
     /// The first construct that is valid syntax but has no matcher here, reported likewise.
     unsupported: Option<&'static str>,
+    /// Whether `\` before ASCII punctuation that is not a syntax character (`\<`, `\"`,
+    /// `\@`, …) is that character, as ECMA-262 Annex B (non-`u` mode), Python `re` and most
+    /// JSON Schema implementations read it; the `u` grammar refuses it.
+    identity_punctuation: bool,
 }
 
 fn syntax<T>(message: impl Into<String>) -> Result<T, RegexError> {
@@ -506,17 +515,26 @@ pub(crate) fn escape(text: &str) -> String {
 /// so it takes linear memory and no recursion whatever the input. Valid syntax with no
 /// matcher here (modifier groups, counts above [`MAX_REPEAT`]) is still valid syntax.
 pub(crate) fn is_ecma_regex(pattern: &str) -> bool {
-    !matches!(Parser::read(pattern, false), Err(RegexError::Syntax(_)))
+    !matches!(Parser::read(pattern, false, false), Err(RegexError::Syntax(_)))
 }
 
 impl Parser {
+    /// Reads a pattern to compile: the `u` grammar, except that an escaped ASCII punctuation
+    /// character is that character (Annex B's identity escape, which schemas written for
+    /// Python or non-`u` ECMA-262 engines use, e.g. `[^\<\>]`). The `regex` format keeps the
+    /// strict `u` grammar ([`is_ecma_regex`]).
     fn parse(pattern: &str) -> Result<Parsed, RegexError> {
-        Self::read(pattern, true)
+        Self::read(pattern, true, true)
     }
 
     /// Reads `pattern`; with `build`, keeps its tree (groups nested at most
-    /// [`MAX_NESTING`] deep) and resolves its backreferences in it.
-    fn read(pattern: &str, build: bool) -> Result<Parsed, RegexError> {
+    /// [`MAX_NESTING`] deep) and resolves its backreferences in it; `identity_punctuation`
+    /// accepts Annex B's identity escapes of ASCII punctuation.
+    fn read(
+        pattern: &str,
+        build: bool,
+        identity_punctuation: bool,
+    ) -> Result<Parsed, RegexError> {
         let mut p = Parser {
             chars: pattern.chars().collect(),
             pos: 0,
@@ -530,6 +548,7 @@ impl Parser {
             backtracking: false,
             too_big: None,
             unsupported: None,
+            identity_punctuation,
         };
         let mut root = p.pattern()?;
         // Backreferences may point forward, so they are resolved once all groups are known.
@@ -1067,6 +1086,9 @@ impl Parser {
                 None => return syntax("invalid Unicode escape"),
             },
             c if is_syntax_char(c) || c == '/' => ClassAtom::Char(u32::from(c)),
+            c if self.identity_punctuation && c.is_ascii_punctuation() => {
+                ClassAtom::Char(u32::from(c))
+            }
             c => return syntax(format!("invalid escape '\\{c}'")),
         })
     }
@@ -1704,7 +1726,10 @@ mod tests {
             picks in proptest::collection::vec(0..TOKENS.len(), 0..12)
         ) {
             let pattern: String = picks.iter().map(|&i| TOKENS[i]).collect();
-            let parsed = !matches!(Regex::new(&pattern), Err(RegexError::Syntax(_)));
+            let parsed = !matches!(
+                super::Parser::read(&pattern, true, false),
+                Err(RegexError::Syntax(_))
+            );
             let checked = super::is_ecma_regex(&pattern);
             proptest::prop_assert_eq!(parsed, checked, "{}", pattern);
         }
@@ -1798,6 +1823,34 @@ mod tests {
             "^(abc]",
         ] {
             assert!(!super::is_ecma_regex(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn patterns_read_escaped_ascii_punctuation_as_the_character_but_the_format_does_not() {
+        // The design's example schema: `^[^\<\>\n]{1,50}$` (Annex B, Python `re`).
+        let design = r"^[^\<\>\n]{1,50}$";
+        assert!(m(design, "plain title"));
+        assert!(!m(design, "a <b> tag"));
+        assert!(!m(design, "two\nlines"));
+        assert!(!m(design, ""));
+        assert!(!m(design, &"x".repeat(51)));
+        assert!(!super::is_ecma_regex(design));
+        for c in "!\"#%&',-:;<=>@_`~".chars() {
+            let outside = format!("^a\\{c}b$");
+            let inside = format!("^[\\{c}]$");
+            assert!(m(&outside, &format!("a{c}b")), "{outside}");
+            assert!(!m(&outside, "a\\b"), "{outside}");
+            assert!(m(&inside, &c.to_string()), "{inside}");
+            assert!(!m(&inside, "\\"), "{inside}");
+            if c != '-' {
+                assert!(!super::is_ecma_regex(&outside), "{outside}");
+            }
+        }
+        // Letters stay refused: `\a`, `\e` or PCRE's `\z` and `\A` read as letters would
+        // silently mean something else than their author meant.
+        for bad in [r"\a", r"\e", r"\z", r"\A", r"\Z", r"[\q]", r"\é"] {
+            assert!(syntax_error(bad), "{bad}");
         }
     }
 
@@ -1942,10 +1995,13 @@ mod tests {
     }
 
     #[test]
-    fn identity_escapes_are_only_syntax_characters() {
+    fn identity_escapes_are_syntax_characters_and_ascii_punctuation_only() {
         assert!(m(r"^\^\$\\\.\*\+\?\(\)\[\]\{\}\|\/$", r"^$\.*+?()[]{}|/"));
-        for bad in [r"\a", r"\-", r"\e", r"\z", r"\A", r"\_", r"\ ", r"\é"] {
+        for bad in [r"\a", r"\e", r"\z", r"\A", r"\ ", r"\é"] {
             assert!(syntax_error(bad), "{bad}");
+        }
+        for bad in [r"\-", r"\_"] {
+            assert!(!super::is_ecma_regex(bad), "{bad}");
         }
         assert!(syntax_error("\\"));
     }
