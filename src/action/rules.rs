@@ -328,8 +328,10 @@ impl Rule {
 /// - an absolute path (one leading separator) is admitted only under `workspace`;
 /// - `.` and empty components are dropped, `..` pops a component and may never climb above
 ///   the root;
-/// - a component made only of dots and spaces other than `.` and `..` (`.. `, `...`) is
-///   refused: Windows trims trailing dots and spaces, so it may name `..`;
+/// - a component of three or more dots only (`...`) is a name: POSIX reads it so, and Windows
+///   too (as a last component it is trimmed to the directory holding it, still inside);
+/// - any other component made only of dots and spaces (`.. `, `. .`) is refused: Windows
+///   trims trailing dots and spaces, so it may name `..`;
 /// - a Windows reserved device name (`CON`, `PRN`, `AUX`, `NUL`, `COM0`–`COM9`,
 ///   `LPT0`–`LPT9`, also with `¹²³`, `CONIN$`, `CONOUT$`), with any extension, in any
 ///   directory, is refused: it opens a device, not a file;
@@ -418,6 +420,11 @@ fn lexical<'p>(
             "" | "." => {}
             ".." => {
                 depth = depth.checked_sub(1)?;
+                rel.push(part);
+            }
+            // `.`, `..` and `` are matched above: three dots or more.
+            _ if part.bytes().all(|b| b == b'.') => {
+                depth += 1;
                 rel.push(part);
             }
             _ if part.chars().all(|c| c == '.' || c == ' ') => return None,
@@ -554,6 +561,18 @@ mod tests {
             "\\\\server\\share",
             "a\\b/../../x",
         ] {
+            assert!(!path_contained(bad, None), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_file_named_three_dots_is_a_name_not_an_escape() {
+        for ok in ["...", "a/...", ".../b", "..../x", "a\\...\\b"] {
+            assert!(path_contained(ok, None), "{ok}");
+        }
+        // Still refused: dots with spaces (Windows trims them, `.. ` may read `..`), and a
+        // `...` that does not undo a climb above the root.
+        for bad in [".. ", ". .", "a/.. /..", "../...", ".../../.."] {
             assert!(!path_contained(bad, None), "{bad}");
         }
     }

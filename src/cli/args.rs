@@ -13,6 +13,34 @@ use clap::Args;
 
 use jsongate::{Draft, Limits, UNLIMITED};
 
+/// Why a command failed (exit 2). A usage error (flags missing or in conflict) is followed
+/// by a pointer to the command's `--help`; any other failure (a file that cannot be read, a
+/// configuration that does not load) is its message alone, since `--help` would not help.
+#[derive(Debug)]
+pub enum Failure {
+    /// The command line asks for something the command cannot do.
+    Usage(String),
+    /// The command could not run (I/O, configuration).
+    Run(String),
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Self::Run(message)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Self {
+        Self::Run(message.to_owned())
+    }
+}
+
+/// A usage error with `message`.
+pub fn usage<T>(message: impl Into<String>) -> Result<T, Failure> {
+    Err(Failure::Usage(message.into()))
+}
+
 /// A file argument: a path, or `-` for standard input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -43,14 +71,17 @@ impl Source {
         }
     }
 
-    /// A reader of the whole input.
+    /// A reader of the whole input; a directory is refused by name.
     pub fn open(&self) -> Result<Box<dyn std::io::Read>, String> {
         match self {
             Source::Stdin => Ok(Box::new(std::io::stdin().lock())),
             Source::Path(p) => {
-                Ok(Box::new(std::fs::File::open(p).map_err(|e| {
-                    format!("cannot open '{}': {e}", p.display())
-                })?))
+                let file = std::fs::File::open(p)
+                    .map_err(|e| format!("cannot open '{}': {e}", p.display()))?;
+                if file.metadata().is_ok_and(|m| m.is_dir()) {
+                    return Err(format!("cannot read '{}': it is a directory", p.display()));
+                }
+                Ok(Box::new(file))
             }
         }
     }
@@ -116,7 +147,7 @@ pub fn source(s: &str) -> Result<Source, String> {
 /// (`--schema`, `the document`) with its source.
 pub fn one_stdin<'a>(
     claims: impl IntoIterator<Item = (&'a str, Option<&'a Source>)>,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let readers: Vec<&str> = claims
         .into_iter()
         .filter(|(_, s)| *s == Some(&Source::Stdin))
@@ -124,12 +155,46 @@ pub fn one_stdin<'a>(
         .collect();
     match readers.as_slice() {
         [] | [_] => Ok(()),
-        [a, rest @ ..] => Err(format!(
+        [a, rest @ ..] => usage(format!(
             "standard input can be read once, but {a} and {} would both read it ('-', or a \
              document without FILE): give all but one as files",
             rest.join(" and ")
         )),
     }
+}
+
+/// A byte count: `N`, `N` with a binary (`KiB`, `MiB`, `GiB`) or decimal (`kB`, `MB`, `GB`)
+/// unit, optionally after a space (`16 MiB`, as `--help` prints defaults), or `unlimited`.
+pub fn size(v: &str) -> Result<u64, String> {
+    const UNITS: [(&str, u64); 6] = [
+        ("KiB", 1 << 10),
+        ("MiB", 1 << 20),
+        ("GiB", 1 << 30),
+        ("kB", 1_000),
+        ("MB", 1_000_000),
+        ("GB", 1_000_000_000),
+    ];
+    let bad = || {
+        format!(
+            "'{v}' is not a size: N, N with KiB, MiB, GiB, kB, MB or GB (e.g. 16MiB), or 'unlimited'"
+        )
+    };
+    if v == "unlimited" {
+        return Ok(UNLIMITED);
+    }
+    let (digits, factor) = UNITS
+        .iter()
+        .find_map(|&(unit, f)| v.strip_suffix(unit).map(|d| (d.trim_end_matches(' '), f)))
+        .unwrap_or((v, 1));
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .filter(|&n| n != UNLIMITED)
+        .ok_or_else(|| format!("'{v}' is too large (write 'unlimited' for no bound)"))
 }
 
 /// `N` or `unlimited`.
@@ -195,22 +260,24 @@ impl TypedValueParser for DraftParser {
 /// The scanner's limits (`check`, `mcp-proxy`, `mcp-pin`). Unset flags keep the base
 /// limits of the subcommand.
 #[derive(Args, Clone, Debug, Default)]
-#[command(next_help_heading = "Limits (N is a non-negative integer or 'unlimited')")]
+#[command(
+    next_help_heading = "Limits (N: an integer or 'unlimited'; SIZE: N, or N with KiB, MiB, GiB, kB, MB or GB)"
+)]
 pub struct LimitArgs {
     /// input bytes, whitespace included     [default: 16777216 (16 MiB)]
-    #[arg(long, value_name = "N", value_parser = limit, allow_hyphen_values = true)]
+    #[arg(long, value_name = "SIZE", value_parser = size, allow_hyphen_values = true)]
     pub max_bytes: Option<u64>,
     /// nesting depth ([] and {} are 1)       [default: 128]
     #[arg(long, value_name = "N", value_parser = limit, allow_hyphen_values = true)]
     pub max_depth: Option<u64>,
     /// UTF-8 bytes of one member name        [default: 4096]
-    #[arg(long, value_name = "N", value_parser = limit, allow_hyphen_values = true)]
+    #[arg(long, value_name = "SIZE", value_parser = size, allow_hyphen_values = true)]
     pub max_name_bytes: Option<u64>,
     /// UTF-8 bytes of one string value       [default: 4194304 (4 MiB)]
-    #[arg(long, value_name = "N", value_parser = limit, allow_hyphen_values = true)]
+    #[arg(long, value_name = "SIZE", value_parser = size, allow_hyphen_values = true)]
     pub max_string_bytes: Option<u64>,
     /// bytes of one number's text            [default: 128]
-    #[arg(long, value_name = "N", value_parser = limit, allow_hyphen_values = true)]
+    #[arg(long, value_name = "SIZE", value_parser = size, allow_hyphen_values = true)]
     pub max_number_bytes: Option<u64>,
     /// members of one object                 [default: 65536]
     #[arg(long, value_name = "N", value_parser = limit, allow_hyphen_values = true)]

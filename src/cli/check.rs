@@ -6,17 +6,19 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use jsongate::json::ObjectWriter;
 use jsongate::{
     Draft, ErrorKind, Ignore, JsonLines, Limits, OutputFormat, Rejection, Scanner, Schema,
-    Validator,
+    Validator, Violation,
 };
 
 use super::args::{self, DraftParser, LimitArgs, Source};
 
 const AFTER: &str = "\
-Scans one JSON document (FILE, or standard input when FILE is absent or '-') with the strict
-profile (RFC 8259, duplicate names rejected) and the limits above. Reads in 64 KiB chunks
-with constant memory and stops reading as soon as the verdict is known. Prints one JSON line:
+Scans each JSON document (every FILE, or standard input when there is none or for '-') with
+the strict profile (RFC 8259, duplicate names rejected) and the limits above. Reads in 64 KiB
+chunks with constant memory and stops reading as soon as the verdict is known. Prints one
+JSON line per document:
   {\"valid\":true,\"bytes_read\":N}
   {\"valid\":false,\"bytes_read\":N,\"error\":{\"kind\":K,\"offset\":N,\"line\":L,
    \"column\":C,\"pointer\":P,\"message\":M}}
@@ -24,13 +26,18 @@ A schema violation has kind schema and adds \"keyword\" (the failing keyword) an
 \"schema_path\" (its location through the schema, following $ref) to the error; with
 --errors N (N > 1) the line also has \"errors\":[...] with each violation.
 
+Several FILEs, or a quoted pattern ('logs/*.json', expanded in alphabetical order when no
+file has that name), add \"file\":NAME to each line; a FILE that cannot be read is reported
+on stderr and the others are still checked. --format text prints one readable line per
+verdict instead (NAME: valid, or NAME: invalid: MESSAGE at byte N ... in POINTER); --quiet
+prints nothing.
+
 --lines reads newline-delimited JSON (NDJSON): every line is its own document with its own
 limits (offsets are within the line), and gets one line {\"line\":N,\"valid\":...} as above,
 where N is the line's number in the input. Empty lines (no bytes, or only \\r) are skipped
 without a verdict but counted; a last line without a newline counts. A line longer than
 --max-bytes is rejected at the limit (too_large) and the rest of it is skipped, so memory
-stays bounded. The exit code is the worst verdict: 0 when every line is accepted (or there
-is none), 1 when one is rejected.
+stays bounded.
 
 ERROR KINDS:
     too_large, too_deep, name_too_long, string_too_long, number_too_long, too_many_members,
@@ -38,24 +45,34 @@ ERROR KINDS:
     schema, budget_exceeded, schema_cycle
 
 EXIT STATUS:
-    0 accepted, 1 rejected, 2 usage, configuration or I/O error (message on stderr)
+    the worst of: 0 accepted (every document and line, or none), 1 one rejected, 2 usage,
+    configuration or I/O error (message on stderr)
 
 Examples:
     jsongate check --schema tool.schema.json result.json
     curl -s URL | jsongate check --max-depth=32 -
     jsongate check --schema - result.json < tool.schema.json
-    jsongate check --lines --max-bytes=65536 events.ndjson";
+    jsongate check --lines --max-bytes=64KiB events.ndjson
+    jsongate check --schema tool.schema.json --format text 'results/*.json'
+    jsongate check --quiet result.json && echo accepted";
 
-/// Scan (and validate) one JSON document; print one verdict line
+/// Scan (and validate) JSON documents; print one verdict line each
 #[derive(Args, Debug)]
 #[command(after_help = AFTER)]
 pub struct CheckArgs {
-    /// the document (standard input when absent or '-')
+    /// the documents (standard input when none or '-'); a quoted pattern such as
+    /// 'logs/*.json' is expanded
     #[arg(value_name = "FILE", value_parser = args::source)]
-    file: Option<Source>,
+    files: Vec<Source>,
     /// every line is one document (NDJSON): one verdict line per line
     #[arg(long, conflicts_with = "output")]
     lines: bool,
+    /// json (default: one JSON line per document) or text (one readable line)
+    #[arg(long, value_name = "F", value_parser = ["json", "text"], hide_possible_values = true)]
+    format: Option<String>,
+    /// print nothing: the exit code alone is the verdict
+    #[arg(long, short = 'q')]
+    quiet: bool,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -76,7 +93,7 @@ struct SchemaArgs {
     #[arg(long, value_name = "D", value_parser = DraftParser, hide_possible_values = true)]
     draft: Option<Draft>,
     /// print output format F instead: flag, basic or detailed
-    #[arg(long, value_name = "F", value_parser = ["flag", "basic", "detailed"], hide_possible_values = true)]
+    #[arg(long, value_name = "F", value_parser = ["flag", "basic", "detailed"], hide_possible_values = true, requires = "schema", conflicts_with = "format")]
     output: Option<String>,
     /// make FILE available to $ref as URI (repeatable; nothing is fetched)
     #[arg(long, value_name = "URI=FILE", value_parser = resource)]
@@ -97,39 +114,170 @@ fn resource(v: &str) -> Result<(String, Source), String> {
     Ok((uri.to_owned(), args::source(path)?))
 }
 
-pub fn run(a: &CheckArgs) -> Result<ExitCode, String> {
+pub fn run(a: &CheckArgs) -> Result<ExitCode, args::Failure> {
     let sa = &a.schema;
-    let document = a.file.clone().unwrap_or(Source::Stdin);
+    let (documents, named) = documents(&a.files)?;
     args::one_stdin(
-        [
-            ("--schema", sa.schema.as_ref()),
-            ("the document", Some(&document)),
-        ]
-        .into_iter()
-        .chain(sa.resource.iter().map(|(_, s)| ("--resource", Some(s)))),
+        [("--schema", sa.schema.as_ref())]
+            .into_iter()
+            .chain(documents.iter().map(|d| ("the document", Some(d))))
+            .chain(sa.resource.iter().map(|(_, s)| ("--resource", Some(s)))),
     )?;
     let limits = a.limits.apply(Limits::new());
-    let validator = match &sa.schema {
-        Some(src) => Some(load_schema(src, sa)?.max_errors(sa.errors)),
+    let schema = match &sa.schema {
+        Some(src) => Some(load_schema(src, sa)?),
         None => None,
     };
-    let input = document.open()?;
-    if a.lines {
-        return lines(input, limits, validator);
+    let validator = || {
+        schema
+            .as_ref()
+            .map(|s| Validator::new(s).max_errors(sa.errors))
+    };
+    let mut reused = validator();
+    let print = Print {
+        text: a.format.as_deref() == Some("text"),
+        quiet: a.quiet,
+        named,
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    // The worst outcome: 0 all accepted, 1 one rejected, 2 one could not be read.
+    let mut worst = 0u8;
+    for doc in &documents {
+        let outcome = match doc.open() {
+            Ok(input) if a.lines => lines(input, doc, limits, validator(), &print, &mut out),
+            Ok(input) => one(input, doc, limits, reused.as_mut(), sa, &print, &mut out),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(rejected) => worst = worst.max(u8::from(rejected)),
+            Err(e) if documents.len() == 1 => return Err(e.into()),
+            Err(e) => {
+                let _ = std::io::Write::flush(&mut out);
+                eprintln!("jsongate: {e}");
+                worst = 2;
+            }
+        }
     }
+    let _ = std::io::Write::flush(&mut out);
+    Ok(ExitCode::from(worst))
+}
+
+/// The documents to check, and whether their verdicts must name them (several FILEs, or a
+/// pattern): FILEs as given, a pattern (`*`, `?`, `[` in a FILE that does not exist as
+/// such) expanded to its files in alphabetical order, standard input when there is none.
+fn documents(files: &[Source]) -> Result<(Vec<Source>, bool), args::Failure> {
+    if files.is_empty() {
+        return Ok((vec![Source::Stdin], false));
+    }
+    let mut named = files.len() > 1;
+    let mut out = Vec::with_capacity(files.len());
+    for file in files {
+        let pattern = file
+            .path()
+            .filter(|p| !p.exists())
+            .and_then(|p| p.to_str())
+            .filter(|p| p.contains(['*', '?', '[']));
+        let Some(pattern) = pattern else {
+            out.push(file.clone());
+            continue;
+        };
+        named = true;
+        let paths = glob::glob(pattern)
+            .or_else(|e| args::usage(format!("'{pattern}' is not a valid pattern: {e}")))?;
+        let before = out.len();
+        for entry in paths {
+            let path = entry
+                .map_err(|e| format!("cannot read '{}': {}", e.path().display(), e.error()))?;
+            if !path.is_dir() {
+                out.push(Source::Path(path));
+            }
+        }
+        if out.len() == before {
+            return Err(format!("no file matches '{pattern}'").into());
+        }
+    }
+    Ok((out, named))
+}
+
+/// How verdicts are printed: one JSON line each (the default) or one readable line
+/// (`--format text`), naming the document when there are several; nothing with `--quiet`.
+struct Print {
+    text: bool,
+    quiet: bool,
+    named: bool,
+}
+
+impl Print {
+    /// Writes one verdict: `json` is its JSON line (to which the document's name is added
+    /// when there are several); `text` renders it readable from the document's name.
+    fn verdict(
+        &self,
+        out: &mut impl std::io::Write,
+        doc: &Source,
+        json: String,
+        text: impl FnOnce(&str) -> String,
+    ) {
+        if self.quiet {
+            return;
+        }
+        let line = if self.text {
+            text(&match doc {
+                Source::Stdin => "<stdin>".to_owned(),
+                Source::Path(p) => p.display().to_string(),
+            })
+        } else {
+            let mut line = json;
+            if self.named {
+                if let Some(mut o) = ObjectWriter::reopen(&mut line) {
+                    o.str("file", &doc.name());
+                }
+            }
+            line
+        };
+        // A closed stdout ends the output, not the verdict.
+        let _ = out
+            .write_all(line.as_bytes())
+            .and_then(|()| out.write_all(b"\n"));
+    }
+}
+
+/// The readable form of a verdict: `NAME: valid`, or `NAME: invalid: …` and one line
+/// more per further violation collected (`--errors N`).
+fn verdict_text(name: &str, r: &Result<(), Rejection>, violations: &[Violation]) -> String {
+    let Err(r) = r else {
+        return format!("{name}: valid");
+    };
+    let mut line = format!("{name}: invalid: {r}");
+    for v in violations.iter().skip(1) {
+        let _ = write!(line, "\n{name}: also: {v}");
+    }
+    line
+}
+
+/// One whole document; whether it was rejected.
+fn one(
+    input: Box<dyn std::io::Read>,
+    doc: &Source,
+    limits: Limits,
+    validator: Option<&mut Validator>,
+    sa: &SchemaArgs,
+    print: &Print,
+    out: &mut impl std::io::Write,
+) -> Result<bool, String> {
     let mut scanner = Scanner::new(limits);
-    let (result, line) = match validator {
+    let (result, json, violations) = match validator {
         None => {
             let r = scanner
                 .scan_read(input, &mut Ignore)
                 .map(|_| ())
                 .map_err(Rejection::Error);
+            read_failure(&r, doc, scanner.bytes_read())?;
             let line = jsongate::verdict_json(&r, scanner.bytes_read());
-            (r, line)
+            (r, line, Vec::new())
         }
-        Some(mut v) => {
+        Some(v) => {
             let r = v.validate_read(&mut scanner, input);
-            read_failure(&r, scanner.bytes_read())?;
+            read_failure(&r, doc, scanner.bytes_read())?;
             let line = match sa.output.as_deref().and_then(OutputFormat::from_name) {
                 Some(format) => {
                     let uri = sa.schema.as_ref().and_then(Source::path).and_then(file_uri);
@@ -137,46 +285,56 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, String> {
                 }
                 None => v.verdict_json(&r, scanner.bytes_read()),
             };
-            (r, line)
+            let violations = if print.text && r.is_err() {
+                v.violations().to_vec()
+            } else {
+                Vec::new()
+            };
+            (r, line, violations)
         }
     };
-    read_failure(&result, scanner.bytes_read())?;
-    args::println(&line);
-    Ok(ExitCode::from(u8::from(result.is_err())))
+    print.verdict(out, doc, json, |name| {
+        verdict_text(name, &result, &violations)
+    });
+    Ok(result.is_err())
 }
 
 /// A read error is an I/O error (exit 2), not a verdict.
-fn read_failure(r: &Result<(), Rejection>, at: u64) -> Result<(), String> {
+fn read_failure(r: &Result<(), Rejection>, doc: &Source, at: u64) -> Result<(), String> {
     match r {
         Err(Rejection::Error(e)) => match e.kind() {
-            ErrorKind::Io(kind) => Err(format!("read failed after {at} bytes: {kind}")),
+            ErrorKind::Io(kind) => Err(format!(
+                "cannot read '{}': {kind} (after {at} bytes)",
+                doc.name()
+            )),
             _ => Ok(()),
         },
         _ => Ok(()),
     }
 }
 
-/// `check --lines`: one verdict per line, the worst exit code.
+/// `check --lines`: one verdict per line; whether one was rejected.
 fn lines(
     input: Box<dyn std::io::Read>,
+    doc: &Source,
     limits: Limits,
     validator: Option<Validator>,
-) -> Result<ExitCode, String> {
+    print: &Print,
+    out: &mut impl std::io::Write,
+) -> Result<bool, String> {
     let mut it = JsonLines::new(input, limits);
     if let Some(v) = validator {
         it = it.validator(v);
     }
     let mut rejected = false;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for verdict in it {
-        let verdict = verdict.map_err(|e| format!("read failed: {e}"))?;
+        let verdict = verdict.map_err(|e| format!("cannot read '{}': {e}", doc.name()))?;
         rejected |= !verdict.is_valid();
-        // A closed stdout ends the output, not the verdict.
-        let _ = std::io::Write::write_all(&mut out, verdict.to_json().as_bytes())
-            .and_then(|()| std::io::Write::write_all(&mut out, b"\n"));
+        print.verdict(out, doc, verdict.to_json(), |name| {
+            verdict_text(&format!("{name}:{}", verdict.line()), verdict.result(), &[])
+        });
     }
-    let _ = std::io::Write::flush(&mut out);
-    Ok(ExitCode::from(u8::from(rejected)))
+    Ok(rejected)
 }
 
 /// The `file://` URI of a file, for the output's absolute keyword locations.
@@ -197,7 +355,7 @@ fn file_uri(path: &std::path::Path) -> Option<String> {
     Some(uri)
 }
 
-fn load_schema(src: &Source, sa: &SchemaArgs) -> Result<Validator, String> {
+fn load_schema(src: &Source, sa: &SchemaArgs) -> Result<Schema, String> {
     let name = src.name();
     let bytes = match src {
         Source::Stdin => Source::stdin(jsongate::DEFAULT_MAX_SCHEMA_BYTES)?,
@@ -226,5 +384,5 @@ fn load_schema(src: &Source, sa: &SchemaArgs) -> Result<Validator, String> {
         }
         None => format!("invalid schema '{name}': {e}"),
     })?;
-    Ok(Validator::new(&schema))
+    Ok(schema)
 }

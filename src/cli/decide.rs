@@ -111,11 +111,17 @@ pub fn session(
 }
 
 /// `jsongate decide`: one tool call (or, with `--recheck`, one received decision record).
-pub fn decide(a: &DecideArgs) -> Result<ExitCode, String> {
+pub fn decide(a: &DecideArgs) -> Result<ExitCode, args::Failure> {
     use jsongate::action::{validate_record, Call, Claim, Verdict};
     let (Some(policy_src), Some(grants)) = (&a.policy, &a.grants) else {
-        return Err("decide needs --policy FILE and --grants A,B (may be empty)".into());
+        return args::usage("decide needs --policy FILE and --grants A,B (may be empty)");
     };
+    if a.approval_wait.is_some() && a.state.spec.as_deref().is_none_or(|s| s == "memory") {
+        return args::usage(
+            "--approval-wait needs --state SPEC, a file or Redis store that 'jsongate approve' \
+             can answer in (memory is this process's own, so no approval could arrive)",
+        );
+    }
     let document = a.file.clone().unwrap_or(Source::Stdin);
     args::one_stdin([
         ("--policy", Some(policy_src)),
@@ -271,9 +277,9 @@ pub struct ApproveArgs {
 }
 
 /// `jsongate approve ID --state SPEC [--deny]`: answers a pending approval.
-pub fn approve(a: &ApproveArgs) -> Result<ExitCode, String> {
+pub fn approve(a: &ApproveArgs) -> Result<ExitCode, args::Failure> {
     let Some(spec) = &a.state else {
-        return Err("approve needs --state SPEC (the store the waiting decision uses)".into());
+        return args::usage("approve needs --state SPEC (the store the waiting decision uses)");
     };
     let store = args::open_store(spec)?;
     let granted = !a.deny;
@@ -289,7 +295,8 @@ pub fn approve(a: &ApproveArgs) -> Result<ExitCode, String> {
         Ok(None) => Err(format!(
             "no pending approval '{}' (unknown, expired, or answered already)",
             a.id
-        )),
-        Err(e) => Err(format!("--state: {e}")),
+        )
+        .into()),
+        Err(e) => Err(format!("--state: {e}").into()),
     }
 }

@@ -107,10 +107,10 @@ fn load_contract(src: &Source) -> Result<Contract, String> {
 }
 
 /// `jsongate gate`: one response through a tool contract.
-pub fn gate(a: &GateArgs) -> Result<ExitCode, String> {
+pub fn gate(a: &GateArgs) -> Result<ExitCode, args::Failure> {
     use jsongate::gate::{Context, Gate, Request};
     let (Some(contract_src), Some(request_id)) = (&a.contract, &a.request_id) else {
-        return Err("gate needs --contract FILE and --request-id ID".into());
+        return args::usage("gate needs --contract FILE and --request-id ID");
     };
     let document = a.file.clone().unwrap_or(Source::Stdin);
     let reads_input = a.transport_error.is_none();
@@ -141,12 +141,12 @@ pub fn gate(a: &GateArgs) -> Result<ExitCode, String> {
         (Some(n), e) => {
             req = req.attempt(n, std::time::Duration::from_millis(e.unwrap_or(0)));
         }
-        (None, Some(_)) => return Err("--elapsed-ms needs --attempt N".into()),
+        (None, Some(_)) => return args::usage("--elapsed-ms needs --attempt N"),
         (None, None) => {}
     }
     match (&a.upstream, a.upstream_status) {
         (Some(u), st) => req = req.upstream(u, st),
-        (None, Some(_)) => return Err("--upstream-status needs --upstream ENDPOINT".into()),
+        (None, Some(_)) => return args::usage("--upstream-status needs --upstream ENDPOINT"),
         (None, None) => {}
     }
     let mut decision = match a.transport_error {
@@ -240,7 +240,7 @@ EXIT STATUS:
 }
 
 /// `jsongate contract ...`.
-pub fn contract(a: &ContractArgs) -> Result<ExitCode, String> {
+pub fn contract(a: &ContractArgs) -> Result<ExitCode, args::Failure> {
     use jsongate::gate::{Gate, CONTRACT_SCHEMA};
     match &a.what {
         ContractCmd::Schema => {
@@ -263,7 +263,7 @@ pub fn contract(a: &ContractArgs) -> Result<ExitCode, String> {
 
 /// `jsongate contract diff OLD NEW`: one line per change, a summary, exit 1 on a breaking
 /// change whose version was not bumped.
-fn contract_diff(old: &Source, new: &Source) -> Result<ExitCode, String> {
+fn contract_diff(old: &Source, new: &Source) -> Result<ExitCode, args::Failure> {
     use jsongate::gate::diff_contracts;
     let (a, b) = (load_contract(old)?, load_contract(new)?);
     let changes = diff_contracts(&a, &b).map_err(|e| e.to_string())?;
@@ -300,7 +300,7 @@ fn contract_diff(old: &Source, new: &Source) -> Result<ExitCode, String> {
 }
 
 /// Runs `DIR/cases.json` against `DIR/contract.json`.
-fn contract_test(dir: &Path) -> Result<ExitCode, String> {
+fn contract_test(dir: &Path) -> Result<ExitCode, args::Failure> {
     use jsongate::gate::{Context, Gate, Request};
     use jsongate::json::Value;
     let contract = Contract::from_file(&dir.join("contract.json")).map_err(|e| e.to_string())?;
@@ -428,7 +428,7 @@ pub struct RenderArgs {
 }
 
 /// `jsongate render [FILE | -]...`: envelope lines to separate per-tool text blocks.
-pub fn render(a: &RenderArgs) -> Result<ExitCode, String> {
+pub fn render(a: &RenderArgs) -> Result<ExitCode, args::Failure> {
     let files = if a.files.is_empty() {
         vec![Source::Stdin]
     } else {
@@ -482,7 +482,7 @@ pub struct ScreenArgs {
 }
 
 /// `jsongate screen`: findings as JSON lines, then a summary line.
-pub fn screen(a: &ScreenArgs) -> Result<ExitCode, String> {
+pub fn screen(a: &ScreenArgs) -> Result<ExitCode, args::Failure> {
     use jsongate::json::Value;
     use jsongate::screen::{ScreenContract, Screener};
     let document = a.file.clone().unwrap_or(Source::Stdin);

@@ -217,15 +217,14 @@ fn screen_mode(v: &str) -> Screen {
 }
 
 /// `jsongate mcp-proxy`.
-pub fn proxy(a: &ProxyArgs) -> Result<ExitCode, String> {
+pub fn proxy(a: &ProxyArgs) -> Result<ExitCode, args::Failure> {
     use jsongate::mcp::child;
     if a.upstream.is_some() {
         return http(a);
     }
     if a.command.is_empty() {
-        return Err(
-            "mcp-proxy needs -- SERVER_COMMAND [ARGS]... (or --upstream URL for Streamable HTTP)"
-                .into(),
+        return args::usage(
+            "mcp-proxy needs -- SERVER_COMMAND [ARGS]... (or --upstream URL for Streamable HTTP)",
         );
     }
     let files = [
@@ -235,7 +234,7 @@ pub fn proxy(a: &ProxyArgs) -> Result<ExitCode, String> {
         ("--pin", &a.pin),
     ];
     if let Some((flag, _)) = files.iter().find(|(_, s)| *s == &Some(Source::Stdin)) {
-        return Err(format!(
+        return args::usage(format!(
             "{flag} -: standard input carries the MCP messages; give a file"
         ));
     }
@@ -259,7 +258,7 @@ pub fn proxy(a: &ProxyArgs) -> Result<ExitCode, String> {
 }
 
 /// The relay configuration from `mcp-proxy`'s options (over stdio: the one relay).
-fn config(a: &ProxyArgs) -> Result<Config, String> {
+fn config(a: &ProxyArgs) -> Result<Config, args::Failure> {
     Ok(relay_configs(a, false)?.0())
 }
 
@@ -280,7 +279,7 @@ fn relay_configs(
         impl Fn() -> Config + Send + Sync + 'static,
         Option<WholeLines>,
     ),
-    String,
+    args::Failure,
 > {
     args::one_stdin([
         ("--policy", a.policy.as_ref()),
@@ -302,7 +301,7 @@ fn relay_configs(
         }
     }
     if a.truncate_text && max_result_bytes.is_none() && tool_result_bytes.is_empty() {
-        return Err("--truncate-text needs --max-result-bytes N or TOOL=N".into());
+        return args::usage("--truncate-text needs --max-result-bytes N or TOOL=N");
     }
     let on_tool_change = match a.on_tool_change.as_deref() {
         Some("warn") => Some(OnChange::Warn),
@@ -461,7 +460,7 @@ impl std::io::Write for WholeLines {
 
 /// `mcp-proxy --upstream URL [--listen ADDR] [--allow-origin ORIGIN]... [OPTIONS]`: the
 /// Streamable HTTP transport.
-fn http(a: &ProxyArgs) -> Result<ExitCode, String> {
+fn http(a: &ProxyArgs) -> Result<ExitCode, args::Failure> {
     use jsongate::mcp::http::{run, HttpOptions, DEFAULT_ANSWER_TIMEOUT};
     if !a.command.is_empty() {
         return Err("mcp-proxy --upstream takes no server command".into());
@@ -617,14 +616,14 @@ pub struct McpPinArgs {
 }
 
 /// `jsongate mcp-pin --out FILE [--timeout S] [limits] -- SERVER_COMMAND...`.
-pub fn mcp_pin(a: &McpPinArgs) -> Result<ExitCode, String> {
+pub fn mcp_pin(a: &McpPinArgs) -> Result<ExitCode, args::Failure> {
     use jsongate::mcp::pin::record::record;
     use std::process::{Command, Stdio};
     if a.command.is_empty() {
-        return Err("mcp-pin needs -- SERVER_COMMAND [ARGS]...".into());
+        return args::usage("mcp-pin needs -- SERVER_COMMAND [ARGS]...");
     }
     let Some(out) = &a.out else {
-        return Err("mcp-pin needs --out LOCKFILE".into());
+        return args::usage("mcp-pin needs --out LOCKFILE");
     };
     let (command, timeout) = (&a.command, a.timeout);
     let server = command[0].to_string_lossy().into_owned();
@@ -741,7 +740,7 @@ EXIT STATUS:
 }
 
 /// `jsongate pin diff OLD NEW` / `jsongate pin schema`.
-pub fn pin(a: &PinArgs) -> Result<ExitCode, String> {
+pub fn pin(a: &PinArgs) -> Result<ExitCode, args::Failure> {
     use jsongate::mcp::pin::{diff::diff_locks, LOCK_SCHEMA};
     let (old, new) = match &a.what {
         PinCmd::Schema => {

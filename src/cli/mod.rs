@@ -19,12 +19,13 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, Parser, Subcommand};
 
 const TOP_AFTER: &str = "\
-Limits of check, mcp-proxy and mcp-pin (N is a non-negative integer or 'unlimited'):
-    --max-bytes N          input bytes, whitespace included     [default: 16777216 (16 MiB)]
+Limits of check, mcp-proxy and mcp-pin (N: an integer or 'unlimited'; SIZE: N, or N with
+KiB, MiB, GiB, kB, MB or GB, as in 16MiB):
+    --max-bytes SIZE       input bytes, whitespace included     [default: 16777216 (16 MiB)]
     --max-depth N          nesting depth ([] and {} are 1)       [default: 128]
-    --max-name-bytes N     UTF-8 bytes of one member name        [default: 4096]
-    --max-string-bytes N   UTF-8 bytes of one string value       [default: 4194304 (4 MiB)]
-    --max-number-bytes N   bytes of one number's text            [default: 128]
+    --max-name-bytes SIZE  UTF-8 bytes of one member name        [default: 4096]
+    --max-string-bytes SIZE UTF-8 bytes of one string value       [default: 4194304 (4 MiB)]
+    --max-number-bytes SIZE bytes of one number's text            [default: 128]
     --max-members N        members of one object                 [default: 65536]
     --max-items N          items of one array                    [default: 1000000]
     (mcp-proxy and mcp-pin: --max-bytes is per message, default 4194304)
@@ -116,22 +117,32 @@ enum PrintSchema {
 
 /// Runs the command line; the process's exit code.
 pub fn main() -> ExitCode {
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `jsongate help --help` and `jsongate help check -h` ask for the help they name.
+    if argv.get(1).is_some_and(|a| a == "help") {
+        let first = argv.drain(..2).collect::<Vec<_>>();
+        argv.retain(|a| a != "--help" && a != "-h");
+        argv.splice(..0, first);
+    }
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => return clap_error(&e, &argv),
     };
     match run(cli.command) {
         Ok(code) => code,
-        Err(msg) => {
+        Err(args::Failure::Usage(msg)) => {
             eprintln!("jsongate: {msg}");
             eprintln!("Try 'jsongate {}--help'.", command_path(&argv));
+            ExitCode::from(2)
+        }
+        Err(args::Failure::Run(msg)) => {
+            eprintln!("jsongate: {msg}");
             ExitCode::from(2)
         }
     }
 }
 
-fn run(command: Command) -> Result<ExitCode, String> {
+fn run(command: Command) -> Result<ExitCode, args::Failure> {
     use jsongate::action::{DECISION_SCHEMA, PLAN_SCHEMA, POLICY_SCHEMA};
     match command {
         Command::Check(a) => check::run(&a),
@@ -167,7 +178,7 @@ fn schema(text: &str) -> ExitCode {
 /// `jsongate man [--dir DIR]`: with `--dir`, one page per command (`jsongate.1`,
 /// `jsongate-check.1`, …); without it, the same pages one after another on standard output, so
 /// that `jsongate man | man -l -` shows every command's options.
-fn man(dir: Option<&std::path::Path>) -> Result<ExitCode, String> {
+fn man(dir: Option<&std::path::Path>) -> Result<ExitCode, args::Failure> {
     fn pages(cmd: &clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
         clap_mangen::Man::new(cmd.clone()).render(out)?;
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -264,7 +275,7 @@ fn usage_message(e: &clap::Error, path: &str) -> String {
                     "unknown option '{arg}'{}",
                     suggestion(ContextKind::SuggestedArg)
                 )
-            } else if ["check", "gate", "decide", "screen"].contains(&path) {
+            } else if ["gate", "decide", "screen"].contains(&path) {
                 "only one input file may be given".into()
             } else {
                 format!("unexpected argument '{arg}'")

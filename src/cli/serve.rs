@@ -43,7 +43,7 @@ enum ServeCmd {
 }
 
 /// `jsongate serve --config FILE [--listen ADDR]` and `jsongate serve schema`.
-pub fn serve(a: &ServeArgs) -> Result<ExitCode, String> {
+pub fn serve(a: &ServeArgs) -> Result<ExitCode, args::Failure> {
     use jsongate::http::serve::{run, ServeConfig, SERVE_SCHEMA};
     if let Some(ServeCmd::Schema) = a.what {
         args::print(SERVE_SCHEMA);

@@ -515,7 +515,10 @@ pub(crate) fn escape(text: &str) -> String {
 /// so it takes linear memory and no recursion whatever the input. Valid syntax with no
 /// matcher here (modifier groups, counts above [`MAX_REPEAT`]) is still valid syntax.
 pub(crate) fn is_ecma_regex(pattern: &str) -> bool {
-    !matches!(Parser::read(pattern, false, false), Err(RegexError::Syntax(_)))
+    !matches!(
+        Parser::read(pattern, false, false),
+        Err(RegexError::Syntax(_))
+    )
 }
 
 impl Parser {
@@ -530,11 +533,7 @@ impl Parser {
     /// Reads `pattern`; with `build`, keeps its tree (groups nested at most
     /// [`MAX_NESTING`] deep) and resolves its backreferences in it; `identity_punctuation`
     /// accepts Annex B's identity escapes of ASCII punctuation.
-    fn read(
-        pattern: &str,
-        build: bool,
-        identity_punctuation: bool,
-    ) -> Result<Parsed, RegexError> {
+    fn read(pattern: &str, build: bool, identity_punctuation: bool) -> Result<Parsed, RegexError> {
         let mut p = Parser {
             chars: pattern.chars().collect(),
             pos: 0,

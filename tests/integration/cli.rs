@@ -372,17 +372,28 @@ fn usage_errors_exit_2() {
             "not a non-negative integer",
         ),
         (&["check", "--max-items=1.5"], "not a non-negative integer"),
-        (&["check", "--max-bytes="], "not a non-negative integer"),
+        (&["check", "--max-bytes="], "'' is not a size"),
+        (&["check", "--max-bytes", "12 parsecs"], "is not a size"),
         (
             &["check", "--max-bytes", "18446744073709551616"],
+            "is too large (write 'unlimited' for no bound)",
+        ),
+        (
+            &["check", "--max-bytes", "17179869184GiB"],
+            "is too large (write 'unlimited' for no bound)",
+        ),
+        (
+            &["check", "--max-depth", "18446744073709551616"],
             "not a non-negative integer",
         ),
         (
             &["check", "--max-members", "Unlimited"],
             "not a non-negative integer",
         ),
-        (&["check", &deep, &deep], "only one input file"),
-        (&["check", "-", &deep], "only one input file"),
+        (
+            &["check", "-", &deep, "-"],
+            "standard input can be read once",
+        ),
         (
             &["check", "no/such/file.json"],
             "cannot open 'no/such/file.json'",
@@ -392,9 +403,10 @@ fn usage_errors_exit_2() {
         let stderr = usage_error(args, b"[]");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
     }
-    // A directory opens but cannot be read: an I/O error, not a verdict.
+    // A directory is an I/O error that names it, not a verdict.
     let dir = fixture_arg("");
-    assert!(usage_error(&["check", &dir], b"").contains("read failed"));
+    assert!(usage_error(&["check", &dir], b"")
+        .contains(&format!("cannot read '{dir}': it is a directory")));
 }
 
 #[test]

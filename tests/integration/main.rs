@@ -32,6 +32,7 @@ mod output;
 #[cfg(unix)]
 mod proc;
 mod regressions;
+mod rough_edges;
 mod schema_differential;
 mod schema_early;
 mod schema_suite;

@@ -1,0 +1,354 @@
+//! The rough edges a new user hits, each pinned by a test named after it: patterns written for
+//! Python or non-Unicode ECMA-262 engines, a file named `...`, flags that do nothing or wait
+//! for nothing, errors that do not name their file or point to `--help` for no reason, sizes
+//! with units, and `check` over several documents with readable or no output.
+
+use std::path::{Path, PathBuf};
+
+/// Exit code, stdout and stderr of one run.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_jsongate"))
+        .current_dir(dir)
+        .args(args)
+        .write_stdin(stdin.to_vec())
+        .output()
+        .expect("run jsongate");
+    Run {
+        code: out.status.code().expect("exit code"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn run(args: &[&str], stdin: &[u8]) -> Run {
+    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args, stdin)
+}
+
+/// A directory with `files` (name, contents) in it.
+fn files(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
+    dir
+}
+
+fn policy() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/action/policy.json")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn the_design_example_pattern_with_escaped_angle_brackets_compiles_and_judges() {
+    let dir = files(&[(
+        "title.schema.json",
+        r#"{"type":"string","pattern":"^[^\\<\\>\\n]{1,50}$"}"#,
+    )]);
+    let cases: &[(&str, i32)] = &[
+        (r#""Quarterly report""#, 0),
+        (r#""a <script> tag""#, 1),
+        (r#""closing > only""#, 1),
+        (r#""two\nlines""#, 1),
+        (r#""""#, 1),
+        (&format!("\"{}\"", "x".repeat(50)), 0),
+        (&format!("\"{}\"", "x".repeat(51)), 1),
+    ];
+    for &(doc, code) in cases {
+        let r = run_in(
+            dir.path(),
+            &["check", "--schema", "title.schema.json"],
+            doc.as_bytes(),
+        );
+        assert_eq!(r.code, code, "{doc}: {} {}", r.stdout, r.stderr);
+        if code == 1 {
+            assert!(r.stdout.contains(r#""keyword":"pattern""#), "{}", r.stdout);
+        }
+    }
+    // `format: "regex"` keeps the Unicode-mode grammar the suite tests.
+    let dir = files(&[("f.schema.json", r#"{"format":"regex"}"#)]);
+    let r = run_in(
+        dir.path(),
+        &["check", "--format-assertion", "--schema", "f.schema.json"],
+        br#""^[^\\<]$""#,
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+}
+
+#[test]
+fn a_file_named_three_dots_is_not_a_path_escape() {
+    let decide = |path: &str| {
+        let call = format!(r#"{{"tool":"read_file","arguments":{{"path":"{path}"}}}}"#);
+        run(
+            &["decide", "--policy", &policy(), "--grants", "fs_read"],
+            call.as_bytes(),
+        )
+    };
+    for inside in ["...", "notes/...", ".../report.txt"] {
+        let r = decide(inside);
+        assert_eq!(r.code, 0, "{inside}: {}", r.stdout);
+        assert!(r.stdout.contains(r#""reason":"ok""#), "{}", r.stdout);
+    }
+    for outside in ["../...", ".. /x", "notes/../../x"] {
+        let r = decide(outside);
+        assert_eq!(r.code, 1, "{outside}: {}", r.stdout);
+        assert!(
+            r.stdout.contains(r#""reason":"path_escape""#),
+            "{}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
+fn approval_wait_without_a_shared_state_is_a_usage_error() {
+    let call = br#"{"tool":"read_file","arguments":{"path":"a"}}"#;
+    let policy = policy();
+    for state in [&[][..], &["--state", "memory"][..]] {
+        let mut args = vec![
+            "decide",
+            "--policy",
+            &policy,
+            "--grants",
+            "",
+            "--approval-wait",
+            "5",
+        ];
+        args.extend_from_slice(state);
+        let started = std::time::Instant::now();
+        let r = run(&args, call);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stdout);
+        assert!(
+            r.stderr.contains("--approval-wait needs --state SPEC"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("Try 'jsongate decide --help'."));
+        assert!(started.elapsed() < std::time::Duration::from_secs(4));
+    }
+}
+
+#[test]
+fn check_output_without_schema_is_a_usage_error_not_ignored() {
+    let r = run(&["check", "--output", "basic"], b"{}");
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.contains("--schema"), "{}", r.stderr);
+    let r = run(
+        &[
+            "check", "--output", "basic", "--format", "text", "--schema", "-",
+        ],
+        b"{}",
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("cannot be used with"), "{}", r.stderr);
+}
+
+#[test]
+fn check_on_a_directory_names_the_path() {
+    let dir = files(&[]);
+    let name = dir.path().display().to_string();
+    let r = run(&["check", &name], b"");
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        format!("jsongate: cannot read '{name}': it is a directory\n")
+    );
+}
+
+#[test]
+fn io_errors_do_not_end_with_try_help_but_usage_errors_do() {
+    let r = run(&["check", "no/such/file.json"], b"");
+    assert_eq!(r.code, 2);
+    assert!(r
+        .stderr
+        .starts_with("jsongate: cannot open 'no/such/file.json'"));
+    assert!(!r.stderr.contains("Try"), "{}", r.stderr);
+    let r = run(&["check", "--schema", "no/such/schema.json"], b"{}");
+    assert_eq!(r.code, 2);
+    assert!(!r.stderr.contains("Try"), "{}", r.stderr);
+    let r = run(
+        &[
+            "gate",
+            "--contract",
+            "no/such/contract.json",
+            "--request-id",
+            "r-1",
+        ],
+        b"{}",
+    );
+    assert_eq!(r.code, 2);
+    assert!(!r.stderr.contains("Try"), "{}", r.stderr);
+    // Usage errors still point to the command's help.
+    let r = run(&["check", "-", "-"], b"{}");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("Try 'jsongate check --help'."),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["check", "--bogus"], b"{}");
+    assert!(
+        r.stderr.contains("Try 'jsongate check --help'."),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn help_help_exits_0_with_the_help_it_names() {
+    let top = run(&["--help"], b"");
+    for args in [&["help", "--help"][..], &["help", "-h"][..], &["help"][..]] {
+        let r = run(args, b"");
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{args:?}");
+        assert_eq!(r.stdout, top.stdout, "{args:?}");
+    }
+    let check = run(&["check", "--help"], b"");
+    let r = run(&["help", "check", "--help"], b"");
+    assert_eq!((r.code, r.stdout), (0, check.stdout));
+}
+
+#[test]
+fn sizes_with_units_are_accepted_as_help_prints_them() {
+    let doc = |n: usize| format!("\"{}\"", "x".repeat(n - 2));
+    for (size, bytes) in [
+        ("1KiB", 1024),
+        ("1 KiB", 1024),
+        ("2kB", 2000),
+        ("1MiB", 1 << 20),
+        ("1MB", 1_000_000),
+    ] {
+        let at = run(&["check", "--max-bytes", size], doc(bytes).as_bytes());
+        assert_eq!(at.code, 0, "{size}: {}{}", at.stdout, at.stderr);
+        let over = run(&["check", "--max-bytes", size], doc(bytes + 1).as_bytes());
+        assert_eq!(over.code, 1, "{size}: {}", over.stdout);
+        assert!(over.stdout.contains(r#""kind":"too_large""#));
+    }
+    let r = run(&["check", "--max-string-bytes", "4 MiB"], b"\"abc\"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Counts take no unit.
+    let r = run(&["check", "--max-depth", "1KiB"], b"[]");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("not a non-negative integer"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn check_several_files_and_patterns_name_each_verdict() {
+    let dir = files(&[
+        ("a.json", r#"{"n":1}"#),
+        ("b.json", r#"{"n":1,"n":2}"#),
+        ("c.txt", "[1,]"),
+    ]);
+    let r = run_in(dir.path(), &["check", "a.json", "b.json"], b"");
+    assert_eq!(r.code, 1);
+    let lines: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        (&lines[0]["file"], &lines[0]["valid"]),
+        (&"a.json".into(), &true.into())
+    );
+    assert_eq!(lines[1]["file"], "b.json");
+    assert_eq!(lines[1]["error"]["kind"], "duplicate_name");
+    // A quoted pattern, expanded in order; a single match still names its file.
+    let r = run_in(dir.path(), &["check", "*.json"], b"");
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout.lines().count(), 2);
+    assert!(r
+        .stdout
+        .lines()
+        .next()
+        .is_some_and(|l| l.contains(r#""file":"a.json""#)));
+    let r = run_in(dir.path(), &["check", "a*.json"], b"");
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains(r#""file":"a.json""#), "{}", r.stdout);
+    // One file alone keeps the line it always had.
+    let r = run_in(dir.path(), &["check", "a.json"], b"");
+    assert_eq!(r.stdout, "{\"valid\":true,\"bytes_read\":7}\n");
+    // A pattern without match, and an unreadable file among readable ones (exit 2, the
+    // others still judged).
+    let r = run_in(dir.path(), &["check", "*.yaml"], b"");
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (2, "jsongate: no file matches '*.yaml'\n")
+    );
+    let r = run_in(dir.path(), &["check", "a.json", "gone.json", "c.txt"], b"");
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stdout.lines().count(), 2, "{}", r.stdout);
+    assert!(r.stderr.contains("cannot open 'gone.json'"), "{}", r.stderr);
+}
+
+#[test]
+fn check_format_text_prints_one_readable_line_per_verdict() {
+    let dir = files(&[
+        (
+            "s.json",
+            r#"{"properties":{"n":{"maximum":3}},"required":["n"]}"#,
+        ),
+        ("a.json", r#"{"n":1}"#),
+        ("b.json", r#"{"n":5}"#),
+        ("c.json", r#"{"m":5,"n":[}"#),
+    ]);
+    let r = run_in(
+        dir.path(),
+        &[
+            "check", "--schema", "s.json", "--format", "text", "a.json", "b.json", "c.json",
+        ],
+        b"",
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stdout,
+        "a.json: valid\n\
+         b.json: invalid: number is out of range: expected at most 3 (maximum at \
+         /properties/n/maximum) at byte 5 in /n\n\
+         c.json: invalid: expected a JSON value at byte 12 (line 1, column 13) in /n/0\n"
+    );
+    let r = run_in(
+        dir.path(),
+        &["check", "--format", "text", "--lines", "-"],
+        b"{}\n\n[1,\n",
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout
+            .starts_with("<stdin>:1: valid\n<stdin>:3: invalid: "),
+        "{}",
+        r.stdout
+    );
+    let r = run_in(
+        dir.path(),
+        &[
+            "check", "--schema", "s.json", "--errors", "5", "--format", "text", "-",
+        ],
+        br#"{"n":5,"m":1}"#,
+    );
+    assert!(r.stdout.starts_with("<stdin>: invalid: "), "{}", r.stdout);
+}
+
+#[test]
+fn check_quiet_prints_nothing_and_exits_with_the_verdict() {
+    for (doc, code) in [(&b"{}"[..], 0), (&b"{\"a\":1,\"a\":2}"[..], 1)] {
+        let r = run(&["check", "--quiet"], doc);
+        assert_eq!(
+            (r.code, r.stdout.as_str(), r.stderr.as_str()),
+            (code, "", "")
+        );
+        let r = run(&["check", "-q", "--lines"], doc);
+        assert_eq!((r.code, r.stdout.as_str()), (code, ""));
+    }
+}
