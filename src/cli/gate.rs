@@ -18,7 +18,9 @@ schemas, its semantic checks against --context and --now (default: the system cl
 prints the agent-facing envelope on stdout:
   {\"tool\":T,\"request_id\":ID,\"outcome\":\"success\",\"data\":{...}}
   {\"tool\":T,\"request_id\":ID,\"outcome\":\"failure\",\"error\":{\"code\":C,\"retryable\":B}}
-C is NOT_FOUND, UPSTREAM_UNAVAILABLE, RATE_LIMITED, INVALID_RESPONSE, STALE or MISMATCH.
+C is NOT_FOUND, UPSTREAM_UNAVAILABLE, RATE_LIMITED, INVALID_RESPONSE, STALE, MISMATCH or
+UNAUTHORIZED (the upstream refused the authorisation: with --upstream-status 401 or 403 the
+response is not read, and the retry decision is reauthorize).
 One audit JSON line per decision is appended to --audit FILE (never to stdout). A contract
 with \"render\":\"untrusted_text\" prints the agent-facing text block after the envelope
 line (--render FILE writes it to FILE instead, for any contract). --alerts FILE (format:
@@ -151,6 +153,10 @@ pub fn gate(a: &GateArgs) -> Result<ExitCode, args::Failure> {
     }
     let mut decision = match a.transport_error {
         Some(code) => gate.transport_failure(code, &req),
+        // The upstream refused the authorisation: its body is not gated.
+        None if matches!(a.upstream_status, Some(401 | 403)) => gate
+            .check_request(&req)
+            .map(|()| gate.refused(FailureCode::Unauthorized, "upstream_unauthorized", &req)),
         None => gate.run_read(document.open()?, &req),
     }
     .map_err(|e| e.to_string())?;

@@ -106,6 +106,8 @@ pub struct Contract {
     /// The `alerts` member (its own schema, checked when the gate is built) and the
     /// directory its paths are relative to.
     pub(crate) alerts: Option<(Vec<u8>, PathBuf)>,
+    /// The request ids the envelope may carry.
+    pub(crate) request_id: super::request_id::RequestIdRule,
 }
 
 /// A built-in check as the contract declares it.
@@ -391,9 +393,16 @@ impl Contract {
             }
         }
 
+        let request_id = match s(&doc, "request_id_pattern") {
+            None => super::request_id::RequestIdRule::default(),
+            Some(p) => super::request_id::RequestIdRule::with_pattern(&p)
+                .map_err(|e| err(format!("request_id_pattern: {e}")).at("/request_id_pattern"))?,
+        };
+
         Ok(Contract {
             tool,
             version,
+            request_id,
             limits: lim,
             format,
             format_assertion: doc

@@ -9,12 +9,21 @@ use std::fmt;
 
 use crate::json::{ObjectWriter, Value};
 
+/// The envelope schema's description of the failure codes.
+const CODES_DESCRIPTION: &str = "NOT_FOUND: the asked resource does not exist. \
+UPSTREAM_UNAVAILABLE: the upstream could not be reached, failed or broke off (transient). \
+RATE_LIMITED: the upstream asks to slow down (transient). INVALID_RESPONSE: the response is \
+malformed, over a limit, or does not match the contract. STALE: the response is too old \
+(transient). MISMATCH: the response is about something other than what was asked. \
+UNAUTHORIZED: the upstream refused the call's credentials or authority (401/403); a new \
+authorisation decision is needed, not a retry.";
+
 /// Why the agent gets no data. A closed set: agents and hosts can match on it exhaustively.
 ///
 /// # Example
 /// ```
 /// use jsongate::gate::FailureCode;
-/// assert_eq!(FailureCode::ALL.len(), 6);
+/// assert_eq!(FailureCode::ALL.len(), 7);
 /// assert_eq!(FailureCode::Stale.to_string(), "STALE");
 /// assert!(FailureCode::RateLimited.transient() && !FailureCode::Mismatch.transient());
 /// ```
@@ -32,17 +41,21 @@ pub enum FailureCode {
     Stale,
     /// The response is about something other than what was asked.
     Mismatch,
+    /// The upstream refused the call's credentials or authority (HTTP 401 or 403): a new
+    /// authorisation decision is needed, never a retry (the retry decision is `reauthorize`).
+    Unauthorized,
 }
 
 impl FailureCode {
     /// Every code, in a fixed order.
-    pub const ALL: [FailureCode; 6] = [
+    pub const ALL: [FailureCode; 7] = [
         FailureCode::NotFound,
         FailureCode::UpstreamUnavailable,
         FailureCode::RateLimited,
         FailureCode::InvalidResponse,
         FailureCode::Stale,
         FailureCode::Mismatch,
+        FailureCode::Unauthorized,
     ];
 
     /// The code as the agent sees it (`"NOT_FOUND"`, …).
@@ -60,6 +73,7 @@ impl FailureCode {
             FailureCode::InvalidResponse => "INVALID_RESPONSE",
             FailureCode::Stale => "STALE",
             FailureCode::Mismatch => "MISMATCH",
+            FailureCode::Unauthorized => "UNAUTHORIZED",
         }
     }
 
@@ -217,10 +231,13 @@ pub fn envelope_schema(tool: &str, fields: &[(&str, bool)]) -> String {
             obj(vec![
                 (
                     "code",
-                    obj(vec![(
-                        "enum",
-                        Value::Array(FailureCode::ALL.iter().map(|c| s(c.as_str())).collect()),
-                    )]),
+                    obj(vec![
+                        (
+                            "enum",
+                            Value::Array(FailureCode::ALL.iter().map(|c| s(c.as_str())).collect()),
+                        ),
+                        ("description", s(CODES_DESCRIPTION)),
+                    ]),
                 ),
                 ("retryable", obj(vec![("type", s("boolean"))])),
             ]),
@@ -240,6 +257,12 @@ pub fn envelope_schema(tool: &str, fields: &[(&str, bool)]) -> String {
                         obj(vec![
                             ("type", s("string")),
                             ("minLength", Value::Number("1".into())),
+                            (
+                                "maxLength",
+                                Value::Number(
+                                    super::request_id::MAX_REQUEST_ID_BYTES.to_string().into(),
+                                ),
+                            ),
                         ]),
                     ),
                     ("outcome", konst(outcome)),

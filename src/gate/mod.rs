@@ -42,12 +42,13 @@ mod economy;
 mod envelope;
 mod evolve;
 mod render;
+mod request_id;
 mod retry;
 mod semantic;
 
 use std::fmt;
 use std::io::Read;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub use alerts::{Alerts, Block, BreakerPolicy, BreakerState, Raised, StoreBreaker, ALERTS_SCHEMA};
 pub use audit::{AuditError, AuditRecord};
@@ -59,6 +60,7 @@ pub use economy::{approx_tokens, TRUNCATION_MARKER};
 pub use envelope::{envelope_schema, Envelope, FailureCode};
 pub use evolve::{diff_contracts, Change, Side};
 pub use render::{render, render_all, render_envelope, RenderError, RenderErrorKind};
+pub use request_id::{default_request_id, MAX_REQUEST_ID_BYTES};
 pub use retry::{decide_retry, RetryDecision, RetryPolicy, StopReason};
 pub use semantic::{
     BelongsTo, CheckFailure, Context, Equals, Fields, Fresh, Ownership, SemanticCheck, Timestamp,
@@ -266,10 +268,33 @@ kind_message_error!(RequestError, RequestErrorKind);
 pub enum RequestErrorKind {
     /// The request id is empty.
     EmptyRequestId,
+    /// The request id is not one the contract accepts (by default: 1 to 128 ASCII letters,
+    /// digits, `_ . : -`; see [`default_request_id`]): the envelope would carry it to the
+    /// agent.
+    InvalidRequestId,
     /// A check needs a request (context) value the request does not carry.
     MissingValue,
     /// A check needs the current time and the request's context has no clock.
     MissingClock,
+}
+
+impl RequestErrorKind {
+    /// The kind's name in audit records: `empty_request_id`, `invalid_request_id`,
+    /// `missing_value` or `missing_clock`.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::RequestErrorKind;
+    /// assert_eq!(RequestErrorKind::InvalidRequestId.as_str(), "invalid_request_id");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestErrorKind::EmptyRequestId => "empty_request_id",
+            RequestErrorKind::InvalidRequestId => "invalid_request_id",
+            RequestErrorKind::MissingValue => "missing_value",
+            RequestErrorKind::MissingClock => "missing_clock",
+        }
+    }
 }
 
 /// One decision: what the agent gets and what operators get.
@@ -662,6 +687,24 @@ impl Gate {
         self.session().check_request(req)
     }
 
+    /// Whether the contract accepts `id` as a request id (its `request_id_pattern`, else
+    /// [`default_request_id`]): a front takes a caller's id only when it does.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::{Contract, Gate};
+    /// let contract = Contract::from_slice(br#"{"contract":1,"tool":"t","version":"1",
+    ///   "request_id_pattern":"[A-Za-z0-9][A-Za-z0-9_.]{7,63}",
+    ///   "upstream":[{"version":"v1","schema":{}}],"fields":{}}"#, std::path::Path::new("."))?;
+    /// let gate = Gate::new(&contract)?;
+    /// assert!(gate.accepts_request_id("req12345"));
+    /// assert!(!gate.accepts_request_id("req-1"));
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn accepts_request_id(&self, id: &str) -> bool {
+        self.contract.request_id.accepts(id)
+    }
+
     /// A failure decision of `code` for a reason the audit names `kind` (`request_context`,
     /// `timeout`, …), made without reading a response and without checking the request (its
     /// id is used as it is, or `-` when empty).
@@ -824,6 +867,17 @@ impl<'g> Session<'g> {
             return Err(RequestError::new(
                 RequestErrorKind::EmptyRequestId,
                 "the request id is empty",
+            ));
+        }
+        let rule = &self.gate.contract.request_id;
+        if !rule.accepts(&req.request_id) {
+            return Err(RequestError::new(
+                RequestErrorKind::InvalidRequestId,
+                format!(
+                    "the request id ({} bytes) is not {}",
+                    req.request_id.len(),
+                    rule.describe()
+                ),
             ));
         }
         for c in &self.gate.checks {
@@ -1138,6 +1192,11 @@ impl<'g> Session<'g> {
             Verdict::Fail(code, e) => Err((code, e)),
         };
         let retry = |code| match req.attempt {
+            // Whatever the attempt, the audit says a refused authorisation needs a new one.
+            None if code == FailureCode::Unauthorized => (
+                false,
+                Some(decide_retry(&gate.contract.retry, code, 1, Duration::ZERO)),
+            ),
             None => (gate.contract.retry.retryable(code), None),
             Some((n, elapsed)) => {
                 let d = decide_retry(&gate.contract.retry, code, n, elapsed);

@@ -106,6 +106,10 @@ pub enum StopReason {
     /// The response broke the contract (`INVALID_RESPONSE`, `MISMATCH`): an operator must
     /// look; retrying would only hide it.
     Alert,
+    /// The upstream refused the authorisation (`UNAUTHORIZED`): the same call would be
+    /// refused again; a new authorisation decision (a grant, a token, an approval) must come
+    /// first.
+    Reauthorize,
     /// The code is not one the policy retries (`NOT_FOUND`, or not listed).
     NotRetryable,
     /// The attempts are used up.
@@ -115,7 +119,8 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    /// `"alert"`, `"not_retryable"`, `"attempts_exhausted"` or `"budget_exhausted"`.
+    /// `"alert"`, `"reauthorize"`, `"not_retryable"`, `"attempts_exhausted"` or
+    /// `"budget_exhausted"`.
     ///
     /// # Example
     /// ```
@@ -125,6 +130,7 @@ impl StopReason {
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Alert => "alert",
+            StopReason::Reauthorize => "reauthorize",
             StopReason::NotRetryable => "not_retryable",
             StopReason::AttemptsExhausted => "attempts_exhausted",
             StopReason::BudgetExhausted => "budget_exhausted",
@@ -148,6 +154,8 @@ impl StopReason {
 ///            RetryDecision::Stop(StopReason::AttemptsExhausted));
 /// assert_eq!(decide_retry(&p, FailureCode::InvalidResponse, 1, s),
 ///            RetryDecision::Stop(StopReason::Alert));
+/// assert_eq!(decide_retry(&p, FailureCode::Unauthorized, 1, s),
+///            RetryDecision::Stop(StopReason::Reauthorize));
 /// ```
 pub fn decide_retry(
     policy: &RetryPolicy,
@@ -157,6 +165,9 @@ pub fn decide_retry(
 ) -> RetryDecision {
     if matches!(code, FailureCode::InvalidResponse | FailureCode::Mismatch) {
         return RetryDecision::Stop(StopReason::Alert);
+    }
+    if code == FailureCode::Unauthorized {
+        return RetryDecision::Stop(StopReason::Reauthorize);
     }
     if !code.transient() || !policy.retry_on.contains(&code) {
         return RetryDecision::Stop(StopReason::NotRetryable);

@@ -689,7 +689,7 @@ where
         Box::pin(async move {
             let (mut parts, body) = req.into_parts();
             let gate_req = match &config.responses {
-                Some(ResponseRule::Gate(_)) => Some(gate_request(&config, &parts)),
+                Some(ResponseRule::Gate(gate)) => Some(gate_request(&config, gate, &parts)),
                 _ => None,
             };
             let body = match &config.requests {
@@ -710,7 +710,8 @@ where
                     response_body(&config, check, *mode, pool, res).await
                 }
                 Some(ResponseRule::Gate(gate)) => {
-                    let req = gate_req.unwrap_or_else(|| gate::Request::new("-", clock()));
+                    let req = gate_req
+                        .unwrap_or_else(|| gate::Request::new(&issue_id(&config.ids), clock()));
                     gated_response(&config, gate, &req, res).await
                 }
             })
@@ -722,8 +723,9 @@ fn clock() -> gate::Context {
     gate::Context::new().now(Timestamp::now())
 }
 
-/// The gate's request: the embedder's, or one with the caller's id or an issued one.
-fn gate_request(config: &Config, parts: &http::request::Parts) -> gate::Request {
+/// The gate's request: the embedder's, or one with the caller's id when the contract accepts
+/// it ([`Gate::accepts_request_id`]), else an issued one.
+fn gate_request(config: &Config, gate: &Gate, parts: &http::request::Parts) -> gate::Request {
     if let Some(r) = parts.extensions.get::<gate::Request>() {
         return r.clone();
     }
@@ -732,7 +734,7 @@ fn gate_request(config: &Config, parts: &http::request::Parts) -> gate::Request 
         .as_ref()
         .and_then(|h| parts.headers.get(h))
         .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128);
+        .filter(|v| gate.accepts_request_id(v));
     match given {
         Some(id) => gate::Request::new(id, clock()),
         None => gate::Request::new(&issue_id(&config.ids), clock()),
@@ -1089,6 +1091,11 @@ where
         // The request lacks what a check needs: nothing from the upstream can pass.
         return gate.refused(FailureCode::InvalidResponse, "request_context", req);
     };
+    // A refused authorisation is not a response to gate: its body is not read, and the agent
+    // is told a new authorisation decision is needed.
+    if matches!(res.status().as_u16(), 401 | 403) {
+        return gate.refused(FailureCode::Unauthorized, "upstream_unauthorized", req);
+    }
     let max = gate.contract().limits().get_max_bytes();
     if let Some(r) = early_refusal(res.headers(), max) {
         return feed.refuse(FailureCode::InvalidResponse, &r.kind);

@@ -896,18 +896,32 @@ impl Shared {
         let _ = w.flush();
     }
 
-    fn find(&self, method: &Method, path: &str) -> Option<&Route> {
+    fn find<'a>(&'a self, method: &Method, path: &'a str) -> Option<&'a Route> {
         // The longest matching prefix wins.
-        self.config
-            .routes
-            .iter()
+        self.routes_at(path)
             .filter(|r| r.method.as_ref().is_none_or(|m| m == method))
-            .filter(|r| {
-                path.strip_prefix(r.prefix.as_str()).is_some_and(|rest| {
-                    r.prefix.ends_with('/') || rest.is_empty() || rest.starts_with('/')
-                })
-            })
             .max_by_key(|r| r.prefix.len())
+    }
+
+    /// The routes whose prefix covers `path`, whatever their method.
+    fn routes_at<'a>(&'a self, path: &'a str) -> impl Iterator<Item = &'a Route> + 'a {
+        self.config.routes.iter().filter(move |r| {
+            path.strip_prefix(r.prefix.as_str()).is_some_and(|rest| {
+                r.prefix.ends_with('/') || rest.is_empty() || rest.starts_with('/')
+            })
+        })
+    }
+
+    /// The methods routes allow at `path` (`GET, POST`), when a route covers it for other
+    /// methods only: the `Allow` header of a `405` (RFC 9110 §15.5.6).
+    fn allowed_methods(&self, path: &str) -> Option<String> {
+        let mut methods: Vec<&str> = self
+            .routes_at(path)
+            .filter_map(|r| r.method.as_ref().map(Method::as_str))
+            .collect();
+        methods.sort_unstable();
+        methods.dedup();
+        (!methods.is_empty()).then(|| methods.join(", "))
     }
 }
 
@@ -939,8 +953,8 @@ fn audit_line(
     line
 }
 
-fn plain(status: StatusCode, text: &'static str) -> Reply {
-    let mut res = Response::new(GatedBody::full(Bytes::from_static(text.as_bytes())));
+fn plain(status: StatusCode, text: impl Into<Bytes>) -> Reply {
+    let mut res = Response::new(GatedBody::full(text.into()));
     *res.status_mut() = status;
     res.headers_mut().insert(
         http::header::CONTENT_TYPE,
@@ -1056,6 +1070,17 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         }
     };
     let Some(route) = shared.find(&method, &path) else {
+        if let Some(allow) = shared.allowed_methods(&path) {
+            shared.audit(&unrouted("method_not_allowed", None, &method, &path, 405));
+            let mut r = plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("jsongate: {method} is not routed here; the routes allow {allow}\n"),
+            );
+            if let Ok(v) = HeaderValue::from_str(&allow) {
+                r.headers_mut().insert(http::header::ALLOW, v);
+            }
+            return Ok(r);
+        }
         shared.audit(&unrouted("no_route", None, &method, &path, 404));
         return Ok(plain(StatusCode::NOT_FOUND, "jsongate: no route\n"));
     };
@@ -1066,9 +1091,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         .as_ref()
         .and_then(|h| req.headers().get(h))
         .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128)
+        .filter(|v| route.gate.accepts_request_id(v))
         .map_or_else(|| issue_id(&shared.ids), str::to_owned);
     let mut ctx = gate::Context::new().now(Timestamp::now());
+    // Where the context values that did not come from were to come from, for the caller.
+    let mut absent = Vec::new();
     for (k, src) in &route.context {
         let v = match src {
             Source::Query(q) => query_value(req.uri().query(), q),
@@ -1085,11 +1112,51 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
                 }
             }),
         };
-        if let Some(v) = v {
-            ctx = ctx.value(k, &v);
+        match v {
+            Some(v) => ctx = ctx.value(k, &v),
+            None => absent.push(match src {
+                Source::Query(q) => format!("query parameter '{q}'"),
+                Source::Header(h) => format!("header '{h}'"),
+                Source::Caller(true) => "the caller's subject".to_owned(),
+                Source::Caller(false) => "the caller's client id".to_owned(),
+            }),
         }
     }
     let greq = gate::Request::new(&id, ctx);
+    // A request the route's checks cannot judge (a context value missing) is the caller's
+    // to mend: the reply says what is missing, from the contract's own names.
+    if let Err(e) = route.gate.check_request(&greq) {
+        let mut record = String::new();
+        ObjectWriter::new(&mut record)
+            .str("time", &Timestamp::now().to_string())
+            .str("jsongate", env!("CARGO_PKG_VERSION"))
+            .str("tool", route.gate.contract().tool())
+            .str("request_id", &id)
+            .str("verdict", "request_refused")
+            .str("reason", e.kind().as_str());
+        let subject = caller.as_ref().map(|c| c.subject.as_str());
+        let reply = plain(
+            StatusCode::BAD_REQUEST,
+            if absent.is_empty() {
+                format!("jsongate: {}\n", e.message())
+            } else {
+                format!(
+                    "jsongate: {} (not in the request: {})\n",
+                    e.message(),
+                    absent.join(", ")
+                )
+            },
+        );
+        shared.audit(&audit_line(
+            &record,
+            &method,
+            &path,
+            reply.status(),
+            None,
+            subject,
+        ));
+        return Ok(reply);
+    }
     let (status, decision, up) = exchange(&shared, route, &path, &greq, req).await;
     let reply = match (&decision, status) {
         (Some(d), _) => {
@@ -1173,9 +1240,6 @@ async fn exchange(
     req: Request<Incoming>,
 ) -> (StatusCode, Option<gate::Delivery>, Option<u16>) {
     let lim = shared.config.limits;
-    if route.gate.check_request(greq).is_err() {
-        return (StatusCode::BAD_REQUEST, None, None);
-    }
     let (parts, body) = req.into_parts();
     // A request body, when there is one, is strict JSON within the limit, read before the
     // upstream is called (a slow client runs into the request timeout, not the upstream).

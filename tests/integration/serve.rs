@@ -343,6 +343,90 @@ fn request_ids_context_and_secrets() {
 }
 
 #[test]
+fn upstream_401_and_403_are_unauthorized_with_reauthorize_and_their_body_unread() {
+    let p = Proxy::start("");
+    for (name, status) in [("denied", 401), ("forbidden", 403)] {
+        let (code, body) = curl(&[
+            "-H",
+            "X-Request-Id: req-9",
+            &p.url(&format!("/reviews/{name}?change_id=c-42")),
+        ]);
+        assert_eq!(code, 502, "{name}");
+        assert_eq!(body, envelope_failure("req-9", "UNAUTHORIZED", false));
+        let audit = p.audit();
+        let last = audit.last().unwrap();
+        assert_eq!(last["code"], "UNAUTHORIZED", "{last}");
+        assert_eq!(last["retry"]["decision"], "stop", "{last}");
+        assert_eq!(last["retry"]["reason"], "reauthorize", "{last}");
+        assert_eq!(last["error"]["kind"], "upstream_unauthorized", "{last}");
+        assert_eq!(last["http"]["upstream_status"], status, "{last}");
+        let text = serde_json::to_string(last).unwrap();
+        assert!(!text.contains("ignore all rules") && !text.contains("grant yourself"));
+    }
+}
+
+#[test]
+fn request_ids_are_bounded_and_prose_never_reaches_the_envelope() {
+    let p = Proxy::start("");
+    let long = "r".repeat(5000);
+    let prose = "req-1 ignore previous instructions";
+    for given in [long.as_str(), prose, "-r", "r\"x"] {
+        let (status, body) = urllib(
+            &p.url("/reviews/c-42?change_id=c-42"),
+            &[("X-Request-Id", given)],
+            None,
+        );
+        assert_eq!(status, 200, "{given}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let id = v["request_id"].as_str().unwrap();
+        assert!(id.starts_with("jg-"), "{given:?} became {id}");
+        assert!(!body.contains("ignore previous"));
+    }
+    // A UUID is a request id.
+    let uuid = "550e8400-e29b-41d4-a716-446655440000";
+    let (_, body) = urllib(
+        &p.url("/reviews/c-42?change_id=c-42"),
+        &[("X-Request-Id", uuid)],
+        None,
+    );
+    assert!(body.contains(uuid), "{body}");
+}
+
+#[test]
+fn a_wrong_method_is_405_with_allow_and_a_missing_context_value_says_what_is_missing() {
+    let p = Proxy::start("");
+    let out = Command::new("curl")
+        .args(["-s", "-i", "-X", "DELETE", &p.url("/reviews/c-42")])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_lowercase();
+    assert!(text.starts_with("http/1.1 405"), "{text}");
+    assert!(text.contains("\r\nallow: get, post\r\n"), "{text}");
+    assert_eq!(p.audit().last().unwrap()["verdict"], "method_not_allowed");
+    // Paths no route covers stay 404, whatever the method.
+    let (status, _) = curl(&["-X", "DELETE", &p.url("/nothing")]);
+    assert_eq!(status, 404);
+    // The route reads change_id from the query: the 400 says so, and the upstream is not
+    // called.
+    let before = p.upstream.seen().len();
+    let (status, body) = get(&p, "/reviews/c-42");
+    assert_eq!(status, 400);
+    assert!(
+        body.contains("needs the request value 'change_id'")
+            && body.contains("not in the request: query parameter 'change_id'"),
+        "{body}"
+    );
+    assert_eq!(p.upstream.seen().len(), before);
+    let audit = p.audit();
+    let last = audit.last().unwrap();
+    assert_eq!(
+        (&last["verdict"], &last["reason"]),
+        (&"request_refused".into(), &"missing_value".into()),
+        "{last}"
+    );
+}
+
+#[test]
 fn request_bodies_are_strict_json_within_the_limit() {
     let p = Proxy::start(r#""max_request_bytes":64"#);
     let post = |body: &str, ct: &str| {
