@@ -209,6 +209,8 @@ pub struct Facts {
     pub tool_allowed: bool,
     /// The arguments satisfied the tool's schema and named only declared arguments.
     pub arguments_valid: bool,
+    /// Where and why the arguments did not (recorded as `invalid` when it decides).
+    pub arguments_error: Option<ArgumentsError>,
     /// The session's grants.
     pub grant: Vec<String>,
     /// The capabilities the tool requires.
@@ -233,6 +235,53 @@ pub struct Facts {
     /// [`Policy::recheck`](super::Policy::recheck): it decides unless a check that runs
     /// earlier fails too, so a recorded failure is never lost (`Ok` carries nothing).
     pub carried: Option<Reason>,
+}
+
+/// Where the arguments failed the tool's schema, so that the caller can mend the call: the
+/// pointer into the arguments, the failing keyword and what the policy's schema expected
+/// (the policy is the operator's own text, so its constraints are quoted; the arguments'
+/// values never are).
+///
+/// # Example
+/// ```
+/// use jsongate::action::{Call, Grants, Policy, RateState};
+/// let p = Policy::from_slice(br#"{"policy":1,"tools":{"page":{"arguments":{"type":"object",
+///     "properties":{"n":{"type":"integer","maximum":10}}}}}}"#, std::path::Path::new("."))?;
+/// let call = Call::parse(br#"{"tool":"page","arguments":{"n":11}}"#, p.limits())?;
+/// let d = p.decide(&call, &Grants::new::<[&str; 0], &str>([]), &RateState::new(), 0);
+/// let e = d.facts().arguments_error.as_ref().unwrap();
+/// assert_eq!((e.pointer.as_str(), e.keyword.as_str()), ("/n", "maximum"));
+/// assert!(e.expected.contains("expected at most 10"), "{}", e.expected);
+/// assert!(d.to_json().contains(r#""invalid":{"pointer":"/n","keyword":"maximum","#));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArgumentsError {
+    /// JSON Pointer into the arguments (`""`: the arguments as a whole).
+    pub pointer: String,
+    /// The failing keyword (`type`, `maximum`, `required`, …).
+    pub keyword: String,
+    /// What the schema expected, in words (at most [`MAX_EXPECTED_CHARS`] characters).
+    pub expected: String,
+}
+
+/// The longest `expected` text of an [`ArgumentsError`], in characters (longer ones end with
+/// `…`).
+pub const MAX_EXPECTED_CHARS: usize = 300;
+
+impl ArgumentsError {
+    /// An error at `pointer` for `keyword`, its text cut to [`MAX_EXPECTED_CHARS`].
+    pub(crate) fn new(pointer: &str, keyword: &str, expected: &str) -> ArgumentsError {
+        let cut = |s: &str| match s.char_indices().nth(MAX_EXPECTED_CHARS) {
+            Some((i, _)) => format!("{}…", &s[..i]),
+            None => s.to_owned(),
+        };
+        ArgumentsError {
+            pointer: cut(pointer),
+            keyword: keyword.to_owned(),
+            expected: cut(expected),
+        }
+    }
 }
 
 /// A decision whose verdict follows from its facts (see the module docs).
@@ -398,6 +447,16 @@ impl Decision {
             for x in xs {
                 a.str(x);
             }
+        }
+        if let Some(e) = f
+            .arguments_error
+            .as_ref()
+            .filter(|_| self.reason == Reason::ArgumentsInvalid)
+        {
+            o.object("invalid")
+                .str("pointer", &e.pointer)
+                .str("keyword", &e.keyword)
+                .str("expected", &e.expected);
         }
         if let Some(r) = f.rule_failures.first().filter(|r| r.reason == self.reason) {
             o.object("failed")

@@ -40,8 +40,8 @@ mod rules;
 
 pub use approval::{arguments_digest, Approval, ApprovalOutcome, APPROVAL_POLL};
 pub use decision::{
-    validate_record, Claim, ClaimError, ClaimErrorKind, Decision, Facts, Reason, Verdict,
-    DECISION_SCHEMA,
+    validate_record, ArgumentsError, Claim, ClaimError, ClaimErrorKind, Decision, Facts, Reason,
+    Verdict, DECISION_SCHEMA, MAX_EXPECTED_CHARS,
 };
 pub use plan::{Plan, PlanStep, DEFAULT_PLAN_TTL_MS, PLAN_SCHEMA};
 pub use policy::{

@@ -32,7 +32,9 @@ use super::rules::{CallerContext, Rule};
 use crate::config::{self, Shipped};
 use crate::json::{ConfigError, ConfigErrorKind, Value};
 use crate::state::{MemoryStore, OnStateError, StateError, StateErrorKind, Store};
-use crate::{Limits, Schema, Validator};
+use crate::{Limits, Rejection, Schema, Validator};
+
+use super::decision::ArgumentsError;
 
 /// The JSON Schema of policy files (format 1).
 ///
@@ -785,18 +787,32 @@ impl Policy {
     }
 
     /// Whether the arguments are an object, satisfy the tool's schema (the crate's
-    /// validator, the policy's limits) and name only declared arguments (the module docs).
-    fn arguments_valid(&self, t: &ToolPolicy, args: &Value) -> bool {
+    /// validator, the policy's limits) and name only declared arguments (the module docs);
+    /// where and why not, if they do not.
+    fn arguments_error(&self, t: &ToolPolicy, args: &Value) -> Option<ArgumentsError> {
         if !matches!(args, Value::Object(_)) {
-            return false;
+            return Some(ArgumentsError::new(
+                "",
+                "type",
+                "the arguments must be an object",
+            ));
         }
         let text = args.to_json();
-        let holds = |s: &Schema| {
-            Validator::new(s)
-                .validate_slice(text.as_bytes(), self.limits)
-                .is_ok()
-        };
-        holds(&t.schema) && t.names.as_ref().is_none_or(holds)
+        let fails =
+            |s: &Schema| match Validator::new(s).validate_slice(text.as_bytes(), self.limits) {
+                Ok(()) => None,
+                Err(Rejection::Violation(v)) => Some(ArgumentsError::new(
+                    v.instance_pointer(),
+                    v.keyword(),
+                    &v.message(),
+                )),
+                Err(Rejection::Error(e)) => Some(ArgumentsError::new(
+                    e.pointer(),
+                    e.kind().code(),
+                    &e.kind().to_string(),
+                )),
+            };
+        fails(&t.schema).or_else(|| t.names.as_ref().and_then(fails))
     }
 
     /// Decides one call at time `now_ms` (milliseconds, the caller's clock). The rate state
@@ -830,7 +846,8 @@ impl Policy {
         facts.tool_allowed = true;
         facts.required.clone_from(&t.requires);
         facts.ask = t.ask;
-        facts.arguments_valid = self.arguments_valid(t, &call.arguments);
+        facts.arguments_error = self.arguments_error(t, &call.arguments);
+        facts.arguments_valid = facts.arguments_error.is_none();
         if facts.arguments_valid {
             let ws = session.workspace.as_deref();
             facts.rule_failures = t

@@ -464,3 +464,42 @@ fn an_upstream_401_or_403_is_unauthorized_with_reauthorize_not_a_retry() {
         assert_eq!(last["retry"]["reason"], "reauthorize", "{last}");
     }
 }
+
+#[test]
+fn decide_arguments_invalid_says_where_and_what_was_expected() {
+    let decide = |call: &str| {
+        run(
+            &["decide", "--policy", &policy(), "--grants", "fs_read"],
+            call.as_bytes(),
+        )
+    };
+    let record = |r: &Run| -> serde_json::Value {
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        assert_eq!(v["reason"], "arguments_invalid", "{v}");
+        v["invalid"].clone()
+    };
+    let v = record(&decide(r#"{"tool":"read_file","arguments":{"path":5}}"#));
+    assert_eq!(
+        (&v["pointer"], &v["keyword"]),
+        (&"/path".into(), &"type".into())
+    );
+    assert!(
+        v["expected"].as_str().unwrap().contains("expected string"),
+        "{v}"
+    );
+    let v = record(&decide(r#"{"tool":"read_file","arguments":{}}"#));
+    assert_eq!(v["keyword"], "required");
+    assert!(v["expected"].as_str().unwrap().contains("\"path\""), "{v}");
+    let v = record(&decide(r#"{"tool":"read_file","arguments":[]}"#));
+    assert_eq!((&v["pointer"], &v["keyword"]), (&"".into(), &"type".into()));
+    // The argument values never appear, and the record keeps its schema.
+    let r =
+        decide(r#"{"tool":"read_file","arguments":{"path":"secret-value","x":"other-secret"}}"#);
+    assert!(!r.stdout.contains("secret-value") && !r.stdout.contains("other-secret"));
+    let schema = run(&["decision", "schema"], b"").stdout;
+    assert!(schema.contains(r#""invalid""#));
+    // An allowed call has no such member.
+    let r = decide(r#"{"tool":"read_file","arguments":{"path":"a.txt"}}"#);
+    assert!(!r.stdout.contains("invalid"), "{}", r.stdout);
+}
