@@ -221,6 +221,12 @@ impl Violation {
             "const" => "value is not the required constant",
             "enum" => "value is not one of the allowed values",
             "required" => "a required property is missing",
+            "unevaluatedProperties" if !self.detail.is_empty() => {
+                return format!(
+                    "{} ({} at {})",
+                    self.detail, self.keyword, self.keyword_location
+                );
+            }
             "additionalProperties" | "unevaluatedProperties" => {
                 let name = unexpected_name(&self.instance_pointer);
                 let how = if self.keyword == "additionalProperties" {

@@ -252,7 +252,20 @@ struct Level {
     hash: u128,
     /// Hash of the current member name (objects being hashed).
     name_hash: u128,
+    /// The first member names of this object, in order, while the program uses
+    /// `unevaluatedProperties` (at most [`KEPT_NAMES`] names and [`KEPT_NAME_BYTES`] bytes):
+    /// an unevaluated member is found only when the object closes, and named then.
+    kept: Vec<Box<str>>,
+    /// The bytes of the names in `kept`.
+    kept_bytes: usize,
 }
+
+/// How many member names of one open object are kept to name an unevaluated property; past
+/// this (or [`KEPT_NAME_BYTES`]) the violation points at the object itself. With 128 levels
+/// open, the names kept take at most 2 MiB.
+const KEPT_NAMES: usize = 1024;
+/// How many bytes of member names of one open object are kept.
+const KEPT_NAME_BYTES: usize = 16 << 10;
 
 impl Level {
     fn new() -> Self {
@@ -266,6 +279,8 @@ impl Level {
             unique: false,
             hash: 0,
             name_hash: 0,
+            kept: Vec::new(),
+            kept_bytes: 0,
         }
     }
 }
@@ -287,6 +302,8 @@ struct Reason {
     eval: u32,
     keyword: &'static str,
     offset: u64,
+    /// The member of the eval's object that failed (`unevaluatedProperties`), or [`NONE`].
+    member: u32,
 }
 
 /// The mutable state of one validation.
@@ -663,6 +680,7 @@ impl Runtime {
                 eval: id,
                 keyword,
                 offset,
+                member: NONE,
             },
         );
     }
@@ -679,6 +697,7 @@ impl Runtime {
                     eval: id,
                     keyword: "false",
                     offset,
+                    member: NONE,
                 },
             );
             self.schema_cycle = Some((v.keyword_location().into(), offset));
@@ -934,8 +953,23 @@ impl Runtime {
                 None => crate::pointer::push_name(&mut instance, &l.name),
             }
         }
+        let mut unnamed = None;
+        if reason.member != NONE {
+            match self
+                .levels
+                .get(level)
+                .and_then(|l| l.kept.get(reason.member as usize))
+            {
+                Some(name) => crate::pointer::push_name(&mut instance, name),
+                None => unnamed = Some(u64::from(reason.member) + 1),
+            }
+        }
         let node = &p.nodes[ev.node as usize];
-        let detail = super::explain::detail(p, ev.node, reason.keyword, &|w| ev.seen.get(w));
+        let detail = match unnamed {
+            // Past the names kept: the member is told by its place in the object.
+            Some(n) => format!("property number {n} of the object is not allowed (unevaluated)"),
+            None => super::explain::detail(p, ev.node, reason.keyword, &|w| ev.seen.get(w)),
+        };
         Violation {
             keyword,
             detail,
@@ -1063,6 +1097,8 @@ impl Runtime {
                 _ => Container::Scalar,
             };
             lv.count = 0;
+            lv.kept.clear();
+            lv.kept_bytes = 0;
             if d == 0 {
                 lv.index = None;
                 lv.name.clear();
@@ -1418,6 +1454,17 @@ impl Runtime {
         let d = self.depth - 1;
         let idx = self.levels[d].count;
         self.levels[d].count += 1;
+        if p.uses_unevaluated {
+            let lv = &mut self.levels[d];
+            // Names are kept in order, so the first that does not fit ends the keeping.
+            if lv.kept.len() == idx as usize
+                && lv.kept.len() < KEPT_NAMES
+                && lv.kept_bytes + name.len() <= KEPT_NAME_BYTES
+            {
+                lv.kept_bytes += name.len();
+                lv.kept.push(name.into());
+            }
+        }
         self.ensure_level();
         {
             let next = &mut self.levels[self.depth];
@@ -1709,7 +1756,7 @@ impl Runtime {
             {
                 continue;
             }
-            let (passed, kw) = self.fold(p, e);
+            let (passed, kw, member) = self.fold(p, e);
             let ev = &mut self.evals[e as usize];
             ev.st = if passed { St::Passed } else { St::Failed };
             ev.reported = true;
@@ -1721,6 +1768,7 @@ impl Runtime {
                     eval: e,
                     keyword: kw,
                     offset,
+                    member,
                 },
             );
         }
@@ -1730,11 +1778,12 @@ impl Runtime {
         self.levels[d].evals.clear();
     }
 
-    /// The final result of a running eval whose value has closed.
-    fn fold(&mut self, p: &Program, e: u32) -> (bool, &'static str) {
+    /// The final result of a running eval whose value has closed, and the index of the
+    /// member that failed `unevaluatedProperties` (else [`NONE`]).
+    fn fold(&mut self, p: &Program, e: u32) -> (bool, &'static str, u32) {
         let k = match &p.nodes[self.evals[e as usize].node as usize].kind {
             NodeKind::Keywords(k) if k.folds => &**k,
-            _ => return (true, ""),
+            _ => return (true, "", NONE),
         };
         let count = self
             .levels
@@ -1746,13 +1795,13 @@ impl Runtime {
             .map_or(Container::Scalar, |l| l.container);
         let ev = &mut self.evals[e as usize];
         if !k.any_of.is_empty() && ev.any_pass == 0 {
-            return (false, "anyOf");
+            return (false, "anyOf", NONE);
         }
         if !k.one_of.is_empty() && ev.one_pass != 1 {
-            return (false, "oneOf");
+            return (false, "oneOf", NONE);
         }
         if ev.enum_alts > 0 && ev.enum_pass == 0 {
-            return (false, "enum");
+            return (false, "enum", NONE);
         }
         if p.uses_unevaluated
             && (k.unevaluated_properties.is_some() || k.unevaluated_items.is_some())
@@ -1764,7 +1813,7 @@ impl Runtime {
             if let (Some(_), Container::Object) = (&k.unevaluated_properties, container) {
                 for i in 0..count as u32 {
                     if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) {
-                        return (false, "unevaluatedProperties");
+                        return (false, "unevaluatedProperties", i);
                     }
                 }
                 ev.evaluated.set_all(count);
@@ -1772,13 +1821,13 @@ impl Runtime {
             if let (Some(_), Container::Array) = (&k.unevaluated_items, container) {
                 for i in 0..count as u32 {
                     if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) {
-                        return (false, "unevaluatedItems");
+                        return (false, "unevaluatedItems", NONE);
                     }
                 }
                 ev.evaluated.set_all(count);
             }
         }
-        (true, "")
+        (true, "", NONE)
     }
 
     fn str_hash(&self, tag: u8, s: &str) -> u128 {

@@ -503,3 +503,64 @@ fn decide_arguments_invalid_says_where_and_what_was_expected() {
     let r = decide(r#"{"tool":"read_file","arguments":{"path":"a.txt"}}"#);
     assert!(!r.stdout.contains("invalid"), "{}", r.stdout);
 }
+
+#[test]
+fn unevaluated_properties_violations_name_the_property() {
+    let dir = files(&[
+        (
+            "s.json",
+            r#"{"properties":{"a":{}},"allOf":[{"properties":{"b":{}}}],"unevaluatedProperties":false}"#,
+        ),
+        (
+            "nested.json",
+            r##"{"properties":{"items":{"type":"array","items":{"$ref":"#/$defs/t"}}},"$defs":{"t":{"properties":{"data":{}},"unevaluatedProperties":false}}}"##,
+        ),
+    ]);
+    let check = |schema: &str, doc: &str| -> serde_json::Value {
+        let r = run_in(dir.path(), &["check", "--schema", schema], doc.as_bytes());
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        serde_json::from_str::<serde_json::Value>(&r.stdout).unwrap()["error"].clone()
+    };
+    let e = check("s.json", r#"{"a":1,"b":2,"zz":3}"#);
+    assert_eq!(e["pointer"], "/zz");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(r#"property "zz" is not allowed"#),
+        "{e}"
+    );
+    let e = check("nested.json", r#"{"items":[{"data":1},{"daat":2}]}"#);
+    assert_eq!(e["pointer"], "/items/1/daat");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(r#"property "daat""#),
+        "{e}"
+    );
+    // Past the names kept for one object (1024), the member is told by its place.
+    let dir2 = files(&[]);
+    let mut bigger = String::from("{");
+    for i in 0..1100 {
+        bigger.push_str(&format!("\"a{i}\":1,"));
+    }
+    bigger.push_str("\"zz\":1}");
+    std::fs::write(dir2.path().join("bigger.json"), &bigger).unwrap();
+    let schema = r#"{"patternProperties":{"^a\\d+$":{}},"unevaluatedProperties":false}"#;
+    std::fs::write(dir2.path().join("p.json"), schema).unwrap();
+    let r = run_in(
+        dir2.path(),
+        &["check", "--schema", "p.json", "bigger.json"],
+        b"",
+    );
+    let e = &serde_json::from_str::<serde_json::Value>(&r.stdout).unwrap()["error"];
+    assert_eq!(e["pointer"], "", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("property number 1101 of the object is not allowed"),
+        "{e}"
+    );
+}
