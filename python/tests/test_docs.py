@@ -3,9 +3,8 @@ against the installed package, from the repository's root so that fixture paths 
 
 A statement followed by a comment states its result, and is checked: `expr  # 'allow'` (a
 Python literal) must evaluate to that value, and `print(...)  # a b c` must print that
-line. Other comments are prose. A few names the blocks leave to the reader are provided:
-`body_chunks` (a body in pieces), `upstream_bytes` (an upstream's answer), `contextvars`, and
-`jsongate` (a later block goes on from an earlier one)."""
+line. Other comments are prose. Every block defines what it uses (a reader copies it whole),
+except `contextvars` and `jsongate` when a later block goes on from an earlier one."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ import pytest
 
 import jsongate
 
-from support import FIXTURES, PYTHON, REPO
+from support import PYTHON, REPO
 
 
 def documents():
@@ -105,8 +104,6 @@ def test_a_python_block_runs_and_says_what_it_prints(path, start, source):
         "__printed": _printed,
         "contextvars": contextvars,
         "jsongate": jsongate,
-        "body_chunks": [b'{"appro', b'ved":tr', b"ue}"],
-        "upstream_bytes": (FIXTURES / "gate/review-status/responses/approved.json").read_bytes(),
     }
     if "policy_guardrail" in source:
         from jsongate.agents import policy_guardrail
