@@ -786,6 +786,71 @@ impl Policy {
         self.tools.iter().find(|(n, _)| n == name).map(|(_, t)| t)
     }
 
+    /// Every capability a tool of the policy requires, sorted, each once: the grant names
+    /// that mean something under it.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Policy;
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"a":{"requires":["net","fs_read"]},
+    ///     "b":{"requires":["fs_read"]}}}"#)?;
+    /// assert_eq!(p.capabilities(), ["fs_read", "net"]);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn capabilities(&self) -> Vec<&str> {
+        let mut caps: Vec<&str> = self
+            .tools
+            .iter()
+            .flat_map(|(_, t)| t.requires.iter().map(String::as_str))
+            .collect();
+        caps.sort_unstable();
+        caps.dedup();
+        caps
+    }
+
+    /// [`DECISION_SCHEMA`](super::DECISION_SCHEMA) narrowed to this policy: the items of
+    /// `grant` and `required` are its [`capabilities`](Self::capabilities), so a record
+    /// naming a capability the policy does not know is refused.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::Policy;
+    /// use jsongate::Schema;
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"a":{"requires":["net"]}}}"#)?;
+    /// let schema = Schema::compile(p.decision_schema().as_bytes()).unwrap();
+    /// let record = |grant: &str| format!(r#"{{"tool":"a","argumentsValid":true,"toolAllowed":true,
+    ///     "grant":["{grant}"],"required":["net"],"decision":"allow","reason":"ok"}}"#);
+    /// assert!(schema.is_valid(record("net").as_bytes()));
+    /// assert!(!schema.is_valid(record("admin").as_bytes()));
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    pub fn decision_schema(&self) -> String {
+        fn member<'v>(v: &'v mut Value, name: &str) -> Option<&'v mut Value> {
+            match v {
+                Value::Object(m) => m.iter_mut().find(|(k, _)| k == name).map(|(_, v)| v),
+                _ => None,
+            }
+        }
+        let Ok(mut schema) = Value::parse(super::DECISION_SCHEMA.as_bytes(), Limits::new()) else {
+            return super::DECISION_SCHEMA.to_owned();
+        };
+        let names = Value::Array(
+            self.capabilities()
+                .into_iter()
+                .map(|c| Value::String(c.to_owned()))
+                .collect(),
+        );
+        for list in ["grant", "required"] {
+            if let Some(items) = member(&mut schema, "properties")
+                .and_then(|p| member(p, list))
+                .and_then(|l| member(l, "items"))
+            {
+                *items = Value::Object(vec![("enum".to_owned(), names.clone())]);
+            }
+        }
+        schema.to_json()
+    }
+
     /// Whether the arguments are an object, satisfy the tool's schema (the crate's
     /// validator, the policy's limits) and name only declared arguments (the module docs);
     /// where and why not, if they do not.

@@ -75,7 +75,7 @@ enum Command {
     /// Print the JSON Schema of policy files
     Policy(SchemaOnly),
     /// Print the JSON Schema of decision records
-    Decision(SchemaOnly),
+    Decision(DecisionSchema),
     /// Print the JSON Schema of alert files
     Alerts(SchemaOnly),
     /// Print the JSON Schema of plans
@@ -113,6 +113,23 @@ struct SchemaOnly {
 enum PrintSchema {
     /// Print the JSON Schema
     Schema,
+}
+
+/// `decision schema [--policy FILE]`.
+#[derive(clap::Args)]
+struct DecisionSchema {
+    #[command(subcommand)]
+    what: DecisionWhat,
+}
+
+#[derive(Subcommand)]
+enum DecisionWhat {
+    /// Print the JSON Schema (with --policy: grant and required names limited to its capabilities)
+    Schema {
+        /// narrow grant and required to the capabilities this policy's tools require
+        #[arg(long, value_name = "FILE", value_parser = args::source)]
+        policy: Option<args::Source>,
+    },
 }
 
 /// Runs the command line; the process's exit code.
@@ -157,7 +174,16 @@ fn run(command: Command) -> Result<ExitCode, args::Failure> {
         Command::Pin(a) => mcp::pin(&a),
         Command::Serve(a) => serve::serve(&a),
         Command::Policy(_) => Ok(schema(POLICY_SCHEMA)),
-        Command::Decision(_) => Ok(schema(DECISION_SCHEMA)),
+        Command::Decision(DecisionSchema {
+            what: DecisionWhat::Schema { policy: None },
+        }) => Ok(schema(DECISION_SCHEMA)),
+        Command::Decision(DecisionSchema {
+            what: DecisionWhat::Schema { policy: Some(p) },
+        }) => {
+            let policy = decide::load_policy(&p)?;
+            args::println(&policy.decision_schema());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Alerts(_) => Ok(schema(jsongate::gate::ALERTS_SCHEMA)),
         Command::Plan(_) => Ok(schema(PLAN_SCHEMA)),
         Command::Completions { shell } => {

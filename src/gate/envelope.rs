@@ -258,7 +258,7 @@ pub fn envelope_schema(tool: &str, fields: &[(&str, bool)]) -> String {
                             ("type", s("string")),
                             ("minLength", Value::Number("1".into())),
                             (
-                                "maxLength",
+                                crate::schema::keywords::Keyword::MaxLength.name(),
                                 Value::Number(
                                     super::request_id::MAX_REQUEST_ID_BYTES.to_string().into(),
                                 ),

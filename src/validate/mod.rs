@@ -221,12 +221,6 @@ impl Violation {
             "const" => "value is not the required constant",
             "enum" => "value is not one of the allowed values",
             "required" => "a required property is missing",
-            "unevaluatedProperties" if !self.detail.is_empty() => {
-                return format!(
-                    "{} ({} at {})",
-                    self.detail, self.keyword, self.keyword_location
-                );
-            }
             "additionalProperties" | "unevaluatedProperties" => {
                 let name = unexpected_name(&self.instance_pointer);
                 let how = if self.keyword == "additionalProperties" {
@@ -234,6 +228,13 @@ impl Violation {
                 } else {
                     " (unevaluated)"
                 };
+                if !how.is_empty() && !self.detail.is_empty() {
+                    // A member past the names kept, told by its place.
+                    return format!(
+                        "{} ({} at {})",
+                        self.detail, self.keyword, self.keyword_location
+                    );
+                }
                 return format!(
                     "property {name} is not allowed{how} ({} at {})",
                     self.keyword, self.keyword_location

@@ -601,7 +601,7 @@ fn non_object_arguments_are_arguments_invalid_before_rules() {
         let (out, code) = decide(&["--grants", "fs_read", &call_file(name)]);
         assert_eq!(
             out,
-            r#"{"tool":"open_doc","argumentsValid":false,"toolAllowed":true,"grant":["fs_read"],"required":["fs_read"],"decision":"deny","reason":"arguments_invalid"}"#,
+            r#"{"tool":"open_doc","argumentsValid":false,"toolAllowed":true,"grant":["fs_read"],"required":["fs_read"],"invalid":{"pointer":"","keyword":"type","expected":"the arguments must be an object"},"decision":"deny","reason":"arguments_invalid"}"#,
             "{name}"
         );
         assert_eq!(code, 1);
@@ -681,7 +681,6 @@ fn windows_and_mixed_path_forms_escape_unless_they_resolve_inside() {
         ".. /x",
         "docs/.. ",
         "docs/../. ./..",
-        ".../x",
         // Reserved device names, in any directory, with any extension.
         "docs/CON",
         "nul",
@@ -714,6 +713,9 @@ fn windows_and_mixed_path_forms_escape_unless_they_resolve_inside() {
         assert!(!path_contained(p, None), "{p:?} should escape");
     }
     let contained = [
+        // Three dots or more are a name on Windows too (Win32 path normalisation leaves
+        // such a segment as it is), and on POSIX.
+        ".../x",
         r"docs\notes.txt",
         r"a\..\b",
         "docs/./a",

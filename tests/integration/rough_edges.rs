@@ -564,3 +564,39 @@ fn unevaluated_properties_violations_name_the_property() {
         "{e}"
     );
 }
+
+#[test]
+fn decision_schema_with_a_policy_lists_its_grant_names() {
+    let plain = run(&["decision", "schema"], b"");
+    assert_eq!(plain.code, 0);
+    assert!(!plain.stdout.contains("fs_read"));
+    let r = run(&["decision", "schema", "--policy", &policy()], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let schema: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let names = &schema["properties"]["grant"]["items"]["enum"];
+    assert!(
+        names.as_array().unwrap().contains(&"fs_read".into()),
+        "{names}"
+    );
+    assert_eq!(schema["properties"]["required"]["items"]["enum"], *names);
+    // A record of this policy's decide satisfies it; one with an unknown grant does not.
+    let dir = files(&[("schema.json", &r.stdout)]);
+    let record = run(
+        &["decide", "--policy", &policy(), "--grants", "fs_read"],
+        br#"{"tool":"read_file","arguments":{"path":"a"}}"#,
+    )
+    .stdout;
+    let ok = run_in(
+        dir.path(),
+        &["check", "--schema", "schema.json"],
+        record.as_bytes(),
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stdout);
+    let forged = record.replace(r#""grant":["fs_read"]"#, r#""grant":["root"]"#);
+    let bad = run_in(
+        dir.path(),
+        &["check", "--schema", "schema.json"],
+        forged.as_bytes(),
+    );
+    assert_eq!(bad.code, 1, "{}", bad.stdout);
+}
