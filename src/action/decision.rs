@@ -246,7 +246,7 @@ pub struct Facts {
 /// ```
 /// use jsongate::action::{Call, Grants, Policy, RateState};
 /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"page":{"arguments":{"type":"object",
-///     "properties":{"n":{"type":"integer","maximum":10}}}}}}"#, std::path::Path::new("."))?;
+///     "properties":{"n":{"type":"integer","maximum":10}}},"requires":[]}}}"#)?;
 /// let call = Call::parse(br#"{"tool":"page","arguments":{"n":11}}"#, p.limits())?;
 /// let d = p.decide(&call, &Grants::new::<[&str; 0], &str>([]), &RateState::new(), 0);
 /// let e = d.facts().arguments_error.as_ref().unwrap();

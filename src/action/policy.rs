@@ -792,8 +792,9 @@ impl Policy {
     /// # Example
     /// ```
     /// use jsongate::action::Policy;
-    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"a":{"requires":["net","fs_read"]},
-    ///     "b":{"requires":["fs_read"]}}}"#)?;
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{
+    ///     "a":{"arguments":{},"requires":["net","fs_read"]},
+    ///     "b":{"arguments":{},"requires":["fs_read"]}}}"#)?;
     /// assert_eq!(p.capabilities(), ["fs_read", "net"]);
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```
@@ -815,13 +816,14 @@ impl Policy {
     /// # Example
     /// ```
     /// use jsongate::action::Policy;
-    /// use jsongate::Schema;
-    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"a":{"requires":["net"]}}}"#)?;
+    /// use jsongate::{Limits, Schema, Validator};
+    /// let p = Policy::from_slice(br#"{"policy":1,"tools":{"a":{"arguments":{},"requires":["net"]}}}"#)?;
     /// let schema = Schema::compile(p.decision_schema().as_bytes()).unwrap();
     /// let record = |grant: &str| format!(r#"{{"tool":"a","argumentsValid":true,"toolAllowed":true,
     ///     "grant":["{grant}"],"required":["net"],"decision":"allow","reason":"ok"}}"#);
-    /// assert!(schema.is_valid(record("net").as_bytes()));
-    /// assert!(!schema.is_valid(record("admin").as_bytes()));
+    /// let mut v = Validator::new(&schema);
+    /// assert!(v.validate_slice(record("net").as_bytes(), Limits::new()).is_ok());
+    /// assert!(v.validate_slice(record("admin").as_bytes(), Limits::new()).is_err());
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```
     pub fn decision_schema(&self) -> String {

@@ -167,6 +167,10 @@ impl CompileError {
 
 impl std::fmt::Display for CompileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.location.is_empty() {
+            // A document that is not JSON: its message has the byte, line and column.
+            return f.write_str(&self.message);
+        }
         write!(f, "{} at {}", self.message, self.location)
     }
 }

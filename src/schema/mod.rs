@@ -479,7 +479,8 @@ impl SchemaOptions {
             ));
         }
         let value = Value::parse(schema, self.limits)
-            .map_err(|e| CompileError::new(format!("schema is not valid JSON: {e}"), "#"))?;
+            // The message gives the byte, line and column: no schema location to add.
+            .map_err(|e| CompileError::new(format!("schema is not valid JSON: {e}"), ""))?;
         Ok((value, schema.len() as u64))
     }
 

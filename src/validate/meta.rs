@@ -93,16 +93,69 @@ impl SchemaOptions {
             return Ok(());
         }
         let (why, at) = v.violation().map_or((String::new(), String::new()), |x| {
-            (
-                format!(": {}", x.message()),
-                x.instance_pointer().to_string(),
-            )
+            let at = x.instance_pointer();
+            let why = match unknown_type(value.pointer(at), at) {
+                Some(hint) => hint,
+                None => x.message(),
+            };
+            (format!(": {why}"), at.to_string())
         });
         Err(CompileError::new(
             format!("schema does not conform to {which}{why}"),
             format!("#{at}"),
         ))
     }
+}
+
+/// The names `type` takes in every draft.
+const TYPE_NAMES: [&str; 7] = [
+    "array", "boolean", "integer", "null", "number", "object", "string",
+];
+
+/// A plain reading of the commonest meta-schema failure, a `type` that names no type (the
+/// meta-schema only says that none of its `anyOf` alternatives matched): the name, the
+/// seven names, and the nearest one when it is a likely misspelling.
+fn unknown_type(found: Option<&Value>, at: &str) -> Option<String> {
+    if !at.ends_with("/type") {
+        return None;
+    }
+    let names: Vec<&str> = match found? {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+        _ => return None,
+    };
+    let bad = names.into_iter().find(|n| !TYPE_NAMES.contains(n))?;
+    let shown: String = bad.chars().take(40).collect();
+    let mut out = format!(
+        "{} is not a type name (one of \"{}\")",
+        crate::json::quote(&shown),
+        TYPE_NAMES.join("\", \"")
+    );
+    let near = TYPE_NAMES
+        .iter()
+        .map(|t| (edit_distance(&bad.to_ascii_lowercase(), t), *t))
+        .min()
+        .filter(|&(d, _)| d <= 2);
+    if let Some((_, t)) = near {
+        out.push_str(&format!("; did you mean \"{t}\"?"));
+    }
+    Some(out)
+}
+
+/// Levenshtein distance of two short strings (type names), by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().take(64).enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// The compiled official meta-schema of a draft, built once per process.

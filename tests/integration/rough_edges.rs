@@ -600,3 +600,38 @@ fn decision_schema_with_a_policy_lists_its_grant_names() {
     );
     assert_eq!(bad.code, 1, "{}", bad.stdout);
 }
+
+#[test]
+fn schema_errors_are_readable_a_misspelt_type_and_a_truncated_schema() {
+    let dir = files(&[
+        ("objekt.json", r#"{"properties":{"a":{"type":"objekt"}}}"#),
+        ("list.json", r#"{"type":["string","nul"]}"#),
+        ("odd.json", r#"{"type":"quaternion"}"#),
+        ("cut.json", r#"{"type":"obj"#),
+    ]);
+    let err = |schema: &str| {
+        let r = run_in(dir.path(), &["check", "--schema", schema], b"{}");
+        assert_eq!(r.code, 2, "{}", r.stdout);
+        r.stderr
+    };
+    let e = err("objekt.json");
+    assert!(
+        e.contains(r#""objekt" is not a type name (one of "array", "boolean", "integer", "null", "number", "object", "string"); did you mean "object"? at #/properties/a/type"#),
+        "{e}"
+    );
+    assert!(!e.contains("anyOf"), "{e}");
+    assert!(err("list.json").contains(r#""nul" is not a type name"#));
+    assert!(err("list.json").contains(r#"did you mean "null"?"#));
+    let e = err("odd.json");
+    assert!(
+        e.contains(r#""quaternion" is not a type name"#) && !e.contains("did you mean"),
+        "{e}"
+    );
+    // Not JSON: the byte, line and column, without a schema location after them.
+    let e = err("cut.json");
+    assert!(e.contains("schema is not valid JSON: "), "{e}");
+    assert!(
+        e.trim_end().ends_with("(line 1, column 13) in /type"),
+        "{e}"
+    );
+}
