@@ -86,13 +86,29 @@ pub(crate) fn check(bytes: &[u8], shipped: &Shipped) -> Result<(), ConfigError> 
                 "{} does not satisfy {}: {} at '{}'",
                 shipped.subject,
                 shipped.schema_name,
-                v.message(),
+                described(shipped, &v).unwrap_or_else(|| v.message()),
                 v.instance_pointer()
             ),
         )
         .at(v.instance_pointer())
         .at_offset(v.offset())),
     }
+}
+
+/// A `pattern` failure told in words: the failing subschema's `description` (a shipped
+/// schema describes every member with a pattern), rather than the regular expression.
+fn described(shipped: &Shipped, v: &crate::Violation) -> Option<String> {
+    if v.keyword() != crate::schema::keywords::Keyword::Pattern.name() {
+        return None;
+    }
+    let (_, at) = v.absolute_location().split_once('#')?;
+    let doc = Value::parse(shipped.text.as_bytes(), Limits::unlimited()).ok()?;
+    let description = doc.pointer(at)?.get("description")?.as_str()?;
+    Some(format!(
+        "expected {description} ({} at {})",
+        v.keyword(),
+        v.keyword_location()
+    ))
 }
 
 /// Checks `bytes` against `shipped` and reads them into a [`Value`].

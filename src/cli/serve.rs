@@ -53,7 +53,9 @@ pub fn serve(a: &ServeArgs) -> Result<ExitCode, args::Failure> {
         .config
         .as_ref()
         .ok_or("serve: --config FILE is required")?;
-    let mut cfg = src.load(ServeConfig::from_file, ServeConfig::from_slice)?;
+    let mut cfg = src
+        .load(ServeConfig::from_file, ServeConfig::from_slice)
+        .map_err(|e| format!("serve config '{}': {e}", src.name()))?;
     if let Some(l) = &a.listen {
         cfg = cfg.listen(
             l.parse()

@@ -635,3 +635,32 @@ fn schema_errors_are_readable_a_misspelt_type_and_a_truncated_schema() {
         "{e}"
     );
 }
+
+#[test]
+fn serve_config_errors_name_the_file_and_say_what_was_expected_not_a_regex() {
+    let dir = files(&[(
+        "serve.json",
+        r#"{"serve":1,"listen":"127.0.0.1:0","routes":[{"path_prefix":"reviews",
+            "upstream":"http://127.0.0.1:1/","contract_file":"c.json"}]}"#,
+    )]);
+    let r = run_in(dir.path(), &["serve", "--config", "serve.json"], b"");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .starts_with("jsongate: serve config 'serve.json': "),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("expected a path starting with '/'"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("at '/routes/0/path_prefix'"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("\"^/\""), "{}", r.stderr);
+    assert!(!r.stderr.contains("Try"), "{}", r.stderr);
+}
