@@ -768,12 +768,27 @@ pub fn pin(a: &PinArgs) -> Result<ExitCode, args::Failure> {
         out.push('\n');
     }
     let dangerous = changes.iter().filter(|(_, c)| c.kind.dangerous()).count();
-    ObjectWriter::new(&mut out)
+    // Two lockfiles of different servers compare tools that merely share names.
+    let servers = match (a.server(), b.server()) {
+        (Some(x), Some(y)) if x.name != y.name => Some((x.name.as_str(), y.name.as_str())),
+        _ => None,
+    };
+    let mut summary = ObjectWriter::new(&mut out);
+    summary
         .u64("changes", changes.len() as u64)
         .u64("dangerous", dangerous as u64);
+    if let Some((x, y)) = servers {
+        summary.object("server_changed").str("old", x).str("new", y);
+        eprintln!(
+            "jsongate: the lockfiles were recorded from different servers ({} and {})",
+            jsongate::json::quote(x),
+            jsongate::json::quote(y)
+        );
+    }
+    summary.finish();
     out.push('\n');
     args::print(&out);
-    Ok(if changes.is_empty() {
+    Ok(if changes.is_empty() && servers.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -664,3 +664,36 @@ fn serve_config_errors_name_the_file_and_say_what_was_expected_not_a_regex() {
     assert!(!r.stderr.contains("\"^/\""), "{}", r.stderr);
     assert!(!r.stderr.contains("Try"), "{}", r.stderr);
 }
+
+#[test]
+fn pin_diff_says_when_the_lockfiles_come_from_different_servers() {
+    let lock = |server: &str| {
+        format!(r#"{{"jsongate_lock":1,"server":{{"name":"{server}","version":"1"}},"tools":[]}}"#)
+    };
+    let dir = files(&[
+        ("files.lock", &lock("files")),
+        ("files2.lock", &lock("files")),
+        ("mail.lock", &lock("mail")),
+    ]);
+    let same = run_in(
+        dir.path(),
+        &["pin", "diff", "files.lock", "files2.lock"],
+        b"",
+    );
+    assert_eq!(
+        (same.code, same.stdout.as_str()),
+        (0, "{\"changes\":0,\"dangerous\":0}\n")
+    );
+    let r = run_in(dir.path(), &["pin", "diff", "files.lock", "mail.lock"], b"");
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(
+        r.stdout,
+        "{\"changes\":0,\"dangerous\":0,\"server_changed\":{\"old\":\"files\",\"new\":\"mail\"}}\n"
+    );
+    assert!(
+        r.stderr
+            .contains("recorded from different servers (\"files\" and \"mail\")"),
+        "{}",
+        r.stderr
+    );
+}
