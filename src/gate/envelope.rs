@@ -259,9 +259,7 @@ pub fn envelope_schema(tool: &str, fields: &[(&str, bool)]) -> String {
                             ("minLength", Value::Number("1".into())),
                             (
                                 crate::schema::keywords::Keyword::MaxLength.name(),
-                                Value::Number(
-                                    super::request_id::MAX_REQUEST_ID_BYTES.to_string().into(),
-                                ),
+                                Value::Number(super::request_id::MAX_REQUEST_ID_BYTES.to_string()),
                             ),
                         ]),
                     ),

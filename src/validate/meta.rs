@@ -137,7 +137,9 @@ fn unknown_type(found: Option<&Value>, at: &str) -> Option<String> {
         .min()
         .filter(|&(d, _)| d <= 2);
     if let Some((_, t)) = near {
-        out.push_str(&format!("; did you mean \"{t}\"?"));
+        out.push_str("; did you mean \"");
+        out.push_str(t);
+        out.push_str("\"?");
     }
     Some(out)
 }

@@ -541,11 +541,11 @@ fn unevaluated_properties_violations_name_the_property() {
     );
     // Past the names kept for one object (1024), the member is told by its place.
     let dir2 = files(&[]);
-    let mut bigger = String::from("{");
-    for i in 0..1100 {
-        bigger.push_str(&format!("\"a{i}\":1,"));
-    }
-    bigger.push_str("\"zz\":1}");
+    let members = (0..1100)
+        .map(|i| format!("\"a{i}\":1"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let bigger = format!("{{{members},\"zz\":1}}");
     std::fs::write(dir2.path().join("bigger.json"), &bigger).unwrap();
     let schema = r#"{"patternProperties":{"^a\\d+$":{}},"unevaluatedProperties":false}"#;
     std::fs::write(dir2.path().join("p.json"), schema).unwrap();
