@@ -68,6 +68,30 @@ impl Shipped {
     pub(crate) fn limits(&self) -> Limits {
         Limits::new().max_bytes(self.max_bytes)
     }
+
+    /// The bytes of a document file, at most one more than the document may have (so the
+    /// scan reports `too_large`): a file that never ends (`/dev/zero`) or a huge one costs
+    /// no more memory than the bound.
+    ///
+    /// # Errors
+    /// The file cannot be opened or read.
+    pub(crate) fn read(&self, path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+        read_bounded(path, self.max_bytes)
+    }
+}
+
+/// The bytes of `path`, at most `max + 1` of them (a caller with a limit of `max` reports
+/// the excess itself).
+///
+/// # Errors
+/// The file cannot be opened or read.
+pub(crate) fn read_bounded(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut out = Vec::new();
+    std::fs::File::open(path)?
+        .take(max.saturating_add(1))
+        .read_to_end(&mut out)?;
+    Ok(out)
 }
 
 /// Checks `bytes` against `shipped` without keeping a value.

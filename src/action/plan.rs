@@ -122,7 +122,8 @@ impl Plan {
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```
     pub fn from_file(path: &Path, policy: &Policy) -> Result<Plan, ConfigError> {
-        let bytes = std::fs::read(path)
+        let bytes = PLAN
+            .read(path)
             .map_err(|e| ConfigError::read(format_args!("plan '{}'", path.display()), &e))?;
         Plan::from_slice(&bytes, policy)
     }

@@ -656,7 +656,8 @@ impl Policy {
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```
     pub fn from_file(path: &Path) -> Result<Policy, ConfigError> {
-        let bytes = std::fs::read(path)
+        let bytes = POLICY
+            .read(path)
             .map_err(|e| ConfigError::read(format_args!("policy '{}'", path.display()), &e))?;
         Policy::from_slice(&bytes)
     }

@@ -102,6 +102,17 @@ impl Source {
             .clone()
     }
 
+    /// At most `max + 1` bytes of the file (or standard input): a reader with a limit of
+    /// `max` reports the excess itself.
+    pub fn bytes_at_most(&self, max: u64) -> Result<Vec<u8>, String> {
+        let mut buf = Vec::new();
+        self.open()?
+            .take(max.saturating_add(1))
+            .read_to_end(&mut buf)
+            .map_err(|e| e.to_string())?;
+        Ok(buf)
+    }
+
     /// The whole file (or standard input), at most `max` bytes (more is an error).
     pub fn read_bounded(&self, max: u64) -> Result<Vec<u8>, String> {
         let mut buf = Vec::new();

@@ -357,11 +357,12 @@ fn file_uri(path: &std::path::Path) -> Option<String> {
 
 fn load_schema(src: &Source, sa: &SchemaArgs) -> Result<Schema, String> {
     let name = src.name();
+    // At most one byte past the compile bound (a file that never ends costs no more).
     let bytes = match src {
         Source::Stdin => Source::stdin(jsongate::DEFAULT_MAX_SCHEMA_BYTES)?,
-        Source::Path(p) => {
-            std::fs::read(p).map_err(|e| format!("cannot read schema '{name}': {e}"))?
-        }
+        Source::Path(_) => src
+            .bytes_at_most(jsongate::DEFAULT_MAX_SCHEMA_BYTES)
+            .map_err(|e| format!("cannot read schema '{name}': {e}"))?,
     };
     let mut opts = Schema::options().format_assertion(sa.format_assertion);
     if let Some(d) = sa.draft {
@@ -373,7 +374,8 @@ fn load_schema(src: &Source, sa: &SchemaArgs) -> Result<Schema, String> {
     for (uri, file) in &sa.resource {
         let doc = match file {
             Source::Stdin => Source::stdin(jsongate::DEFAULT_MAX_SCHEMA_BYTES)?,
-            Source::Path(p) => std::fs::read(p)
+            Source::Path(p) => file
+                .bytes_at_most(jsongate::DEFAULT_MAX_SCHEMA_BYTES)
                 .map_err(|e| format!("cannot read resource '{}': {e}", p.display()))?,
         };
         opts = opts.resource(uri, &doc);

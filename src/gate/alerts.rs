@@ -435,7 +435,8 @@ impl Alerts {
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```
     pub fn from_file(path: &Path) -> Result<Alerts, ConfigError> {
-        let bytes = std::fs::read(path)
+        let bytes = ALERTS
+            .read(path)
             .map_err(|e| ConfigError::read(format_args!("alerts '{}'", path.display()), &e))?;
         Alerts::from_slice(&bytes, path.parent().unwrap_or(Path::new(".")))
     }

@@ -50,8 +50,11 @@ impl SchemaSource {
     pub(crate) fn bytes(&self) -> Result<Vec<u8>, ConfigError> {
         match self {
             SchemaSource::Inline(b) => Ok(b.clone()),
-            SchemaSource::File(p) => std::fs::read(p)
-                .map_err(|e| ConfigError::read(format_args!("schema '{}'", p.display()), &e)),
+            // One byte past the compile bound, so that compiling reports the size.
+            SchemaSource::File(p) => {
+                crate::config::read_bounded(p, crate::schema::DEFAULT_MAX_SCHEMA_BYTES)
+                    .map_err(|e| ConfigError::read(format_args!("schema '{}'", p.display()), &e))
+            }
         }
     }
 }
@@ -193,7 +196,8 @@ impl Contract {
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```
     pub fn from_file(path: &Path) -> Result<Contract, ConfigError> {
-        let bytes = std::fs::read(path)
+        let bytes = CONTRACT
+            .read(path)
             .map_err(|e| ConfigError::read(format_args!("contract '{}'", path.display()), &e))?;
         let dir = path.parent().unwrap_or(Path::new("."));
         Contract::from_slice(&bytes, dir)

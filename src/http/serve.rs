@@ -558,7 +558,8 @@ impl ServeConfig {
     /// # Ok::<(), jsongate::json::ConfigError>(())
     /// ```
     pub fn from_file(path: &Path) -> Result<ServeConfig, ConfigError> {
-        let bytes = std::fs::read(path)
+        let bytes = SERVE
+            .read(path)
             .map_err(|e| ConfigError::read(format_args!("'{}'", path.display()), &e))?;
         ServeConfig::from_slice(&bytes, path.parent().unwrap_or(Path::new(".")))
     }

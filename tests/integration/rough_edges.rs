@@ -697,3 +697,51 @@ fn pin_diff_says_when_the_lockfiles_come_from_different_servers() {
         r.stderr
     );
 }
+
+#[test]
+fn configuration_files_that_never_end_are_read_within_their_bound() {
+    // `/dev/zero` never ends: every reader stops one byte past its bound and says so.
+    let dir = files(&[(
+        "contract.json",
+        r#"{"contract":1,"tool":"t","version":"1",
+            "upstream":[{"version":"v1","schema_file":"/dev/zero"}],"fields":{}}"#,
+    )]);
+    let started = std::time::Instant::now();
+    let cases: &[(&[&str], &str)] = &[
+        (&["check", "--schema", "/dev/zero", "-"], "larger than"),
+        (
+            &[
+                "gate",
+                "--contract",
+                "contract.json",
+                "--request-id",
+                "r-1",
+                "-",
+            ],
+            "larger than",
+        ),
+        (
+            &[
+                "gate",
+                "--contract",
+                "/dev/zero",
+                "--request-id",
+                "r-1",
+                "-",
+            ],
+            "not valid JSON",
+        ),
+        (
+            &["decide", "--policy", "/dev/zero", "--grants", "", "-"],
+            "not valid JSON",
+        ),
+        (&["serve", "--config", "/dev/zero"], "not valid JSON"),
+        (&["pin", "diff", "/dev/zero", "/dev/zero"], "not valid JSON"),
+    ];
+    for &(args, message) in cases {
+        let r = run_in(dir.path(), args, b"{}");
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stdout);
+        assert!(r.stderr.contains(message), "{args:?}: {}", r.stderr);
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}

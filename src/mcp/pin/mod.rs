@@ -735,7 +735,7 @@ impl Lock {
     /// assert!(Lock::from_file(&dir.path().join("missing.json")).is_err());
     /// ```
     pub fn from_file(path: &std::path::Path) -> Result<Lock, PinError> {
-        let bytes = std::fs::read(path).map_err(|e| {
+        let bytes = LOCK.read(path).map_err(|e| {
             PinError::lock(ConfigError::read(
                 format_args!("lockfile '{}'", path.display()),
                 &e,
