@@ -19,7 +19,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(contract) = Contract::from_slice(contract, std::path::Path::new(".")) else {
         return;
     };
-    let Ok(gate) = Gate::new(&contract) else { return };
+    let Ok(gate) = Gate::new(&contract) else {
+        return;
+    };
     let id = String::from_utf8_lossy(id);
     let req = Request::new(&id, Context::new());
     match gate.run_slice(response, &req) {

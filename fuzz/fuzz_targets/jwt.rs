@@ -8,10 +8,10 @@
 #![no_main]
 use std::sync::OnceLock;
 
+use aws_lc_rs::signature::Ed25519KeyPair;
 use base64::Engine as _;
 use jsongate::auth::{Jwks, Verifier};
 use libfuzzer_sys::fuzz_target;
-use aws_lc_rs::signature::Ed25519KeyPair;
 
 const NOW: u64 = 1_750_000_000;
 const ISSUER: &str = "https://idp.example";
@@ -22,13 +22,16 @@ fn setup() -> &'static (Jwks, Verifier, Ed25519KeyPair) {
         (
             Jwks::from_slice(include_bytes!("../../fixtures/auth/jwks.json")).unwrap(),
             Verifier::new(ISSUER, "https://gw.example/mcp"),
-            Ed25519KeyPair::from_pkcs8(include_bytes!("../../fixtures/auth/ed25519-test.pk8")).unwrap(),
+            Ed25519KeyPair::from_pkcs8(include_bytes!("../../fixtures/auth/ed25519-test.pk8"))
+                .unwrap(),
         )
     })
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else { return };
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
     let (jwks, verifier, key) = setup();
     let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
     if mode % 4 == 3 {
@@ -47,15 +50,24 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
         _ => {
-            let (header, claims) = rest.split_at(rest.iter().position(|&b| b == 0).unwrap_or(rest.len()));
+            let (header, claims) =
+                rest.split_at(rest.iter().position(|&b| b == 0).unwrap_or(rest.len()));
             let claims = claims.get(1..).unwrap_or_default();
             let input = format!("{}.{}", b64(header), b64(claims));
-            (format!("{input}.{}", b64(key.sign(input.as_bytes()).as_ref())), Some(claims))
+            (
+                format!("{input}.{}", b64(key.sign(input.as_bytes()).as_ref())),
+                Some(claims),
+            )
         }
     };
-    let Ok(who) = verifier.verify(&token, jwks, NOW) else { return };
+    let Ok(who) = verifier.verify(&token, jwks, NOW) else {
+        return;
+    };
     assert!(!who.subject.is_empty() && !who.subject.chars().any(char::is_control));
-    assert!(who.scopes.iter().all(|s| !s.is_empty() && !s.contains([' ', '"', '\\'])));
+    assert!(who
+        .scopes
+        .iter()
+        .all(|s| !s.is_empty() && !s.contains([' ', '"', '\\'])));
     if let Some(claims) = claims {
         // serde_json (the oracle) refuses numbers beyond f64 that RFC 8259 allows and the
         // verifier reads as exact text (`1e400` in a claim it does not use): nothing to compare.

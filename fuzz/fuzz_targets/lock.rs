@@ -8,7 +8,9 @@ use jsongate::Limits;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(lock) = Lock::from_slice(data) else { return };
+    let Ok(lock) = Lock::from_slice(data) else {
+        return;
+    };
     let again = Lock::from_slice(lock.to_json().as_bytes()).expect("a written lock reads back");
     assert_eq!(again, lock);
     for d in lock.tools() {

@@ -13,8 +13,8 @@ use std::io::{Read, Write};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 
-use jsongate::mcp::{Config, Proxy, Screen};
 use jsongate::json::Value;
+use jsongate::mcp::{Config, Proxy, Screen};
 use jsongate::Limits;
 use libfuzzer_sys::fuzz_target;
 
@@ -22,12 +22,18 @@ use libfuzzer_sys::fuzz_target;
 const REQUESTS: [&str; 6] = ["0", "1", "2", "3", "4", "\"p\""];
 
 const CLIENT: &str = concat!(
-    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#, "\n",
-    r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, "\n",
-    r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{"n":1}}}"#, "\n",
-    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b","arguments":{},"task":{}}}"#, "\n",
-    r#"{"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"t"}}"#, "\n",
-    r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#, "\n",
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{"n":1}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b","arguments":{},"task":{}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"t"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
+    "\n",
 );
 
 /// Serves `data` once the client side has been read completely.
@@ -70,7 +76,10 @@ fuzz_target!(|data: &[u8]| {
     if let Some(screen) = screen {
         config = config.screen(screen);
     }
-    let server_out = After { gate: Some(rx), data: std::io::Cursor::new(data.to_vec()) };
+    let server_out = After {
+        gate: Some(rx),
+        data: std::io::Cursor::new(data.to_vec()),
+    };
     Proxy::new(config)
         .run(
             std::io::Cursor::new(CLIENT.as_bytes().to_vec()),
@@ -84,7 +93,9 @@ fuzz_target!(|data: &[u8]| {
         .unwrap();
     let out = to_client.0.lock().unwrap().clone();
     let server_lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-    let body = out.strip_suffix(b"\n").expect("the output ends with a whole line");
+    let body = out
+        .strip_suffix(b"\n")
+        .expect("the output ends with a whole line");
     let mut answers = std::collections::HashMap::<String, usize>::new();
     for line in body.split(|&b| b == b'\n') {
         assert!(!line.is_empty(), "an empty line reached the client");
@@ -104,31 +115,44 @@ fuzz_target!(|data: &[u8]| {
         // listed twice, too large) is a server line with some of its tools left out.
         let filtered = !forwarded
             && !own
-            && v.pointer("/result/tools").and_then(Value::as_array).is_some_and(|kept| {
-                server_lines.iter().any(|l| {
-                    let Ok(mut s) = Value::parse(l, Limits::new()) else {
-                        return false;
-                    };
-                    // (`pointer`, not indexing: a server line may be any JSON value.)
-                    let Some(all) = s.pointer("/result/tools").and_then(Value::as_array) else {
-                        return false;
-                    };
-                    let gone: Vec<usize> =
-                        (0..all.len()).filter(|&i| !kept.contains(&all[i])).collect();
-                    for i in gone.into_iter().rev() {
-                        assert!(s.remove_pointer(&format!("/result/tools/{i}")));
-                    }
-                    s == v
-                })
-            });
-        assert!(forwarded || own || filtered, "unexpected line: {}", String::from_utf8_lossy(line));
+            && v.pointer("/result/tools")
+                .and_then(Value::as_array)
+                .is_some_and(|kept| {
+                    server_lines.iter().any(|l| {
+                        let Ok(mut s) = Value::parse(l, Limits::new()) else {
+                            return false;
+                        };
+                        // (`pointer`, not indexing: a server line may be any JSON value.)
+                        let Some(all) = s.pointer("/result/tools").and_then(Value::as_array) else {
+                            return false;
+                        };
+                        let gone: Vec<usize> = (0..all.len())
+                            .filter(|&i| !kept.contains(&all[i]))
+                            .collect();
+                        for i in gone.into_iter().rev() {
+                            assert!(s.remove_pointer(&format!("/result/tools/{i}")));
+                        }
+                        s == v
+                    })
+                });
+        assert!(
+            forwarded || own || filtered,
+            "unexpected line: {}",
+            String::from_utf8_lossy(line)
+        );
         if v.get("method").is_none() {
-            let id = v.get("id").map_or_else(|| "null".to_owned(), Value::to_json);
+            let id = v
+                .get("id")
+                .map_or_else(|| "null".to_owned(), Value::to_json);
             *answers.entry(id).or_default() += 1;
         }
     }
     for id in REQUESTS {
-        assert_eq!(answers.remove(id), Some(1), "request {id}: not answered exactly once");
+        assert_eq!(
+            answers.remove(id),
+            Some(1),
+            "request {id}: not answered exactly once"
+        );
     }
     assert!(answers.is_empty(), "answers to no request: {answers:?}");
 });

@@ -22,11 +22,19 @@ fuzz_target!(|data: &[u8]| {
     let Ok(compiled) = Schema::compile(schema.as_bytes()) else {
         return;
     };
-    assert!(valid_syntax, "compiles as a pattern but fails format: regex: {pattern:?}");
+    assert!(
+        valid_syntax,
+        "compiles as a pattern but fails format: regex: {pattern:?}"
+    );
     let mut v = Validator::new(&compiled);
     let half = pattern.chars().count() / 2;
     let tail: String = pattern.chars().skip(half).collect();
-    for haystack in [pattern.as_ref(), tail.as_str(), "", "aaaaaaaaaaaaaaaaaaaaaaaaaaaa!"] {
+    for haystack in [
+        pattern.as_ref(),
+        tail.as_str(),
+        "",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaa!",
+    ] {
         // A search that runs out of its step budget is a typed rejection, not a hang.
         let _ = v.validate_slice(quote(haystack).as_bytes(), limits);
     }

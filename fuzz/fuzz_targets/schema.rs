@@ -6,14 +6,21 @@ use jsongate::{Flow, Limits, Scanner, Schema, Validator};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some(nul) = data.iter().position(|&b| b == 0) else { return };
+    let Some(nul) = data.iter().position(|&b| b == 0) else {
+        return;
+    };
     let (schema, doc) = (&data[..nul], &data[nul + 1..]);
-    let Ok(schema) = Schema::options().eval_budget(100_000).compile(schema) else { return };
+    let Ok(schema) = Schema::options().eval_budget(100_000).compile(schema) else {
+        return;
+    };
     let limits = Limits::new().max_bytes(4096);
     let mut v = Validator::new(&schema).max_errors(1 + nul % 3);
     let whole = v.validate_slice(doc, limits);
     let at = nul % (doc.len() + 1);
-    let (mut s, mut w) = (Scanner::new(limits), Validator::new(&schema).max_errors(1 + nul % 3));
+    let (mut s, mut w) = (
+        Scanner::new(limits),
+        Validator::new(&schema).max_errors(1 + nul % 3),
+    );
     let out = s.feed(&doc[..at], &mut w).and_then(|f| match f {
         Flow::Stop => Ok(Flow::Stop),
         Flow::Continue => s.feed(&doc[at..], &mut w),

@@ -25,10 +25,19 @@ fuzz_target!(|data: &[u8]| {
         .eval_budget(200_000)
         .compile(schema.as_bytes());
     let took = t.elapsed();
-    assert!(took < BOUND, "compile took {took:?} ({} bytes)", schema.len());
+    assert!(
+        took < BOUND,
+        "compile took {took:?} ({} bytes)",
+        schema.len()
+    );
     let Ok(compiled) = compiled else { return };
     let t = Instant::now();
     let _ = Validator::new(&compiled).validate_slice(doc.as_bytes(), Limits::new());
     let took = t.elapsed();
-    assert!(took < BOUND, "validate took {took:?} ({} + {} bytes)", schema.len(), doc.len());
+    assert!(
+        took < BOUND,
+        "validate took {took:?} ({} + {} bytes)",
+        schema.len(),
+        doc.len()
+    );
 });

@@ -44,7 +44,10 @@ fuzz_target!(|data: &[u8]| {
         let mut blind = Blind(Vec::new());
         let verdict = s.scan_slice(doc, &mut blind);
         let events: Vec<String> = whole.2.iter().map(|e| blank(e)).collect();
-        assert_eq!((verdict, s.bytes_read(), blind.0), (whole.0, whole.1, events));
+        assert_eq!(
+            (verdict, s.bytes_read(), blind.0),
+            (whole.0, whole.1, events)
+        );
     }
 });
 

@@ -7,10 +7,15 @@ use jsongate::mcp::sse::{parse_all, SseParser};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let [max, a, b, input @ ..] = data else { return };
+    let [max, a, b, input @ ..] = data else {
+        return;
+    };
     let max = usize::from(*max);
     let want = parse_all(input, max);
-    let (i, j) = (usize::from(*a) % (input.len() + 1), usize::from(*b) % (input.len() + 1));
+    let (i, j) = (
+        usize::from(*a) % (input.len() + 1),
+        usize::from(*b) % (input.len() + 1),
+    );
     let (i, j) = (i.min(j), i.max(j));
     let mut got = Vec::new();
     let mut p = SseParser::new(max);
@@ -18,5 +23,7 @@ fuzz_target!(|data: &[u8]| {
         p.feed(piece, &mut |e| got.push(e));
     }
     assert_eq!(got, want);
-    assert!(want.iter().all(|e| e.data.len() <= max + 1 && (e.data.len() <= max || e.over_limit)));
+    assert!(want
+        .iter()
+        .all(|e| e.data.len() <= max + 1 && (e.data.len() <= max || e.over_limit)));
 });

@@ -23,7 +23,10 @@ fuzz_target!(|data: &[u8]| {
             assert!(deadline >= NOW + 500);
             // What was written reads back, with the deadline in it.
             let again = FileStore::new(&path);
-            assert_eq!(again.deadline("fuzz:deadline", NOW).unwrap(), Some(deadline));
+            assert_eq!(
+                again.deadline("fuzz:deadline", NOW).unwrap(),
+                Some(deadline)
+            );
         }
     }
 });

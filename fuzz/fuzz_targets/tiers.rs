@@ -19,13 +19,21 @@ use gen::Bytes;
 
 const NAMES: [&str; 6] = ["kind", "id", "a", "b", "x~y", "é"];
 const SCALARS: [&str; 13] = [
-    "1", "-2", "2.5", "0", "\"a\"", "\"id\"", "\"\"", "true", "null", "1e2", "1.0", "\"v0\"", "\"v1\"",
+    "1", "-2", "2.5", "0", "\"a\"", "\"id\"", "\"\"", "true", "null", "1e2", "1.0", "\"v0\"",
+    "\"v1\"",
 ];
 const PATTERNS: [&str; 5] = ["^a", "^it-[0-9]{2}$", "b$", "^[a-z]*$", "x"];
 
 fn schema(b: &mut Bytes<'_>, depth: u32, out: &mut String) {
     if depth == 0 || b.0.is_empty() {
-        out.push_str(["true", "false", r#"{"type":"integer"}"#, r#"{"maxLength":1}"#][b.below(4)]);
+        out.push_str(
+            [
+                "true",
+                "false",
+                r#"{"type":"integer"}"#,
+                r#"{"maxLength":1}"#,
+            ][b.below(4)],
+        );
         return;
     }
     let mut parts: Vec<String> = Vec::new();
@@ -33,7 +41,9 @@ fn schema(b: &mut Bytes<'_>, depth: u32, out: &mut String) {
         let mut p = String::new();
         match b.byte() % 23 {
             0 => {
-                let t = ["object", "array", "string", "integer", "number", "boolean", "null"];
+                let t = [
+                    "object", "array", "string", "integer", "number", "boolean", "null",
+                ];
                 write!(p, r#""type":"{}""#, t[b.below(t.len())]).unwrap();
             }
             1 => p.push_str(r#""type":["string","null"]"#),
@@ -89,7 +99,13 @@ fn schema(b: &mut Bytes<'_>, depth: u32, out: &mut String) {
             14 => write!(p, r#""minimum":{}"#, ["0", "1", "-1.5", "100"][b.below(4)]).unwrap(),
             15 => write!(p, r#""exclusiveMaximum":{}"#, ["0", "2", "2.5"][b.below(3)]).unwrap(),
             16 => write!(p, r#""multipleOf":{}"#, ["2", "0.5"][b.below(2)]).unwrap(),
-            17 => write!(p, r#""minLength":{},"maxLength":{}"#, b.below(2), 1 + b.below(3)).unwrap(),
+            17 => write!(
+                p,
+                r#""minLength":{},"maxLength":{}"#,
+                b.below(2),
+                1 + b.below(3)
+            )
+            .unwrap(),
             18 => write!(p, r#""pattern":"{}""#, PATTERNS[b.below(PATTERNS.len())]).unwrap(),
             19 => {
                 p.push_str(r#""propertyNames":"#);
@@ -98,12 +114,25 @@ fn schema(b: &mut Bytes<'_>, depth: u32, out: &mut String) {
             20 => write!(p, r##""$ref":"#/$defs/d{}""##, b.below(2)).unwrap(),
             21 => {
                 // `uniqueItems` over items that are scalars (the specialised tier hashes them).
-                let items = [r#"{"type":"number"}"#, r#"{"enum":[1,"a",1.0,2,true]}"#, r#"{"type":["string","integer"]}"#];
-                write!(p, r#""uniqueItems":true,"items":{}"#, items[b.below(items.len())]).unwrap();
+                let items = [
+                    r#"{"type":"number"}"#,
+                    r#"{"enum":[1,"a",1.0,2,true]}"#,
+                    r#"{"type":["string","integer"]}"#,
+                ];
+                write!(
+                    p,
+                    r#""uniqueItems":true,"items":{}"#,
+                    items[b.below(items.len())]
+                )
+                .unwrap();
             }
             // Now and then a keyword only the general tier runs.
             _ => {
-                let g = [r#""uniqueItems":true"#, r#""anyOf":[true,{"type":"string"}]"#, r#""contains":{"const":1}"#];
+                let g = [
+                    r#""uniqueItems":true"#,
+                    r#""anyOf":[true,{"type":"string"}]"#,
+                    r#""contains":{"const":1}"#,
+                ];
                 p.push_str(g[b.below(g.len())]);
             }
         }
@@ -139,7 +168,12 @@ fn instance(b: &mut Bytes<'_>, depth: u32, out: &mut String) {
     }
 }
 
-fn run(v: &mut Validator, doc: &[u8], at: usize, limits: Limits) -> Result<(), jsongate::Rejection> {
+fn run(
+    v: &mut Validator,
+    doc: &[u8],
+    at: usize,
+    limits: Limits,
+) -> Result<(), jsongate::Rejection> {
     let mut s = Scanner::new(limits);
     v.reset();
     let out = s.feed(&doc[..at], v).and_then(|f| match f {
@@ -170,23 +204,35 @@ fuzz_target!(|data: &[u8]| {
         for i in 0..2 + b.below(2) {
             let mut extra = String::new();
             schema(&mut b, depth, &mut extra);
-            let extra = extra.strip_prefix('{').and_then(|e| e.strip_suffix('}')).unwrap_or("");
-            let pin = [r#"{"const":"v@"}"#, r#"{"enum":["v@",7]}"#, r#"{"type":"string","const":"v@"}"#][b.below(3)]
-                .replace('@', &i.to_string());
+            let extra = extra
+                .strip_prefix('{')
+                .and_then(|e| e.strip_suffix('}'))
+                .unwrap_or("");
+            let pin = [
+                r#"{"const":"v@"}"#,
+                r#"{"enum":["v@",7]}"#,
+                r#"{"type":"string","const":"v@"}"#,
+            ][b.below(3)]
+            .replace('@', &i.to_string());
             let sep = if extra.is_empty() { "" } else { "," };
             branches.push(format!(
                 r#"{{"type":"object","required":["kind"],"properties":{{"kind":{pin}}}{sep}{extra}}}"#
             ));
         }
         let word = ["oneOf", "anyOf"][b.below(2)];
-        text = format!(r#"{{"{word}":[{}],"$defs":{{{defs}}}}}"#, branches.join(","));
+        text = format!(
+            r#"{{"{word}":[{}],"$defs":{{{defs}}}}}"#,
+            branches.join(",")
+        );
     }
     let text = match text.strip_suffix('}') {
         _ if dispatch => text.clone(),
         Some(body) if body.len() > 1 => format!(r#"{body},"$defs":{{{defs}}}}}"#),
         _ => format!(r#"{{"items":{text},"$defs":{{{defs}}}}}"#),
     };
-    let Ok(compiled) = Schema::compile(text.as_bytes()) else { return };
+    let Ok(compiled) = Schema::compile(text.as_bytes()) else {
+        return;
+    };
     let mut doc = String::new();
     instance(&mut b, 4, &mut doc);
     let limits = Limits::new().max_bytes(64 * 1024);
@@ -194,7 +240,16 @@ fuzz_target!(|data: &[u8]| {
     let mut general = Validator::new(&compiled).tier(Tier::General);
     let a = auto.validate_slice(doc.as_bytes(), limits);
     let g = general.validate_slice(doc.as_bytes(), limits);
-    assert_eq!(a, g, "schema {text}\ninstance {doc}\nspecialised: {}", auto.specialised());
+    assert_eq!(
+        a,
+        g,
+        "schema {text}\ninstance {doc}\nspecialised: {}",
+        auto.specialised()
+    );
     let at = b.below(doc.len() + 1);
-    assert_eq!(run(&mut auto, doc.as_bytes(), at, limits), g, "split at {at}: {text} / {doc}");
+    assert_eq!(
+        run(&mut auto, doc.as_bytes(), at, limits),
+        g,
+        "split at {at}: {text} / {doc}"
+    );
 });

@@ -17,8 +17,12 @@ fuzz_target!(|data: &[u8]| {
         (Ok(a), Ok(b)) => assert_eq!(a, b, "{:?}", String::from_utf8_lossy(data)),
         (Ok(_), Err(e)) => panic!("jsongate accepted, serde_json refused ({e}): {data:?}"),
         // Out-of-range numbers: accepted by the scanner (exact text), refused by both walks.
-        (Err(TypedError::Mismatch(m)), Err(_)) => assert!(m.message().contains("out of range"), "{m}"),
-        (Err(TypedError::Mismatch(m)), Ok(_)) => panic!("an accepted document lost in the walk: {m}"),
+        (Err(TypedError::Mismatch(m)), Err(_)) => {
+            assert!(m.message().contains("out of range"), "{m}")
+        }
+        (Err(TypedError::Mismatch(m)), Ok(_)) => {
+            panic!("an accepted document lost in the walk: {m}")
+        }
         // Refusals: the strict profile refuses what serde_json accepts only for duplicate
         // names (the differential target pins that); either way nothing was built.
         (Err(TypedError::Rejected(_)), _) => {}

@@ -75,12 +75,28 @@ pub fn schema(b: &mut Bytes<'_>, depth: u32) -> String {
         }
         10 => {
             let n = NAMES[b.below(4)];
-            write!(s, r#"{{"properties":{{"{n}":{}}},"required":["{n}"]}}"#, schema(b, d)).unwrap();
+            write!(
+                s,
+                r#"{{"properties":{{"{n}":{}}},"required":["{n}"]}}"#,
+                schema(b, d)
+            )
+            .unwrap();
         }
         11 => write!(s, r#"{{"patternProperties":{{"^a|b$":{}}}}}"#, schema(b, d)).unwrap(),
         12 => write!(s, r#"{{"additionalProperties":{}}}"#, schema(b, d)).unwrap(),
-        13 => write!(s, r#"{{"allOf":[{}],"unevaluatedProperties":false}}"#, schema(b, d)).unwrap(),
-        14 => write!(s, r#"{{"anyOf":[{}],"unevaluatedItems":{}}}"#, schema(b, d), schema(b, d)).unwrap(),
+        13 => write!(
+            s,
+            r#"{{"allOf":[{}],"unevaluatedProperties":false}}"#,
+            schema(b, d)
+        )
+        .unwrap(),
+        14 => write!(
+            s,
+            r#"{{"anyOf":[{}],"unevaluatedItems":{}}}"#,
+            schema(b, d),
+            schema(b, d)
+        )
+        .unwrap(),
         15 => {
             let n = 1 + b.count(2_000);
             let alts: Vec<String> = (0..n).map(|i| i.to_string()).collect();
