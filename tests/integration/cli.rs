@@ -9,16 +9,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-/// What one run of the binary produced.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn jsongate() -> assert_cmd::Command {
-    assert_cmd::Command::new(env!("CARGO_BIN_EXE_jsongate"))
-}
+use super::common::{run_in, Run};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -31,16 +22,7 @@ fn fixture_arg(name: &str) -> String {
 }
 
 fn run(args: &[&str], stdin: &[u8]) -> Run {
-    let out = jsongate()
-        .args(args)
-        .write_stdin(stdin.to_vec())
-        .output()
-        .expect("run jsongate");
-    Run {
-        code: out.status.code().expect("exit code"),
-        stdout: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    }
+    run_in(None, args, stdin)
 }
 
 /// Runs `jsongate check ARGS` and returns the exit code and the verdict line, parsed. Checks

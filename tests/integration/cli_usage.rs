@@ -8,29 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-/// Exit code, stdout and stderr of one run.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run_in(dir: Option<&Path>, args: &[&str], stdin: &[u8]) -> Run {
-    let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_jsongate"));
-    if let Some(d) = dir {
-        cmd.current_dir(d);
-    }
-    let out = cmd
-        .args(args)
-        .write_stdin(stdin.to_vec())
-        .output()
-        .expect("run jsongate");
-    Run {
-        code: out.status.code().expect("exit code"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
+use super::common::{run_in, Run};
 
 fn run(args: &[&str], stdin: &[u8]) -> Run {
     run_in(None, args, stdin)

@@ -5,25 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// Exit code, stdout and stderr of one run.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+use super::common::{self, Run};
 
 fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
-    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_jsongate"))
-        .current_dir(dir)
-        .args(args)
-        .write_stdin(stdin.to_vec())
-        .output()
-        .expect("run jsongate");
-    Run {
-        code: out.status.code().expect("exit code"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::run_in(Some(dir), args, stdin)
 }
 
 fn run(args: &[&str], stdin: &[u8]) -> Run {
@@ -358,7 +343,7 @@ fn the_envelope_request_id_is_bounded_and_carries_no_prose() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let contract = "fixtures/gate/review-status/contract.json";
     let response = "fixtures/gate/review-status/responses/approved.json";
-    let gate = |id: &str| {
+    let gate_with = |contract: &str, id: &str| {
         run(
             &[
                 "gate",
@@ -372,6 +357,7 @@ fn the_envelope_request_id_is_bounded_and_carries_no_prose() {
             b"",
         )
     };
+    let gate = |id: &str| gate_with(contract, id);
     let long = "r".repeat(5000);
     for bad in [
         long.as_str(),
@@ -403,21 +389,7 @@ fn the_envelope_request_id_is_bounded_and_carries_no_prose() {
         dir.path().join("review.schema.json"),
     )
     .unwrap();
-    let strict_gate = |id: &str| {
-        run(
-            &[
-                "gate",
-                "--contract",
-                strict_path.to_str().unwrap(),
-                "--request-id",
-                id,
-                "--context",
-                "change_id=c-42",
-                response,
-            ],
-            b"",
-        )
-    };
+    let strict_gate = |id: &str| gate_with(strict_path.to_str().unwrap(), id);
     assert_eq!(strict_gate("req12345").code, 0);
     let r = strict_gate("req-1");
     assert_eq!(r.code, 2);
