@@ -7,7 +7,6 @@
 
 use std::future::Future;
 use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -202,7 +201,6 @@ struct Config {
     responses: Option<ResponseRule>,
     request_id_header: Option<HeaderName>,
     reporter: Option<Reporter>,
-    ids: Arc<AtomicU64>,
 }
 
 /// A `tower` layer that gates request and response bodies with the jsongate engine.
@@ -711,7 +709,7 @@ where
                 }
                 Some(ResponseRule::Gate(gate)) => {
                     let req = gate_req
-                        .unwrap_or_else(|| gate::Request::new(&issue_id(&config.ids), clock()));
+                        .unwrap_or_else(|| gate::Request::new(&gate::issue_request_id(), clock()));
                     gated_response(&config, gate, &req, res).await
                 }
             })
@@ -737,20 +735,8 @@ fn gate_request(config: &Config, gate: &Gate, parts: &http::request::Parts) -> g
         .filter(|v| gate.accepts_request_id(v));
     match given {
         Some(id) => gate::Request::new(id, clock()),
-        None => gate::Request::new(&issue_id(&config.ids), clock()),
+        None => gate::Request::new(&gate::issue_request_id(), clock()),
     }
-}
-
-/// A request id unique within the process: its start time and a counter.
-pub(crate) fn issue_id(ids: &AtomicU64) -> String {
-    static EPOCH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    let epoch = *EPOCH.get_or_init(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    });
-    let n = ids.fetch_add(1, Ordering::Relaxed);
-    format!("jg-{epoch:x}-{n}")
 }
 
 /// Whether a media type is JSON: `application/json` or `application/*+json`, any parameters.

@@ -25,7 +25,6 @@ use std::future::Future;
 use std::io::Write as IoWrite;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -41,9 +40,7 @@ use super::caller::{Checked, Guard};
 use super::connect::{self, Target, UpstreamHeaders};
 use super::engine::{Check, Pool};
 use super::front::{serve_connections, FailureLog, HostPolicy};
-use super::layer::{
-    early_refusal, envelope_response, gate_decision, hold, issue_id, request_refusal,
-};
+use super::layer::{early_refusal, envelope_response, gate_decision, hold, request_refusal};
 use super::oauth::{ClientCredentials, TokenCache};
 use crate::auth::{AuthConfig, Authenticator};
 use crate::config::{self, Shipped};
@@ -882,7 +879,6 @@ struct Shared {
     /// Idle kept-alive upstream connections, by upstream.
     idle: Mutex<std::collections::HashMap<String, Vec<Sender>>>,
     audit: Mutex<Box<dyn IoWrite + Send>>,
-    ids: AtomicU64,
     /// Lines for operators about failing upstreams.
     log: FailureLog,
 }
@@ -1093,7 +1089,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         .and_then(|h| req.headers().get(h))
         .and_then(|v| v.to_str().ok())
         .filter(|v| route.gate.accepts_request_id(v))
-        .map_or_else(|| issue_id(&shared.ids), str::to_owned);
+        .map_or_else(gate::issue_request_id, str::to_owned);
     let mut ctx = gate::Context::new().now(Timestamp::now());
     // Where the context values that did not come from were to come from, for the caller.
     let mut absent = Vec::new();
@@ -1457,7 +1453,6 @@ pub async fn run(
         config,
         idle: Mutex::new(std::collections::HashMap::new()),
         audit: Mutex::new(audit),
-        ids: AtomicU64::new(0),
         log: FailureLog::default(),
     });
     let refuse = |status, text| plain(status, text);
