@@ -208,13 +208,14 @@ struct Print {
 }
 
 impl Print {
-    /// Writes one verdict: `json` is its JSON line (to which the document's name is added
-    /// when there are several); `text` renders it readable from the document's name.
+    /// Writes one verdict: `json` builds its JSON line (to which the document's name is
+    /// added when there are several); `text` renders it readable from the document's name.
+    /// Only the form printed is built.
     fn verdict(
         &self,
         out: &mut impl std::io::Write,
         doc: &Source,
-        json: String,
+        json: impl FnOnce() -> String,
         text: impl FnOnce(&str) -> String,
     ) {
         if self.quiet {
@@ -226,7 +227,7 @@ impl Print {
                 Source::Path(p) => p.display().to_string(),
             })
         } else {
-            let mut line = json;
+            let mut line = json();
             if self.named {
                 if let Some(mut o) = ObjectWriter::reopen(&mut line) {
                     o.str("file", &doc.name());
@@ -265,37 +266,40 @@ fn one(
     out: &mut impl std::io::Write,
 ) -> Result<bool, String> {
     let mut scanner = Scanner::new(limits);
-    let (result, json, violations) = match validator {
+    let result = match validator {
         None => {
             let r = scanner
                 .scan_read(input, &mut Ignore)
                 .map(|_| ())
                 .map_err(Rejection::Error);
             read_failure(&r, doc, scanner.bytes_read())?;
-            let line = jsongate::verdict_json(&r, scanner.bytes_read());
-            (r, line, Vec::new())
+            print.verdict(
+                out,
+                doc,
+                || jsongate::verdict_json(&r, scanner.bytes_read()),
+                |name| verdict_text(name, &r, &[]),
+            );
+            r
         }
         Some(v) => {
             let r = v.validate_read(&mut scanner, input);
             read_failure(&r, doc, scanner.bytes_read())?;
-            let line = match sa.output.as_deref().and_then(OutputFormat::from_name) {
-                Some(format) => {
-                    let uri = sa.schema.as_ref().and_then(Source::path).and_then(file_uri);
-                    v.output(&r, format, uri.as_deref())
-                }
-                None => v.verdict_json(&r, scanner.bytes_read()),
-            };
-            let violations = if print.text && r.is_err() {
-                v.violations().to_vec()
-            } else {
-                Vec::new()
-            };
-            (r, line, violations)
+            let v = &*v;
+            print.verdict(
+                out,
+                doc,
+                || match sa.output.as_deref().and_then(OutputFormat::from_name) {
+                    Some(format) => {
+                        let uri = sa.schema.as_ref().and_then(Source::path).and_then(file_uri);
+                        v.output(&r, format, uri.as_deref())
+                    }
+                    None => v.verdict_json(&r, scanner.bytes_read()),
+                },
+                |name| verdict_text(name, &r, v.violations()),
+            );
+            r
         }
     };
-    print.verdict(out, doc, json, |name| {
-        verdict_text(name, &result, &violations)
-    });
     Ok(result.is_err())
 }
 
@@ -330,9 +334,12 @@ fn lines(
     for verdict in it {
         let verdict = verdict.map_err(|e| format!("cannot read '{}': {e}", doc.name()))?;
         rejected |= !verdict.is_valid();
-        print.verdict(out, doc, verdict.to_json(), |name| {
-            verdict_text(&format!("{name}:{}", verdict.line()), verdict.result(), &[])
-        });
+        print.verdict(
+            out,
+            doc,
+            || verdict.to_json(),
+            |name| verdict_text(&format!("{name}:{}", verdict.line()), verdict.result(), &[]),
+        );
     }
     Ok(rejected)
 }

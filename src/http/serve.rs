@@ -1123,14 +1123,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
     // A request the route's checks cannot judge (a context value missing) is the caller's
     // to mend: the reply says what is missing, from the contract's own names.
     if let Err(e) = route.gate.check_request(&greq) {
-        let mut record = String::new();
-        ObjectWriter::new(&mut record)
-            .str("time", &Timestamp::now().to_string())
-            .str("jsongate", env!("CARGO_PKG_VERSION"))
-            .str("tool", route.gate.contract().tool())
-            .str("request_id", &id)
-            .str("verdict", "request_refused")
-            .str("reason", e.kind().as_str());
+        let record = refused_record(route, &id, Some(e.kind().as_str()));
         let subject = caller.as_ref().map(|c| c.subject.as_str());
         let reply = plain(
             StatusCode::BAD_REQUEST,
@@ -1167,16 +1160,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
     };
     let record = match &decision {
         Some(d) => d.audit.to_json(),
-        None => {
-            let mut line = String::new();
-            ObjectWriter::new(&mut line)
-                .str("time", &Timestamp::now().to_string())
-                .str("jsongate", env!("CARGO_PKG_VERSION"))
-                .str("tool", route.gate.contract().tool())
-                .str("request_id", &id)
-                .str("verdict", "request_refused");
-            line
-        }
+        None => refused_record(route, &id, None),
     };
     let subject = caller.as_ref().map(|c| c.subject.as_str());
     shared.audit(&audit_line(
@@ -1188,6 +1172,23 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Reply, In
         subject,
     ));
     Ok(reply)
+}
+
+/// The audit record of a request a route refused before its gate judged a response: the
+/// time and version, the route's tool, `request_id`, `verdict` and `reason` (if any).
+fn refused_record(route: &Route, id: &str, reason: Option<&str>) -> String {
+    let mut record = String::new();
+    let mut w = ObjectWriter::new(&mut record);
+    w.str("time", &Timestamp::now().to_string())
+        .str("jsongate", env!("CARGO_PKG_VERSION"))
+        .str("tool", route.gate.contract().tool())
+        .str("request_id", id)
+        .str("verdict", "request_refused");
+    if let Some(r) = reason {
+        w.str("reason", r);
+    }
+    w.finish();
+    record
 }
 
 /// The audit line of a request refused before any route's gate took it: the time and
