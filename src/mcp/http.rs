@@ -77,6 +77,7 @@ use tokio::task::JoinSet;
 use super::sse::SseParser;
 use super::{Config, Proxy};
 use crate::auth::{Authenticator, Identity};
+use crate::gate::{FailureCode, StopReason};
 use crate::http::caller::{Checked, Guard};
 use crate::http::connect::{self, Target};
 use crate::http::front::{serve_connections, FailureLog, HostPolicy};
@@ -528,6 +529,8 @@ struct Session {
     id: String,
     /// Digest of the credentials that opened it.
     creds: [u8; 32],
+    /// The authenticated caller's subject, for the front's own audit lines.
+    subject: Option<String>,
     /// Lines to the relay's client side.
     to_relay: Mutex<Option<std_mpsc::Sender<Vec<u8>>>>,
     /// Requests waiting for their answer, by the id's JSON text (at most [`MAX_IN_FLIGHT`]).
@@ -771,6 +774,7 @@ impl Front {
         let session = Arc::new(Session {
             id,
             creds,
+            subject: caller.map(|who| who.subject.clone()),
             to_relay: Mutex::new(Some(to_relay)),
             waiters: Mutex::new(HashMap::new()),
             streams: Mutex::new(Vec::new()),
@@ -892,15 +896,47 @@ async fn to_relay_server(out: &mpsc::Sender<Vec<u8>>, msg: &[u8]) {
     let _ = out.send(line).await;
 }
 
-fn error_line(id: &str, message: &str) -> Vec<u8> {
-    let mut s = String::new();
-    let mut o = ObjectWriter::new(&mut s);
-    o.str("jsonrpc", "2.0").raw("id", id);
-    o.object("error")
-        .i64("code", -32603)
-        .str("message", message);
-    o.finish();
-    s.into_bytes()
+/// Why an upstream exchange gave no answer, as the client's JSON-RPC error says it: the
+/// message, and for a failure that needs more than a retry, `data` with the gate's failure
+/// code and retry decision (`{"code":"UNAUTHORIZED","retry":"reauthorize"}`).
+#[derive(Clone, Copy, Debug)]
+struct Refusal {
+    message: &'static str,
+    code: Option<(FailureCode, StopReason)>,
+}
+
+impl Refusal {
+    /// The upstream refused the relay's credentials (HTTP 401 or 403): a new authorisation
+    /// decision is needed; the same request again would be refused again.
+    const UNAUTHORIZED: Refusal = Refusal {
+        message: "jsongate: the upstream refused the proxy's credentials (HTTP 401/403); \
+                  a new authorisation is needed, not a retry",
+        code: Some((FailureCode::Unauthorized, StopReason::Reauthorize)),
+    };
+
+    const fn plain(message: &'static str) -> Refusal {
+        Refusal {
+            message,
+            code: None,
+        }
+    }
+
+    /// The JSON-RPC error response to the request with id `id` (its JSON text).
+    fn line(self, id: &str) -> Vec<u8> {
+        let mut s = String::new();
+        let mut o = ObjectWriter::new(&mut s);
+        o.str("jsonrpc", "2.0").raw("id", id);
+        let mut e = o.object("error");
+        e.i64("code", -32603).str("message", self.message);
+        if let Some((code, retry)) = self.code {
+            e.object("data")
+                .str("code", code.as_str())
+                .str("retry", retry.as_str());
+        }
+        e.finish();
+        o.finish();
+        s.into_bytes()
+    }
 }
 
 /// POSTs one relay message upstream and feeds every message of the answer back; bounded by
@@ -911,13 +947,14 @@ async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: mpsc::Send
         .filter(Facts::is_request)
         .and_then(|f| f.id);
     let exchange = async {
-        let req = upstream_request(front, s, &Method::POST, Full::new(Bytes::from(msg)))
-            .ok_or("jsongate: the message could not be sent upstream")?;
+        let req = upstream_request(front, s, &Method::POST, Full::new(Bytes::from(msg))).ok_or(
+            Refusal::plain("jsongate: the message could not be sent upstream"),
+        )?;
         let res = match send(&front.target, req).await {
             Ok(res) => res,
             Err(kind) => {
                 front.log.note(&front.opts.upstream_authority, kind);
-                return Err("jsongate: the upstream is unavailable");
+                return Err(Refusal::plain("jsongate: the upstream is unavailable"));
             }
         };
         if let Some(sid) = res.headers().get(SESSION_HEADER) {
@@ -936,7 +973,13 @@ async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: mpsc::Send
             front
                 .log
                 .note(&front.opts.upstream_authority, status_kind(status));
-            return Err("jsongate: the upstream answered with an HTTP error");
+            if matches!(status.as_u16(), 401 | 403) {
+                front.audit_unauthorized(s, id.as_deref(), status);
+                return Err(Refusal::UNAUTHORIZED);
+            }
+            return Err(Refusal::plain(
+                "jsongate: the upstream answered with an HTTP error",
+            ));
         }
         let content_type = res.headers().get(CONTENT_TYPE);
         let sse = content_type
@@ -949,10 +992,10 @@ async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: mpsc::Send
                 &front.opts.upstream_authority,
                 "answer of another content type",
             );
-            return Err(
+            return Err(Refusal::plain(
                 "jsongate: the upstream answered with a content type that is neither \
                      application/json nor text/event-stream",
-            );
+            ));
         }
         let answered = if sse {
             read_events(s, res.into_body(), &out, limits, id.as_deref()).await
@@ -961,12 +1004,16 @@ async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: mpsc::Send
         };
         match answered {
             Ok(true) => Ok(()),
-            Ok(false) => Err("jsongate: the upstream ended its answer before answering"),
+            Ok(false) => Err(Refusal::plain(
+                "jsongate: the upstream ended its answer before answering",
+            )),
             Err(()) => {
                 front
                     .log
                     .note(&front.opts.upstream_authority, "answer broken off");
-                Err("jsongate: the upstream broke off its answer")
+                Err(Refusal::plain(
+                    "jsongate: the upstream broke off its answer",
+                ))
             }
         }
     };
@@ -977,11 +1024,11 @@ async fn post_upstream(front: &Front, s: &Session, msg: Vec<u8>, out: mpsc::Send
             front
                 .log
                 .note(&front.opts.upstream_authority, "no answer in time");
-            "jsongate: no answer in time"
+            Refusal::plain("jsongate: no answer in time")
         }
     };
     if let Some(id) = &id {
-        to_relay_server(&out, &error_line(id, why)).await;
+        to_relay_server(&out, &why.line(id)).await;
     }
 }
 
@@ -1302,6 +1349,40 @@ impl Front {
 }
 
 impl Front {
+    /// One audit line for an exchange the upstream refused with HTTP 401/403: the request's
+    /// id, the caller's subject, `UNAUTHORIZED` and the retry decision `reauthorize` (the
+    /// same fields the gate's audit record gives them).
+    fn audit_unauthorized(&self, s: &Session, id: Option<&str>, status: StatusCode) {
+        let Some(audit) = &self.opts.audit else {
+            return;
+        };
+        let mut line = String::new();
+        let mut o = ObjectWriter::new(&mut line);
+        o.str("time", &crate::gate::Timestamp::now().to_rfc3339())
+            .null("tool");
+        match id {
+            Some(id) => o.raw("id", id),
+            None => o.null("id"),
+        };
+        o.str("direction", "server")
+            .str("verdict", "upstream_unauthorized")
+            .str("code", FailureCode::Unauthorized.as_str());
+        o.object("retry")
+            .str("decision", "stop")
+            .str("reason", StopReason::Reauthorize.as_str());
+        o.object("http")
+            .u64("upstream_status", status.as_u16().into());
+        o.str("upstream", &self.target.authority)
+            .opt_str("subject", s.subject.as_deref());
+        o.finish();
+        line.push('\n');
+        let mut w = lock(audit);
+        let _ = w.write_all(line.as_bytes());
+        let _ = w.flush();
+    }
+}
+
+impl Front {
     /// The session a request names, checked against the request's credentials: `Ok(None)`
     /// when it names none, `Err` with the answer when it names one that does not exist
     /// (`404`) or that other credentials opened (`403`).
@@ -1584,7 +1665,7 @@ async fn post(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out> {
     spawn_in(&session, async move {
         tokio::time::sleep(wait).await;
         if forget(&s, &id2) {
-            let e = error_line(&id2, "jsongate: no answer in time");
+            let e = Refusal::plain("jsongate: no answer in time").line(&id2);
             let _ = tx.send((e, None)).await;
         }
     });
@@ -1716,6 +1797,19 @@ async fn get_stream(front: &Arc<Front>, req: Request<Incoming>) -> Response<Out>
     };
     if !res.status().is_success() {
         release(&session);
+        // The upstream's 401/403 is about the relay's credentials, not the client's: passed
+        // on, it would send the client to authorise itself again at the relay.
+        if matches!(res.status().as_u16(), 401 | 403) {
+            front
+                .log
+                .note(&front.opts.upstream_authority, status_kind(res.status()));
+            front.audit_unauthorized(&session, None, res.status());
+            return reply(
+                StatusCode::BAD_GATEWAY,
+                "jsongate: the upstream refused the proxy's credentials; a new authorisation \
+                 is needed\n",
+            );
+        }
         let mut r = reply(StatusCode::METHOD_NOT_ALLOWED, "");
         *r.status_mut() = res.status();
         return r;
@@ -1845,6 +1939,7 @@ mod tests {
             Session {
                 id: String::new(),
                 creds: [0; 32],
+                subject: None,
                 to_relay: Mutex::new(None),
                 waiters: Mutex::new(HashMap::new()),
                 streams: Mutex::new(Vec::new()),

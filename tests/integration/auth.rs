@@ -627,3 +627,72 @@ fn upstream_credentials_from_a_client_credentials_grant() {
     assert!(body.contains("Bearer sekret-token"), "{body}");
     assert_eq!(crate::serve::json_lines(&log).len(), 2);
 }
+
+#[test]
+fn an_upstream_401_or_403_is_unauthorized_with_reauthorize_for_that_caller_only() {
+    let m = Mcp::start(&[]);
+    let url = m.url();
+    let (alice, bob) = (
+        token("alice", "invoices:read"),
+        token("bob", "invoices:read"),
+    );
+    let (sa, sb) = (
+        open_session(&url, &bearer(&alice)),
+        open_session(&url, &bearer(&bob)),
+    );
+    let call = |which: &str, id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"get_invoice","arguments":{{"id":"{which}"}}}}}}"#
+        )
+    };
+    // Alice's calls are refused upstream while Bob's pass, side by side.
+    let (a, b) = std::thread::scope(|t| {
+        let a = t.spawn(|| {
+            ["401", "403"]
+                .iter()
+                .enumerate()
+                .map(|(i, w)| curl_mcp(&url, Some(&sa), &[bearer(&alice)], &call(w, 10 + i as u32)))
+                .collect::<Vec<_>>()
+        });
+        let b = t.spawn(|| {
+            (0..2)
+                .map(|i| curl_mcp(&url, Some(&sb), &[bearer(&bob)], &call("ok", 20 + i)))
+                .collect::<Vec<_>>()
+        });
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    for (i, (status, _, body)) in a.iter().enumerate() {
+        // The client's exchange is fine (200): the upstream's refusal is about the proxy's
+        // credentials, and an HTTP 401 would send the client to authorise itself again.
+        assert_eq!(*status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["id"], 10 + i, "{body}");
+        assert_eq!(v["error"]["data"]["code"], "UNAUTHORIZED", "{body}");
+        assert_eq!(v["error"]["data"]["retry"], "reauthorize", "{body}");
+        assert!(!body.contains("ignore all rules"), "{body}");
+    }
+    for (status, _, body) in &b {
+        assert_eq!(*status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["result"]["structuredContent"]["id"], "ok", "{body}");
+        assert!(!body.contains("UNAUTHORIZED"), "{body}");
+    }
+    // The audit names the caller whose exchange was refused, and only that caller.
+    let audit = m.audit();
+    let refused: Vec<_> = audit
+        .iter()
+        .filter(|r| r["verdict"] == "upstream_unauthorized")
+        .collect();
+    assert_eq!(refused.len(), 2, "{audit:?}");
+    for r in &refused {
+        assert_eq!(r["subject"], "alice", "{r}");
+        assert_eq!(r["code"], "UNAUTHORIZED", "{r}");
+        assert_eq!(r["retry"]["reason"], "reauthorize", "{r}");
+        assert!(
+            [401, 403].contains(&r["http"]["upstream_status"].as_u64().unwrap()),
+            "{r}"
+        );
+    }
+    let text = serde_json::to_string(&audit).unwrap();
+    assert!(!text.contains("ignore all rules"));
+}
