@@ -33,7 +33,9 @@ may call; a call outside it is ask with reason outside_plan. --approval-wait SEC
 ask stores a pending approval, prints it on stderr and waits; 'jsongate approve ID --state
 SPEC' grants it (allow) for exactly that tool and arguments digest, once. --audit FILE
 appends {\"time\",\"jsongate\",\"arguments_sha256\",\"record\"} per decision, never the
-arguments themselves.
+arguments themselves. --alerts FILE (format: jsongate alerts schema) raises an alert for a
+call not allowed whose reason (rate_limited, forbidden_substring, outside_plan, ...) or class
+(policy_deny, policy_ask) its \"on\" lists, with the arguments' SHA-256.
 
 EXIT STATUS:
     0 allow, 1 deny, 3 ask, 2 usage, configuration or input error";
@@ -69,6 +71,9 @@ pub struct DecideArgs {
     /// on ask, wait up to SECONDS for 'jsongate approve'
     #[arg(long, value_name = "SECONDS", value_parser = args::seconds)]
     approval_wait: Option<u64>,
+    /// alert on calls not allowed (format: jsongate alerts schema)
+    #[arg(long, value_name = "FILE", value_parser = args::source)]
+    alerts: Option<Source>,
     #[command(flatten)]
     state: StateArgs,
 }
@@ -126,9 +131,20 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, args::Failure> {
     args::one_stdin([
         ("--policy", Some(policy_src)),
         ("--plan", a.plan.as_ref()),
+        ("--alerts", a.alerts.as_ref()),
         ("the call", Some(&document)),
     ])?;
     let policy = load_policy(policy_src)?;
+    let alerts = match &a.alerts {
+        Some(src) => Some(
+            src.load(
+                jsongate::gate::Alerts::from_file,
+                jsongate::gate::Alerts::from_slice,
+            )
+            .map_err(|e| format!("alerts '{}': {e}", src.name()))?,
+        ),
+        None => None,
+    };
     let session = session(
         grants,
         &a.context,
@@ -156,8 +172,12 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, args::Failure> {
     };
     let line = decision.to_json();
     validate_record(line.as_bytes()).map_err(|e| format!("internal: decision record {e}"))?;
+    let digest = Digest::of(&input, a.recheck);
+    if let Some(al) = &alerts {
+        alert(al, &decision, &digest);
+    }
     if let Some(path) = &a.audit {
-        let mut audit = decide_audit(&line, &input, a.recheck);
+        let mut audit = decide_audit(&line, &digest);
         if let Some(ap) = &approval_line {
             if let Some(mut o) = ObjectWriter::reopen(&mut audit) {
                 o.raw("approval", ap);
@@ -173,39 +193,82 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, args::Failure> {
     })
 }
 
-/// The audit line of a decision: the record, the time, and the SHA-256 of the arguments
-/// (in compact form, so that formatting does not change it) or, for `--recheck`, of the
-/// received record. The arguments themselves are never written.
-fn decide_audit(record: &str, input: &[u8], recheck: bool) -> String {
-    use jsongate::json::Value;
-    use sha2::{Digest, Sha256};
-    let digested = if recheck {
-        input.to_vec()
-    } else {
-        Value::parse(input, Limits::new())
-            .ok()
-            .and_then(|v| v.get("arguments").map(Value::to_json))
-            .unwrap_or_default()
-            .into_bytes()
-    };
-    let hex: String = Sha256::digest(&digested)
-        .iter()
-        .fold(String::new(), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        });
-    let digest_name = if recheck {
-        "received_record_sha256"
-    } else {
-        "arguments_sha256"
-    };
+/// What identifies the decided input without holding it: the SHA-256 of the arguments (in
+/// compact form, so that formatting does not change it) or, for `--recheck`, of the received
+/// record. The arguments themselves are never written.
+struct Digest {
+    name: &'static str,
+    hex: String,
+}
+
+impl Digest {
+    fn of(input: &[u8], recheck: bool) -> Digest {
+        use jsongate::json::Value;
+        use sha2::Digest as _;
+        let digested = if recheck {
+            input.to_vec()
+        } else {
+            Value::parse(input, Limits::new())
+                .ok()
+                .and_then(|v| v.get("arguments").map(Value::to_json))
+                .unwrap_or_default()
+                .into_bytes()
+        };
+        let hex = sha2::Sha256::digest(&digested)
+            .iter()
+            .fold(String::new(), |mut s, b| {
+                let _ = write!(s, "{b:02x}");
+                s
+            });
+        Digest {
+            name: if recheck {
+                "received_record_sha256"
+            } else {
+                "arguments_sha256"
+            },
+            hex,
+        }
+    }
+}
+
+/// The audit line of a decision: the record, the time, and the input's digest.
+fn decide_audit(record: &str, digest: &Digest) -> String {
     let mut out = String::new();
     ObjectWriter::new(&mut out)
         .str("time", &jsongate::gate::Timestamp::now().to_rfc3339())
         .str("jsongate", env!("CARGO_PKG_VERSION"))
-        .str(digest_name, &hex)
+        .str(digest.name, &digest.hex)
         .raw("record", record);
     out
+}
+
+/// Raises the alert a decision that is not `allow` raises under `alerts` (its reason or
+/// class listed in `on`), with the input's digest; delivery failures go to stderr and change
+/// nothing (the exit status is the decision's).
+fn alert(alerts: &jsongate::gate::Alerts, d: &jsongate::action::Decision, digest: &Digest) {
+    use jsongate::action::Verdict;
+    let class = match d.verdict() {
+        Verdict::Allow => return,
+        Verdict::Deny => "policy_deny",
+        Verdict::Ask => "policy_ask",
+    };
+    let Some(kind) = alerts.call_kind(class, d.reason().as_str()) else {
+        return;
+    };
+    let tool = &d.facts().tool;
+    let block = jsongate::gate::Block {
+        key: tool,
+        kind,
+        tool,
+        request_id: "",
+        code: None,
+        sha256: &digest.hex,
+        time: jsongate::gate::Timestamp::now().to_rfc3339(),
+    };
+    let raised = alerts.on_block(&block, args::unix_ms(), false);
+    for e in alerts.deliver_all(&raised.alerts) {
+        eprintln!("jsongate: alert delivery failed: {e}");
+    }
 }
 
 /// Appends one line to `path` (created with mode 0600 on Unix).

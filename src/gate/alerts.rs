@@ -541,6 +541,27 @@ impl Alerts {
         r
     }
 
+    /// The kind under which a tool-call decision that is not `allow` raises an alert: its
+    /// reason (`rate_limited`, `forbidden_substring`, `outside_plan`, …) when `on` lists it,
+    /// else its class (`policy_deny` for a denial, `policy_ask` for a call a person must
+    /// decide) when `on` lists that; `None` when neither is listed.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::gate::Alerts;
+    /// let a = Alerts::from_slice(br#"{"alerts":1,"on":["policy_deny","outside_plan"]}"#, std::path::Path::new("."))?;
+    /// assert_eq!(a.call_kind("policy_deny", "rate_limited"), Some("policy_deny"));
+    /// assert_eq!(a.call_kind("policy_ask", "outside_plan"), Some("outside_plan"));
+    /// assert_eq!(a.call_kind("policy_ask", "needs_approval"), None);
+    /// # Ok::<(), jsongate::json::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn call_kind<'k>(&self, class: &'k str, reason: &'k str) -> Option<&'k str> {
+        [reason, class]
+            .into_iter()
+            .find(|k| self.on.iter().any(|o| o == k))
+    }
+
     /// Counts one block (when `counts`) and returns the alert lines it raises, without
     /// delivering them ([`deliver_all`](Self::deliver_all) does; a relay delivers off its
     /// hot path).
@@ -624,7 +645,8 @@ impl Alerts {
 pub struct Block<'a> {
     /// The breaker key (the tool).
     pub key: &'a str,
-    /// The audit kind or class (`duplicate_name`, `screen`, `tool_poisoned`, …).
+    /// The audit kind or class (`duplicate_name`, `screen`, `tool_poisoned`, …), or for a
+    /// tool-call decision its [`call_kind`](Alerts::call_kind).
     pub kind: &'a str,
     /// The tool name.
     pub tool: &'a str,

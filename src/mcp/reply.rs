@@ -207,7 +207,21 @@ fn raise(
     facts: &LineFacts<'_>,
 ) {
     let blocked = matches!(verdict, "replaced" | "refused" | "removed" | "dropped");
-    if !blocked || f.class == "breaker_open" {
+    // A call the policy did not allow alerts under its reason or class, once: when refused,
+    // or when put to a person (not again when the person answers).
+    let policy = matches!(f.class, "policy_deny" | "policy_ask");
+    let kind = if policy {
+        if !matches!(verdict, "refused" | "asked") {
+            return;
+        }
+        match alerts.call_kind(f.class, f.keyword.as_deref().unwrap_or_default()) {
+            Some(k) => k,
+            None => return,
+        }
+    } else {
+        f.class
+    };
+    if !(blocked || policy) || f.class == "breaker_open" {
         return;
     }
     let from_server = direction == "to_client" && verdict != "refused";
@@ -217,7 +231,7 @@ fn raise(
     let now = Timestamp::now();
     let block = crate::gate::Block {
         key,
-        kind: f.class,
+        kind,
         tool: key,
         request_id: &id,
         code: None,

@@ -1208,3 +1208,117 @@ fn renderer_labels_provenance_and_neutralises_delimiters() {
     // The tag depends on the text, so the text cannot carry its own closing line.
     assert_ne!(render_untrusted("x", "search", "req-9"), r);
 }
+
+#[test]
+fn decide_alerts_name_the_reason_or_the_class_of_a_call_not_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let alerts_file = |on: &str| {
+        let path = dir.path().join(format!("alerts-{}.json", on.len()));
+        std::fs::write(
+            &path,
+            format!(r#"{{"alerts":1,"on":[{on}],"file":"alerts.jsonl"}}"#),
+        )
+        .unwrap();
+        path
+    };
+    let reasons = alerts_file(r#""rate_limited","forbidden_substring","outside_plan""#);
+    let every_deny = alerts_file(r#""policy_deny""#);
+    let log = dir.path().join("alerts.jsonl");
+    let lines = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let state = format!("file:{}", dir.path().join("state.json").display());
+    let call = |name: &str, text: &str| {
+        let path = dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let key = call(
+        "key",
+        r#"{"tool":"send_email","arguments":{"to":"x@example.com","body":"-----BEGIN PRIVATE KEY-----"}}"#,
+    );
+    let run = |alerts: &Path, grants: &str, extra: &[&str], file: &str| {
+        let mut args = vec!["--grants", grants, "--alerts", alerts.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.push(file);
+        decide(&args).1
+    };
+    // An allowed call alerts nothing.
+    assert_eq!(
+        run(&reasons, "read_inbox", &[], &call_file("read_inbox")),
+        0
+    );
+    assert!(lines().is_empty());
+    // A forbidden substring: the alert names the reason, carries the arguments' digest and
+    // never the arguments.
+    assert_eq!(run(&reasons, "send_email", &[], &key), 1);
+    let l = lines();
+    assert_eq!(l.len(), 1, "{l:?}");
+    assert_eq!(
+        (&l[0]["alert"], &l[0]["kind"], &l[0]["tool"]),
+        (
+            &"block".into(),
+            &"forbidden_substring".into(),
+            &"send_email".into()
+        )
+    );
+    assert_eq!(l[0]["sha256"].as_str().unwrap().len(), 64);
+    assert!(!std::fs::read_to_string(&log).unwrap().contains("PRIVATE"));
+    // A rate limit (export_user: one call a minute, counted in the shared state).
+    let export = call_file("export_user");
+    let with_state = ["--state", state.as_str()];
+    assert_eq!(run(&reasons, "user_read", &with_state, &export), 0);
+    assert_eq!(run(&reasons, "user_read", &with_state, &export), 1);
+    assert_eq!(lines().last().unwrap()["kind"], "rate_limited");
+    // A call outside the plan is put to a person (ask, exit 3) and alerts.
+    let plan = call(
+        "plan",
+        r#"{"plan":1,"task":"triage","steps":[{"tool":"read_inbox"}]}"#,
+    );
+    let l = run(
+        &reasons,
+        "fs_read",
+        &["--plan", &plan],
+        &call_file("read_file"),
+    );
+    assert_eq!(l, 3);
+    assert_eq!(lines().last().unwrap()["kind"], "outside_plan");
+    // A denial whose reason is not listed alerts only where policy_deny is.
+    let n = lines().len();
+    assert_eq!(run(&reasons, "", &[], &call_file("send_email")), 1);
+    assert_eq!(lines().len(), n);
+    assert_eq!(run(&every_deny, "", &[], &call_file("send_email")), 1);
+    assert_eq!(lines().last().unwrap()["kind"], "policy_deny");
+    assert_eq!(lines().len(), n + 1);
+    // An unknown kind in `on` is a configuration error (exit 2) naming the file.
+    let typo = alerts_file(r#""rate_limit""#);
+    let out = Command::cargo_bin("jsongate")
+        .unwrap()
+        .args(["decide", "--policy"])
+        .arg(fixture("policy.json"))
+        .args(["--grants", "", "--alerts"])
+        .arg(&typo)
+        .arg(call_file("send_email"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("alerts '") && err.contains("'/on/0'"), "{err}");
+}
+
+#[test]
+fn every_decision_reason_but_ok_is_an_alert_kind() {
+    for r in Reason::ALL {
+        let file = format!(r#"{{"alerts":1,"on":["{}"]}}"#, r.as_str());
+        let loaded = jsongate::gate::Alerts::from_slice(file.as_bytes(), Path::new("."));
+        assert_eq!(loaded.is_ok(), r != Reason::Ok, "{}", r.as_str());
+    }
+    for class in ["policy_deny", "policy_ask"] {
+        let file = format!(r#"{{"alerts":1,"on":["{class}"]}}"#);
+        assert!(jsongate::gate::Alerts::from_slice(file.as_bytes(), Path::new(".")).is_ok());
+    }
+}

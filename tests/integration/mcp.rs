@@ -1169,6 +1169,72 @@ fn alerts_fire_on_listed_classes_and_the_breaker_refuses_calls_while_open() {
 }
 
 #[test]
+fn calls_the_policy_does_not_allow_alert_under_their_reason_or_class() {
+    let tmp = tempfile::tempdir().unwrap();
+    let alerts = jsongate::gate::Alerts::from_slice(
+        br#"{"alerts":1,"on":["tool_not_allowlisted","policy_ask"],"file":"alerts.jsonl"}"#,
+        tmp.path(),
+    )
+    .unwrap();
+    let policy = Policy::from_slice(
+        br#"{"policy":1,"tools":{
+            "lookup":{"arguments":{"type":"object"},"requires":["read"]},
+            "write":{"arguments":{"type":"object"},"requires":["write"]},
+            "delete":{"arguments":{"type":"object"},"requires":["read"],"ask":true}}}"#,
+    )
+    .unwrap();
+    let mut h = Harness::new(
+        Config::default()
+            .policy(policy)
+            .session(Grants::new(["read"]))
+            .alerts(std::sync::Arc::new(alerts)),
+    );
+    h.list(&json!([
+        {"name":"lookup","inputSchema":{"type":"object"}},
+        {"name":"write","inputSchema":{"type":"object"}},
+        {"name":"delete","inputSchema":{"type":"object"}},
+        {"name":"shell","inputSchema":{"type":"object"}}
+    ]));
+    h.call_forwarded(&call(1, "lookup", "{}"));
+    for (id, tool) in [(2, "delete"), (3, "shell"), (4, "write")] {
+        h.client(&call(id, tool, "{}"));
+        let _ = h.client_gets_json();
+    }
+    h.server_gets_nothing();
+    // grant_missing (write) is neither listed nor policy_deny: no alert.
+    let want = [
+        "block:policy_ask:delete",
+        "block:tool_not_allowlisted:shell",
+    ];
+    let path = tmp.path().join("alerts.jsonl");
+    let mut got = Vec::new();
+    for _ in 0..200 {
+        got = std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                format!(
+                    "{}:{}:{}",
+                    v["alert"].as_str().unwrap(),
+                    v["kind"].as_str().unwrap(),
+                    v["tool"].as_str().unwrap()
+                )
+            })
+            .collect::<Vec<_>>();
+        if got.len() >= want.len() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    got.sort();
+    assert_eq!(got, want);
+    let after = std::fs::read_to_string(&path).unwrap().lines().count();
+    assert_eq!(after, 2, "an unlisted denial alerted");
+}
+
+#[test]
 fn while_a_breaker_is_open_the_policy_falls_back_to_read_only_tools() {
     let tmp = tempfile::tempdir().unwrap();
     let alerts = jsongate::gate::Alerts::from_slice(
