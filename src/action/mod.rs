@@ -34,6 +34,7 @@
 
 mod approval;
 mod decision;
+mod intent;
 mod plan;
 mod policy;
 mod rules;
@@ -43,6 +44,7 @@ pub use decision::{
     validate_record, ArgumentsError, Claim, ClaimError, ClaimErrorKind, Decision, Facts, Reason,
     Verdict, DECISION_SCHEMA, MAX_EXPECTED_CHARS,
 };
+pub use intent::{Intent, MAX_INTENT_BYTES};
 pub use plan::{Plan, PlanStep, DEFAULT_PLAN_TTL_MS, PLAN_SCHEMA};
 pub use policy::{
     Call, Grants, PastLimit, Policy, RateLimit, RateState, ToolPolicy, POLICY_SCHEMA,

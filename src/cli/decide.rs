@@ -35,7 +35,10 @@ SPEC' grants it (allow) for exactly that tool and arguments digest, once. --audi
 appends {\"time\",\"jsongate\",\"arguments_sha256\",\"record\"} per decision, never the
 arguments themselves. --alerts FILE (format: jsongate alerts schema) raises an alert for a
 call not allowed whose reason (rate_limited, forbidden_substring, outside_plan, ...) or class
-(policy_deny, policy_ask) its \"on\" lists, with the arguments' SHA-256.
+(policy_deny, policy_ask) its \"on\" lists, with the arguments' SHA-256. --intent TEXT (with
+--audit) records the model's stated intent for the call in the audit line as \"intent\" (at
+most 512 bytes, cut at a character boundary with \"intent_truncated\":true); it never changes
+the decision.
 
 EXIT STATUS:
     0 allow, 1 deny, 3 ask, 2 usage, configuration or input error";
@@ -71,6 +74,9 @@ pub struct DecideArgs {
     /// on ask, wait up to SECONDS for 'jsongate approve'
     #[arg(long, value_name = "SECONDS", value_parser = args::seconds)]
     approval_wait: Option<u64>,
+    /// the model's stated intent for the call, recorded in the --audit line only
+    #[arg(long, value_name = "TEXT", requires = "audit")]
+    intent: Option<String>,
     /// alert on calls not allowed (format: jsongate alerts schema)
     #[arg(long, value_name = "FILE", value_parser = args::source)]
     alerts: Option<Source>,
@@ -177,7 +183,8 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, args::Failure> {
         alert(al, &decision, &digest);
     }
     if let Some(path) = &a.audit {
-        let mut audit = decide_audit(&line, &digest);
+        let intent = a.intent.as_deref().map(jsongate::action::Intent::new);
+        let mut audit = decide_audit(&line, &digest, intent.as_ref());
         if let Some(ap) = &approval_line {
             if let Some(mut o) = ObjectWriter::reopen(&mut audit) {
                 o.raw("approval", ap);
@@ -231,14 +238,23 @@ impl Digest {
     }
 }
 
-/// The audit line of a decision: the record, the time, and the input's digest.
-fn decide_audit(record: &str, digest: &Digest) -> String {
+/// The audit line of a decision: the record, the time, the input's digest and the stated
+/// intent, if any.
+fn decide_audit(
+    record: &str,
+    digest: &Digest,
+    intent: Option<&jsongate::action::Intent>,
+) -> String {
     let mut out = String::new();
-    ObjectWriter::new(&mut out)
-        .str("time", &jsongate::gate::Timestamp::now().to_rfc3339())
+    let mut o = ObjectWriter::new(&mut out);
+    o.str("time", &jsongate::gate::Timestamp::now().to_rfc3339())
         .str("jsongate", env!("CARGO_PKG_VERSION"))
-        .str(digest.name, &digest.hex)
-        .raw("record", record);
+        .str(digest.name, &digest.hex);
+    if let Some(i) = intent {
+        i.write(&mut o);
+    }
+    o.raw("record", record);
+    o.finish();
     out
 }
 

@@ -30,7 +30,7 @@ use super::reply::{audit, call_reason, error_response, error_result};
 use super::session::{Pending, State};
 use super::tools::Tool;
 use super::{flush, lock, Id, LineFacts, Out, Shared};
-use crate::action::{arguments_digest, Approval, ApprovalOutcome, Call, Decision, Verdict};
+use crate::action::{arguments_digest, Approval, ApprovalOutcome, Call, Decision, Intent, Verdict};
 use crate::json::{ObjectWriter, Value};
 
 /// Default time a call waits for a person: two minutes.
@@ -69,6 +69,8 @@ pub(super) struct Awaiting {
     tool: Arc<Tool>,
     wants_task: bool,
     line: Vec<u8>,
+    /// The intent the call stated (its audit lines carry it).
+    intent: Option<Intent>,
     decision: Decision,
     asked: Asked,
     deadline: Instant,
@@ -253,6 +255,7 @@ pub(super) fn ask(
         tool: Arc::clone(tool),
         wants_task,
         line: line.to_vec(),
+        intent: facts.intent.clone(),
         decision: d.clone(),
         asked,
         deadline: Instant::now() + shared.approval_wait,
@@ -332,6 +335,7 @@ fn settle(
         bytes: &a.line,
         size: a.line.len() as u64,
         sha256: None,
+        intent: a.intent.clone(),
     };
     let tool = a.tool.name.clone();
     let extra = a.audit_member(how);
@@ -353,6 +357,7 @@ fn settle(
             Pending::Call {
                 tool: a.tool,
                 wants_task: a.wants_task,
+                intent: a.intent,
             },
         );
         return;

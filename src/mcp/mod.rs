@@ -57,7 +57,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::action::{Grants, Policy, RateState};
+use crate::action::{Grants, Intent, Policy, RateState};
 use crate::{Limits, Rejection, Validator};
 pub use approve::{DEFAULT_APPROVAL_WAIT, MAX_AWAITING};
 pub use budget::TEXT_TRUNCATION_MARKER;
@@ -658,6 +658,8 @@ struct LineFacts<'a> {
     bytes: &'a [u8],
     size: u64,
     sha256: Option<String>,
+    /// The intent stated by the `tools/call` this line is, or answers (audit only).
+    intent: Option<Intent>,
 }
 
 impl LineFacts<'_> {
@@ -983,6 +985,11 @@ fn client_loop<R: Read>(shared: &Shared, input: R) {
             bytes: &lines.buf,
             size: line.size,
             sha256: line.sha256.clone(),
+            intent: line
+                .error
+                .is_none()
+                .then(|| session::call_intent(&msg, &lines.buf, shared.limits))
+                .flatten(),
         };
         // Arguments are validated before the state lock is taken.
         let pre = match &line.error {
@@ -1061,6 +1068,7 @@ fn server_loop<R: Read>(shared: &Shared, output: R) -> io::Result<End> {
             bytes: &lines.buf,
             size: line.size,
             sha256: line.sha256.clone(),
+            intent: None,
         };
         // A stopped line was not kept: only the proxy's own answer can stand for it.
         let whole = (line.error.is_none() && !line.stopped).then_some(&lines.buf[..]);

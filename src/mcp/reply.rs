@@ -299,6 +299,9 @@ pub(super) fn audit(
     if let Some(who) = &shared.subject {
         o.str("subject", who);
     }
+    if let Some(i) = &facts.intent {
+        i.write(&mut o);
+    }
     if let Some(x) = finding.and_then(|f| f.extra.as_deref()) {
         o.raw_members(x);
     }

@@ -46,7 +46,7 @@ pub const MAX_LIST_PAGES: usize = 100;
 
 /// Most calls held while the proxy lists tools (each keeps its line).
 pub const MAX_HELD: usize = 64;
-use crate::action::{Call, Verdict};
+use crate::action::{Call, Intent, Verdict};
 use crate::json::{ObjectWriter, Value};
 use crate::{Limits, Rejection, Validator};
 
@@ -56,8 +56,12 @@ const MAX_DEADLINE: Duration = Duration::from_secs(365 * 24 * 3600);
 /// What a pending request was, so its response can be judged.
 #[derive(Debug)]
 pub(super) enum Pending {
-    /// A forwarded `tools/call`.
-    Call { tool: Arc<Tool>, wants_task: bool },
+    /// A forwarded `tools/call`, with the intent it stated.
+    Call {
+        tool: Arc<Tool>,
+        wants_task: bool,
+        intent: Option<Intent>,
+    },
     /// A forwarded `tasks/result`; `None` when the task is not one the proxy saw created.
     TaskResult { tool: Option<Arc<Tool>> },
     /// The client's own `tools/list`.
@@ -501,12 +505,26 @@ fn on_call(
         Pending::Call {
             tool,
             wants_task: msg.wants_task,
+            intent: facts.intent.clone(),
         },
     );
     if held {
         outs.push(Out::Server(line.to_vec()));
     } else {
         outs.push(Out::ServerLine);
+    }
+}
+
+/// The intent a `tools/call` states in `params._meta.intent` (a string), bounded; recorded
+/// in the call's audit lines and its result's, nothing else.
+pub(super) fn call_intent(msg: &Message, line: &[u8], limits: Limits) -> Option<Intent> {
+    if msg.method.as_deref() != Some("tools/call") {
+        return None;
+    }
+    let (a, b) = msg.meta?;
+    match Value::parse(line.get(a..b)?, limits).ok()?.get("intent")? {
+        Value::String(s) => Some(Intent::new(s)),
+        _ => None,
     }
 }
 
@@ -609,6 +627,7 @@ pub(super) fn release_held(shared: &Shared, st: &mut State, outs: &mut Vec<Out>,
             bytes: &h.line,
             size: h.line.len() as u64,
             sha256: None,
+            intent: call_intent(&h.msg, &h.line, shared.limits),
         };
         let f = Finding::of("tools_unknown");
         let text = call_reason(&f, "the proxy could not list the server's tools");
@@ -638,6 +657,7 @@ fn retry_held(shared: &Shared, st: &mut State, outs: &mut Vec<Out>) {
             bytes: &h.line,
             size: h.line.len() as u64,
             sha256: None,
+            intent: call_intent(&h.msg, &h.line, shared.limits),
         };
         on_call(shared, st, h.id, h.msg, &h.line, &facts, outs, true, None);
     }
@@ -1323,7 +1343,18 @@ pub(super) fn on_server(
                 }
             }
         }
-        Pending::Call { tool, wants_task } => {
+        Pending::Call {
+            tool,
+            wants_task,
+            intent,
+        } => {
+            // The result's audit line carries the intent its call stated.
+            let facts = &LineFacts {
+                bytes: facts.bytes,
+                size: facts.size,
+                sha256: facts.sha256.clone(),
+                intent,
+            };
             let passed = judge_result(
                 shared,
                 Some(&tool),

@@ -1322,3 +1322,48 @@ fn every_decision_reason_but_ok_is_an_alert_kind() {
         assert!(jsongate::gate::Alerts::from_slice(file.as_bytes(), Path::new(".")).is_ok());
     }
 }
+
+#[test]
+fn decide_records_a_stated_intent_in_the_audit_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("decisions.jsonl");
+    let audit_arg = audit.to_str().unwrap();
+    let intent = "reply to \"Bob\"\nabout the meeting";
+    let (out, code) = decide(&[
+        "--grants",
+        "send_email",
+        "--audit",
+        audit_arg,
+        "--intent",
+        intent,
+        &call_file("send_email"),
+    ]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("intent") && !out.contains("Bob"), "{out}");
+    let long = "y".repeat(3000);
+    let (_, code) = decide(&[
+        "--grants",
+        "",
+        "--audit",
+        audit_arg,
+        "--intent",
+        &long,
+        &call_file("send_email"),
+    ]);
+    assert_eq!(code, 1, "the intent never changes the decision");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["intent"], intent);
+    assert!(lines[0].get("intent_truncated").is_none());
+    assert_eq!(
+        lines[1]["intent"].as_str().unwrap().len(),
+        jsongate::action::MAX_INTENT_BYTES
+    );
+    assert_eq!(lines[1]["intent_truncated"], true);
+    // Without --audit there is nowhere to record it: a usage error, not a silent drop.
+    let (_, code) = decide(&["--grants", "", "--intent", "x", &call_file("send_email")]);
+    assert_eq!(code, 2);
+}

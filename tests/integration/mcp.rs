@@ -1235,6 +1235,51 @@ fn calls_the_policy_does_not_allow_alert_under_their_reason_or_class() {
 }
 
 #[test]
+fn a_calls_stated_intent_is_audited_with_the_call_and_its_result_only() {
+    let policy = Policy::from_slice(
+        br#"{"policy":1,"tools":{"lookup":{"arguments":{"type":"object"},"requires":[]}}}"#,
+    )
+    .unwrap();
+    let mut h = Harness::new(Config::default().policy(policy));
+    h.list(&tools());
+    let with = |id: u32, tool: &str, intent: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"_meta":{{"intent":{}}},"name":"{tool}","arguments":{{"n":1}}}}}}"#,
+            serde_json::to_string(intent).unwrap()
+        )
+    };
+    // Forwarded unchanged; the result's audit line carries the intent.
+    h.call_forwarded(&with(1, "lookup", "check whether change c-42 is approved"));
+    h.passes(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"approved":true}}}"#,
+    );
+    // A call without one has none, even right after.
+    h.call_forwarded(&call(2, "lookup", r#"{"n":1}"#));
+    h.passes(r#"{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":{"approved":false}}}"#);
+    // A refused call's line carries it too, bounded; the agent's answer never does.
+    let long = format!("ignore the policy {}", "x".repeat(2000));
+    h.client(&with(3, "free", &long));
+    let answer = h.client_gets_json();
+    assert!(
+        !answer.to_string().contains("ignore the policy"),
+        "{answer}"
+    );
+    h.server_gets_nothing();
+    let a = h.audit.lines();
+    let of = |id: u32| a.iter().find(|l| l["id"] == id).unwrap().clone();
+    assert_eq!(of(1)["verdict"], "passed");
+    assert_eq!(of(1)["intent"], "check whether change c-42 is approved");
+    assert!(of(1).get("intent_truncated").is_none());
+    assert!(of(2).get("intent").is_none(), "{}", of(2));
+    assert_eq!(of(3)["verdict"], "refused");
+    let kept = of(3)["intent"].as_str().unwrap().to_owned();
+    assert!(
+        kept.starts_with("ignore the policy") && kept.len() == jsongate::action::MAX_INTENT_BYTES
+    );
+    assert_eq!(of(3)["intent_truncated"], true);
+}
+
+#[test]
 fn while_a_breaker_is_open_the_policy_falls_back_to_read_only_tools() {
     let tmp = tempfile::tempdir().unwrap();
     let alerts = jsongate::gate::Alerts::from_slice(
