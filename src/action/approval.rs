@@ -3,7 +3,10 @@
 //! [`Approval::request`] stores a pending record `approval:ID` in the state store (tool,
 //! SHA-256 of the arguments, reason) under a fresh random id; an operator grants or refuses
 //! it with [`Approval::answer`] (`jsongate approve ID [--deny]`), which takes the pending
-//! record (so an id is answered once) and stores the answer under `answer:ID`.
+//! record (so an id is answered once) and stores the answer under `answer:ID`. The call's
+//! compact arguments are kept beside it (`approval-arguments:ID`, up to
+//! [`MAX_KEPT_ARGUMENTS`]) so that the person can see what they approve
+//! ([`Approval::pending`], `jsongate approve --show ID`), checked against the digest.
 //! [`Approval::wait`] takes that answer (single use) within a bounded time. An answer counts
 //! only for the exact tool and arguments digest that were asked about: an answer for other
 //! arguments, a refusal or no answer in time is [`Reason::NotApproved`](super::Reason),
@@ -36,6 +39,15 @@ use crate::Limits;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const APPROVAL_POLL: Duration = Duration::from_millis(50);
+
+/// Most bytes of a call's compact arguments an approval keeps beside its record, for the
+/// person answering (`jsongate approve --show`); larger arguments are not kept.
+///
+/// # Example
+/// ```
+/// assert_eq!(jsongate::action::MAX_KEPT_ARGUMENTS, 32 * 1024);
+/// ```
+pub const MAX_KEPT_ARGUMENTS: usize = 32 * 1024;
 
 /// The SHA-256 (hex) of a call's tool and compact arguments: what an approval is bound to.
 ///
@@ -237,7 +249,70 @@ impl Approval {
                 "approval id already in use",
             ));
         }
+        let args = call.arguments.to_json();
+        if args.len() <= MAX_KEPT_ARGUMENTS {
+            store.put_new(
+                &format!("approval-arguments:{}", a.id),
+                &args,
+                ttl_ms,
+                now_ms,
+            )?;
+        }
         Ok(a)
+    }
+
+    /// The pending approval `id` and the arguments it is for, without answering it: for
+    /// the person deciding. The arguments are `None` when they were not kept (over
+    /// [`MAX_KEPT_ARGUMENTS`]); kept arguments that do not match the approval's digest (a
+    /// store written behind its back) are an error, never shown as the call's.
+    ///
+    /// # Errors
+    /// The store failed, or what it holds is not an approval and its arguments.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::action::{Approval, Call};
+    /// use jsongate::state::MemoryStore;
+    /// let store = MemoryStore::new();
+    /// let call = Call::parse(br#"{"tool":"send","arguments":{"to":"ops@example.com"}}"#, jsongate::Limits::new())?;
+    /// let a = Approval::request(&store, &call, 60_000, 0)?;
+    /// let (pending, args) = Approval::pending(&store, &a.id, 0)?.unwrap();
+    /// assert_eq!(pending, a);
+    /// assert_eq!(args.unwrap().to_json(), r#"{"to":"ops@example.com"}"#);
+    /// Approval::answer(&store, &a.id, true, 60_000, 0)?;
+    /// assert!(Approval::pending(&store, &a.id, 0)?.is_none()); // answered: no longer pending
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn pending(
+        store: &dyn Store,
+        id: &str,
+        now_ms: u64,
+    ) -> Result<Option<(Approval, Option<Value>)>, StateError> {
+        let corrupt = |what: &str| {
+            StateError::new(StateErrorKind::Corrupt, format!("approval '{id}': {what}"))
+        };
+        let Some(text) = store.get(&format!("approval:{id}"), now_ms)? else {
+            return Ok(None);
+        };
+        let Some((a, _)) = Approval::parse(&text) else {
+            return Err(corrupt("the pending record is not one"));
+        };
+        let Some(args) = store.get(&format!("approval-arguments:{id}"), now_ms)? else {
+            return Ok(Some((a, None)));
+        };
+        let limits = Limits::new().max_bytes(MAX_KEPT_ARGUMENTS as u64);
+        let arguments = Value::parse(args.as_bytes(), limits)
+            .map_err(|_| corrupt("the kept arguments are not JSON"))?;
+        let call = Call {
+            tool: a.tool.clone(),
+            arguments,
+        };
+        if arguments_digest(&call) != a.arguments_sha256 {
+            return Err(corrupt(
+                "the kept arguments do not match the approval's digest",
+            ));
+        }
+        Ok(Some((a, Some(call.arguments))))
     }
 
     /// An operator's answer to the pending approval `id`: takes the pending record and

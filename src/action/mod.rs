@@ -38,8 +38,11 @@ mod intent;
 mod plan;
 mod policy;
 mod rules;
+mod show;
 
-pub use approval::{arguments_digest, Approval, ApprovalOutcome, APPROVAL_POLL};
+pub use approval::{
+    arguments_digest, Approval, ApprovalOutcome, APPROVAL_POLL, MAX_KEPT_ARGUMENTS,
+};
 pub use decision::{
     validate_record, ArgumentsError, Claim, ClaimError, ClaimErrorKind, Decision, Facts, Reason,
     Verdict, DECISION_SCHEMA, MAX_EXPECTED_CHARS,
@@ -50,3 +53,4 @@ pub use policy::{
     Call, Grants, PastLimit, Policy, RateLimit, RateState, ToolPolicy, POLICY_SCHEMA,
 };
 pub use rules::{path_contained, url_allowed, CallerContext, Rule, RuleFailure};
+pub use show::{show_arguments, sinks, ShowLimits};

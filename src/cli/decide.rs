@@ -169,7 +169,16 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, args::Failure> {
         let d = policy.decide(&call, &session, &rate, args::unix_ms());
         match a.approval_wait {
             Some(secs) if d.verdict() == Verdict::Ask => {
-                let (d, line) = await_approval(&d, &call, &rate, secs);
+                let sinks = policy
+                    .tool(&call.tool)
+                    .map(jsongate::action::sinks)
+                    .unwrap_or_default();
+                let shown = jsongate::action::show_arguments(
+                    &call.arguments,
+                    &sinks,
+                    jsongate::action::ShowLimits::PROMPT,
+                );
+                let (d, line) = await_approval(&d, &call, &rate, secs, &shown);
                 approval_line = Some(line);
                 d
             }
@@ -288,13 +297,15 @@ fn alert(alerts: &jsongate::gate::Alerts, d: &jsongate::action::Decision, digest
 }
 
 /// Appends one line to `path` (created with mode 0600 on Unix).
-/// Asks for an approval of `call` in the state store, tells the operator on stderr, and
-/// waits up to `secs`; the decision after the answer and the audit member.
+/// Asks for an approval of `call` in the state store, tells the operator on stderr (the
+/// record, then `shown`: the arguments, sinks first), and waits up to `secs`; the decision
+/// after the answer and the audit member.
 fn await_approval(
     d: &jsongate::action::Decision,
     call: &jsongate::action::Call,
     rate: &jsongate::action::RateState,
     secs: u64,
+    shown: &str,
 ) -> (jsongate::action::Decision, String) {
     use jsongate::action::{Approval, ApprovalOutcome};
     let store = rate.get_store();
@@ -302,11 +313,14 @@ fn await_approval(
     let ttl = wait.as_millis().saturating_add(60_000) as u64;
     let outcome = match Approval::request(store.as_ref(), call, ttl, args::unix_ms()) {
         Ok(a) => {
-            eprintln!(
-                "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny)",
+            // A closed stderr loses the notice, not the decision.
+            let notice = format!(
+                "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; \
+                 refuse: add --deny; see the arguments: --show)\n{shown}",
                 a.to_json(),
                 a.id
             );
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), notice.as_bytes());
             let outcome = a
                 .wait(store.as_ref(), wait, args::unix_ms)
                 .map_err(|e| e.to_string());
@@ -340,9 +354,13 @@ fn await_approval(
 Prints the approval record with \"granted\":true|false. The store is the one the waiting
 decide or mcp-proxy uses (--state SPEC), from any host that shares it.
 
+--show prints the pending approval's record and then its arguments, one per line (each value
+as compact JSON, cut past 4,000 characters, invisible and control characters escaped as
+\\uXXXX), without answering it; arguments over 32 KiB are not kept.
+
 EXIT STATUS:
-    0 answered, 2 no such approval is pending (unknown, expired, or answered already),
-    usage or store error")]
+    0 answered (or shown), 2 no such approval is pending (unknown, expired, or answered
+    already), usage or store error")]
 pub struct ApproveArgs {
     /// the approval's id (printed on stderr by the waiting command)
     #[arg(value_name = "ID")]
@@ -353,6 +371,9 @@ pub struct ApproveArgs {
     /// refuse the call instead of granting it
     #[arg(long)]
     deny: bool,
+    /// print the pending call (its record, then its arguments) without answering it
+    #[arg(long, conflicts_with = "deny")]
+    show: bool,
 }
 
 /// `jsongate approve ID --state SPEC [--deny]`: answers a pending approval.
@@ -361,6 +382,9 @@ pub fn approve(a: &ApproveArgs) -> Result<ExitCode, args::Failure> {
         return args::usage("approve needs --state SPEC (the store the waiting decision uses)");
     };
     let store = args::open_store(spec)?;
+    if a.show {
+        return show(store.as_ref(), &a.id);
+    }
     let granted = !a.deny;
     match Approval::answer(store.as_ref(), &a.id, granted, 600_000, args::unix_ms()) {
         Ok(Some(ap)) => {
@@ -374,6 +398,29 @@ pub fn approve(a: &ApproveArgs) -> Result<ExitCode, args::Failure> {
         Ok(None) => Err(format!(
             "no pending approval '{}' (unknown, expired, or answered already)",
             a.id
+        )
+        .into()),
+        Err(e) => Err(format!("--state: {e}").into()),
+    }
+}
+
+/// `approve ID --show`: the pending approval's record and arguments, unanswered.
+fn show(store: &dyn jsongate::state::Store, id: &str) -> Result<ExitCode, args::Failure> {
+    use jsongate::action::{show_arguments, ShowLimits, MAX_KEPT_ARGUMENTS};
+    match Approval::pending(store, id, args::unix_ms()) {
+        Ok(Some((a, arguments))) => {
+            args::println(&a.to_json());
+            match arguments {
+                Some(v) => args::print(&show_arguments(&v, &[], ShowLimits::FULL)),
+                None => args::println(&format!(
+                    "(the arguments were not kept: over {MAX_KEPT_ARGUMENTS} bytes; only their \
+                     SHA-256 identifies them)"
+                )),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(None) => Err(format!(
+            "no pending approval '{id}' (unknown, expired, or answered already)"
         )
         .into()),
         Err(e) => Err(format!("--state: {e}").into()),

@@ -404,7 +404,7 @@ fn relay_configs(
                     .approval_store(Arc::clone(&store))
                     .on_approval(Box::new(|ap: &jsongate::action::Approval| {
                         eprintln!(
-                            "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny)",
+                            "jsongate: approval requested: {} (grant: jsongate approve {} --state SPEC; refuse: add --deny; see the arguments: --show)",
                             ap.to_json(),
                             ap.id
                         );

@@ -2,8 +2,9 @@
 //! being refused, when there is a way to ask one.
 //!
 //! - The client declared the `elicitation` capability (form mode) in `initialize`: the proxy
-//!   sends it an `elicitation/create` request naming the tool, the reason, a bounded summary
-//!   and the SHA-256 of the arguments, with a `requestedSchema` of one boolean `approve`.
+//!   sends it an `elicitation/create` request naming the tool, the reason, the arguments as
+//!   [`show_arguments`] shows them (the policy's sink arguments first, every argument named,
+//!   each value cut on its own) and their SHA-256, with a `requestedSchema` of one boolean `approve`.
 //!   Only `action: "accept"` with `approve: true` forwards the call; `decline`, `cancel`,
 //!   an error, anything else, or no answer in time refuses it (`not_approved`).
 //! - Otherwise, with [`Config::approval_store`](super::Config::approval_store): a pending
@@ -30,7 +31,10 @@ use super::reply::{audit, call_reason, error_response, error_result};
 use super::session::{Pending, State};
 use super::tools::Tool;
 use super::{flush, lock, Id, LineFacts, Out, Shared};
-use crate::action::{arguments_digest, Approval, ApprovalOutcome, Call, Decision, Intent, Verdict};
+use crate::action::{
+    arguments_digest, show_arguments, Approval, ApprovalOutcome, Call, Decision, Intent,
+    ShowLimits, Verdict,
+};
 use crate::json::{ObjectWriter, Value};
 
 /// Default time a call waits for a person: two minutes.
@@ -50,9 +54,6 @@ pub const DEFAULT_APPROVAL_WAIT: Duration = Duration::from_secs(120);
 /// assert_eq!(jsongate::mcp::MAX_AWAITING, 64);
 /// ```
 pub const MAX_AWAITING: usize = 64;
-
-/// Longest summary of the arguments shown to the person, in characters.
-const SUMMARY_CHARS: usize = 300;
 
 /// How the person was asked.
 pub(super) enum Asked {
@@ -122,24 +123,16 @@ fn unix_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// The compact arguments, cut at a character boundary past [`SUMMARY_CHARS`].
-fn summary(call: &Call) -> String {
-    let json = call.arguments.to_json();
-    match json.char_indices().nth(SUMMARY_CHARS) {
-        Some((at, _)) => format!("{}…", &json[..at]),
-        None => json,
-    }
-}
-
-/// The `elicitation/create` request for `call`.
-fn elicitation(id: &Id, call: &Call, d: &Decision) -> Vec<u8> {
+/// The `elicitation/create` request for `call`: the tool, the reason, the arguments (the
+/// tool's `sinks` first, every argument named, each value cut on its own) and their digest.
+fn elicitation(id: &Id, call: &Call, d: &Decision, sinks: &[&str]) -> Vec<u8> {
     let text = format!(
-        "jsongate: approve one call of the tool '{}' ({})? Arguments: {} (SHA-256 {}). \
+        "jsongate: approve one call of the tool '{}' ({})? Arguments (SHA-256 {}):\n{}\
          An approval counts for this tool with exactly these arguments, once.",
         call.tool,
         d.reason().as_str(),
-        summary(call),
         arguments_digest(call),
+        show_arguments(&call.arguments, sinks, ShowLimits::PROMPT),
     );
     let mut s = String::new();
     let mut o = ObjectWriter::new(&mut s);
@@ -218,7 +211,13 @@ pub(super) fn ask(
                 break rid;
             }
         };
-        outs.push(Out::Client(elicitation(&rid, call, d)));
+        let sinks = shared
+            .policy
+            .as_ref()
+            .and_then(|p| p.tool(&call.tool))
+            .map(crate::action::sinks)
+            .unwrap_or_default();
+        outs.push(Out::Client(elicitation(&rid, call, d, &sinks)));
         Asked::Client(rid)
     } else {
         let Some(store) = &shared.approval_store else {

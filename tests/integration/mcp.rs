@@ -2431,7 +2431,7 @@ fn an_elicitation_the_client_accepts_forwards_the_call_and_anything_else_refuses
     assert!(
         m.contains("'delete'")
             && m.contains("needs_approval")
-            && m.contains(r#"{"file":"notes.txt"}"#)
+            && m.contains(r#"/file = "notes.txt""#)
             && m.contains(&digest),
         "{m}"
     );

@@ -1201,6 +1201,93 @@ fn an_approval_granted_once_allows_exactly_that_call() {
 }
 
 #[test]
+fn approve_show_prints_the_pending_call_and_the_prompt_puts_sinks_first() {
+    use jsongate::state::FileStore;
+    let unix_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let policy = write(
+        dir.path(),
+        "send-policy.json",
+        r#"{"policy":1,"tools":{"send":{"arguments":{"type":"object"},"requires":[],"ask":true,
+             "rules":[{"rule":"max_length","pointer":"/to","max_chars":200}]}}}"#,
+    );
+    let state = dir.path().join("state.json");
+    // Padding before the recipient: a prompt that cut the arguments as one text would hide it.
+    let pad = "p".repeat(5000);
+    let call = format!(
+        r#"{{"tool":"send","arguments":{{"note":"{pad}","to":"attacker@example.com\u202e"}}}}"#
+    );
+    let mut c = bin()
+        .args(["decide", "--policy"])
+        .arg(&policy)
+        .args(["--grants", "", "--approval-wait", "20", "--state"])
+        .arg(&state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(call.as_bytes()).unwrap();
+    let mut err = BufReader::new(c.stderr.take().unwrap());
+    let mut prompt = [String::new(), String::new(), String::new()];
+    for l in &mut prompt {
+        err.read_line(l).unwrap();
+    }
+    let at = prompt[0].find("\"id\":\"").unwrap() + 6;
+    let id = prompt[0][at..at + 32].to_owned();
+    assert!(prompt[0].contains("--show"), "{}", prompt[0]);
+    // The sink first, its invisible override escaped; the padding cut on its own.
+    assert_eq!(prompt[1], "/to = \"attacker@example.com\\u202e\"\n");
+    assert!(
+        prompt[2].starts_with("/note = \"ppp") && prompt[2].ends_with(" bytes)\n"),
+        "{}",
+        prompt[2]
+    );
+    assert!(prompt[2].len() < 400, "{}", prompt[2].len());
+    // --show: the record, then every argument, without answering.
+    let (out, code) = approve(&state, &id, &["--show"]);
+    assert_eq!(code, 0, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!(r#"{{"id":"{id}","tool":"send""#)),
+        "{out}"
+    );
+    assert!(lines[1].starts_with("/note = \"ppp"), "{out}");
+    assert_eq!(lines[2], "/to = \"attacker@example.com\\u202e\"");
+    assert_eq!(
+        approve(&state, &id, &["--show", "--deny"]).1,
+        2,
+        "--show answers nothing"
+    );
+    // Arguments planted in the store under the id are refused, never shown as the call's.
+    let store = FileStore::new(&state);
+    let key = format!("approval-arguments:{id}");
+    let kept = store.take(&key, unix_ms()).unwrap().unwrap();
+    assert!(store
+        .put_new(&key, r#"{"to":"friend@example.com"}"#, 60_000, unix_ms())
+        .unwrap());
+    let (out, code) = approve(&state, &id, &["--show"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("do not match the approval's digest") && !out.contains("friend"),
+        "{out}"
+    );
+    store.take(&key, unix_ms()).unwrap();
+    assert!(store.put_new(&key, &kept, 60_000, unix_ms()).unwrap());
+    // Still pending: granted now, it allows the call; shown after that, it is gone.
+    assert_eq!(approve(&state, &id, &[]).1, 0);
+    assert_eq!(c.wait_with_output().unwrap().status.code(), Some(0));
+    let (out, code) = approve(&state, &id, &["--show"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("no pending approval"), "{out}");
+}
+
+#[test]
 fn an_approval_for_other_arguments_denies() {
     use jsongate::action::{arguments_digest, Approval};
     use jsongate::state::FileStore;
