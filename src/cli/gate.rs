@@ -235,6 +235,24 @@ EXIT STATUS:
         #[arg(value_name = "NEW", value_parser = args::source)]
         new: Source,
     },
+    /// Warn about what a contract lets reach the agent unbounded or unscreened
+    #[command(after_help = "\
+Reads every exposed field's subschema in every upstream shape (through properties, items,
+additionalProperties, allOf and local $refs, members and items included) and prints one line
+per warning
+  {\"field\":F,\"upstream\":V,\"location\":P,\"warning\":W,\"message\":M}
+then {\"warnings\":N}. W is unconstrained (no type, enum or const), open_object (member names
+free: no additionalProperties false), unbounded_text (a string without maxLength, enum, const,
+a bounded format or anchored pattern), unbounded_array (no maxItems), unresolved (a $ref to
+another document) or unscreened (text can reach the agent and the contract has no screen).
+
+EXIT STATUS:
+    0 no warning, 1 warnings, 2 usage or configuration error")]
+    Lint {
+        /// the contract ('-': standard input)
+        #[arg(value_name = "FILE", value_parser = args::source)]
+        contract: Source,
+    },
     /// Print the JSON Schema of contract files
     Schema,
     /// Print the envelope schema derived from a contract
@@ -260,6 +278,24 @@ pub fn contract(a: &ContractArgs) -> Result<ExitCode, args::Failure> {
             Ok(ExitCode::SUCCESS)
         }
         ContractCmd::Test { dir } => contract_test(dir),
+        ContractCmd::Lint { contract } => {
+            let c = load_contract(contract)?;
+            Gate::new(&c).map_err(|e| e.to_string())?;
+            let warnings = jsongate::gate::lint_contract(&c);
+            let mut out = String::new();
+            for w in &warnings {
+                out.push_str(&w.to_json());
+                out.push('\n');
+            }
+            ObjectWriter::new(&mut out).u64("warnings", warnings.len() as u64);
+            out.push('\n');
+            args::print(&out);
+            Ok(if warnings.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
         ContractCmd::Diff { old, new } => {
             args::one_stdin([("OLD", Some(old)), ("NEW", Some(new))])?;
             contract_diff(old, new)

@@ -345,7 +345,7 @@ fn usage_errors_name_the_problem_and_the_subcommand() {
         (&["decide", "--grants", "a"], "decide needs --policy"),
         (
             &["contract"],
-            "contract needs 'test', 'diff', 'schema' or 'envelope-schema'",
+            "contract needs 'test', 'diff', 'lint', 'schema' or 'envelope-schema'",
         ),
         (&["policy"], "policy needs 'schema'"),
         (&["pin", "diff", "a"], "pin diff needs"),

@@ -230,6 +230,63 @@ fn contract_examples_pass_through_the_cli() {
 }
 
 #[test]
+fn contract_lint_warns_about_free_form_maps_unbounded_text_and_unscreened_fields() {
+    let lint = |path: &std::path::Path| {
+        let out = Command::cargo_bin("jsongate")
+            .unwrap()
+            .args(["contract", "lint"])
+            .arg(path)
+            .output()
+            .unwrap();
+        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (lines, out.status.code())
+    };
+    // The screened, closed, bounded fixture: nothing to say.
+    let (lines, code) = lint(&dir("ticket-summary").join("contract.json"));
+    assert_eq!(
+        (lines, code),
+        (vec![serde_json::json!({"warnings":0})], Some(0))
+    );
+    // The same contract with meta opened up behind a $ref and no screen section.
+    let text = std::fs::read_to_string(dir("ticket-summary").join("contract.json")).unwrap();
+    let mut c: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let schema = &mut c["upstream"][0]["schema"];
+    schema["$defs"] =
+        serde_json::json!({"Meta":{"type":"object","properties":{"note":{"type":"string"}}}});
+    schema["properties"]["meta"] = serde_json::json!({"$ref":"#/$defs/Meta"});
+    c.as_object_mut().unwrap().remove("screen");
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("contract.json");
+    std::fs::write(&path, c.to_string()).unwrap();
+    let (lines, code) = lint(&path);
+    assert_eq!(code, Some(1));
+    let got: Vec<(String, String)> = lines
+        .iter()
+        .filter_map(|l| {
+            Some((
+                l["location"].as_str()?.to_owned(),
+                l["warning"].as_str()?.to_owned(),
+            ))
+        })
+        .collect();
+    for want in [
+        ("/meta", "open_object"),
+        ("/meta/note", "unbounded_text"),
+        ("/meta", "unscreened"),
+        ("/title", "unscreened"),
+    ] {
+        assert!(
+            got.contains(&(want.0.to_owned(), want.1.to_owned())),
+            "{want:?} not in {got:?}"
+        );
+    }
+    assert_eq!(lines.last().unwrap()["warnings"], got.len());
+}
+
+#[test]
 fn missing_context_is_a_configuration_error() {
     let out = Command::cargo_bin("jsongate")
         .unwrap()
