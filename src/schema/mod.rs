@@ -11,6 +11,7 @@ pub(crate) mod format;
 pub(crate) mod regex;
 
 mod bounds;
+pub(crate) mod compare;
 mod compile;
 pub(crate) mod fast;
 pub(crate) mod keywords;

@@ -20,9 +20,8 @@
 use std::collections::BTreeSet;
 
 use crate::json::{ObjectWriter, Value};
-use crate::pointer::{push_index, push_name};
-use crate::schema::decimal::Decimal;
-use crate::schema::keywords::{Bound, Keyword};
+use crate::pointer::push_name;
+use crate::schema::compare::{self, Direction};
 
 /// What kind of change one [`ToolChange`] is.
 ///
@@ -234,6 +233,7 @@ pub fn diff_tools(old: &Value, new: &Value) -> Vec<ToolChange> {
         new.as_object().unwrap_or(empty),
     );
     let mut work: Vec<(String, Value, Value, Side)> = Vec::new();
+    let (get, names) = (compare::get, compare::names);
     for key in names(a, b) {
         let (x, y) = (get(a, key), get(b, key));
         if x == y {
@@ -297,10 +297,23 @@ pub fn diff_tools(old: &Value, new: &Value) -> Vec<ToolChange> {
             )),
         }
     }
-    // Schemas, with an explicit worklist (definitions are as deep as the limits allow).
-    work.reverse();
-    while let Some((p, x, y, side)) = work.pop() {
-        schema(&p, &x, &y, side, &mut out, &mut work);
+    // Schemas, after the tool's other members, with the crate's one classifier.
+    for (p, x, y, side) in work {
+        out.extend(compare::compare(&p, &x, &y).into_iter().map(|c| {
+            let kind = match c.direction {
+                Direction::Widened => side.widened(),
+                Direction::Narrowed => side.narrowed(),
+                Direction::Text => ChangeKind::Text,
+                Direction::Unclassified => ChangeKind::Unclassified,
+            };
+            ToolChange {
+                kind,
+                pointer: c.pointer,
+                keyword: c.keyword,
+                from: c.from,
+                to: c.to,
+            }
+        }));
     }
     if out.is_empty() && old != new {
         out.push(ToolChange::new(
@@ -367,272 +380,6 @@ pub fn diff_locks(old: &super::Lock, new: &super::Lock) -> Vec<(String, ToolChan
         }
     }
     out
-}
-
-fn get<'a>(m: &'a [(String, Value)], k: &str) -> Option<&'a Value> {
-    m.iter().find(|(n, _)| n == k).map(|(_, v)| v)
-}
-
-/// The member names of two objects, sorted, once each.
-fn names<'a>(a: &'a [(String, Value)], b: &'a [(String, Value)]) -> BTreeSet<&'a str> {
-    a.iter().chain(b).map(|(k, _)| k.as_str()).collect()
-}
-
-fn is_true(v: &Value) -> bool {
-    matches!(v, Value::Bool(true)) || matches!(v, Value::Object(m) if m.is_empty())
-}
-
-/// Compares two schemas at `p`; nested schemas go on `work`.
-fn schema(
-    p: &str,
-    x: &Value,
-    y: &Value,
-    side: Side,
-    out: &mut Vec<ToolChange>,
-    work: &mut Vec<(String, Value, Value, Side)>,
-) {
-    if x == y {
-        return;
-    }
-    let change = |kind| ToolChange::new(kind, p, None, Some(x.clone()), Some(y.clone()));
-    match (x, y) {
-        _ if is_true(x) => out.push(change(side.narrowed())),
-        _ if is_true(y) => out.push(change(side.widened())),
-        (Value::Bool(false), _) => out.push(change(side.widened())),
-        (_, Value::Bool(false)) => out.push(change(side.narrowed())),
-        (Value::Object(a), Value::Object(b)) => keywords(p, a, b, side, out, work),
-        _ => out.push(change(ChangeKind::Unclassified)),
-    }
-}
-
-/// Compares two schema objects keyword by keyword.
-#[allow(clippy::too_many_lines)]
-fn keywords(
-    p: &str,
-    a: &[(String, Value)],
-    b: &[(String, Value)],
-    side: Side,
-    out: &mut Vec<ToolChange>,
-    work: &mut Vec<(String, Value, Value, Side)>,
-) {
-    let mut nested = Vec::new();
-    for k in names(a, b) {
-        let (x, y) = (get(a, k), get(b, k));
-        if x == y {
-            continue;
-        }
-        let mut q = p.to_owned();
-        push_name(&mut q, k);
-        let push = |out: &mut Vec<ToolChange>, kind| {
-            out.push(ToolChange::new(kind, &q, Some(k), x.cloned(), y.cloned()));
-        };
-        let keyword = Keyword::from_name(k);
-        if let Some(bound) = keyword.and_then(Keyword::bound) {
-            let upper = bound == Bound::Upper;
-            let num =
-                |v: Option<&Value>| v.and_then(Value::as_number_text).and_then(Decimal::parse);
-            let kind = match (x, y, num(x), num(y)) {
-                (Some(_), Some(_), Some(u), Some(v)) => {
-                    if (v > u) == upper {
-                        side.widened()
-                    } else {
-                        side.narrowed()
-                    }
-                }
-                (Some(_), None, Some(_), _) => side.widened(),
-                (None, Some(_), _, Some(_)) => side.narrowed(),
-                _ => ChangeKind::Unclassified,
-            };
-            push(out, kind);
-        } else if k == "required" || k == "enum" || k == "type" {
-            set_keyword(k, x, y, side, &q, out);
-        } else if keyword.is_some_and(Keyword::restricts) {
-            let kind = match (x, y) {
-                (Some(_), None) => side.widened(),
-                (None, Some(_)) => side.narrowed(),
-                _ => ChangeKind::Unclassified,
-            };
-            push(out, kind);
-        } else if k == "uniqueItems" {
-            let on = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
-            let plain = |v: Option<&Value>| v.is_none_or(|v| matches!(v, Value::Bool(_)));
-            let kind = match (plain(x), plain(y)) {
-                (true, true) if on(x) && !on(y) => side.widened(),
-                (true, true) if !on(x) && on(y) => side.narrowed(),
-                _ => ChangeKind::Unclassified,
-            };
-            push(out, kind);
-        } else if keyword.is_some_and(Keyword::open_when_absent) {
-            let t = Value::Bool(true);
-            nested.push((
-                q,
-                x.cloned().unwrap_or(t.clone()),
-                y.cloned().unwrap_or(t),
-                side,
-            ));
-        } else if k == "properties" {
-            let closed = |m: &[(String, Value)]| {
-                ["additionalProperties", "unevaluatedProperties"]
-                    .iter()
-                    .any(|kw| matches!(get(m, kw), Some(Value::Bool(false))))
-            };
-            let empty: &[(String, Value)] = &[];
-            match (
-                x.map_or(Some(empty), Value::as_object),
-                y.map_or(Some(empty), Value::as_object),
-            ) {
-                (Some(xm), Some(ym)) => {
-                    for n in names(xm, ym) {
-                        let mut r = q.clone();
-                        push_name(&mut r, n);
-                        match (get(xm, n), get(ym, n)) {
-                            (Some(u), Some(v)) => nested.push((r, u.clone(), v.clone(), side)),
-                            // A property declared now: allowed where it was refused, or
-                            // constrained where it was free.
-                            (None, Some(v)) => {
-                                let kind = if closed(b) {
-                                    side.widened()
-                                } else {
-                                    side.narrowed()
-                                };
-                                out.push(ToolChange::new(kind, &r, Some(k), None, Some(v.clone())));
-                            }
-                            (Some(u), None) => {
-                                let kind = if closed(a) {
-                                    side.narrowed()
-                                } else {
-                                    side.widened()
-                                };
-                                out.push(ToolChange::new(kind, &r, Some(k), Some(u.clone()), None));
-                            }
-                            (None, None) => {}
-                        }
-                    }
-                }
-                _ => push(out, ChangeKind::Unclassified),
-            }
-        } else if matches!(
-            k,
-            "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
-        ) {
-            match (x.and_then(Value::as_object), y.and_then(Value::as_object)) {
-                (Some(xm), Some(ym)) => {
-                    for n in names(xm, ym) {
-                        let mut r = q.clone();
-                        push_name(&mut r, n);
-                        match (get(xm, n), get(ym, n)) {
-                            (Some(u), Some(v)) => nested.push((r, u.clone(), v.clone(), side)),
-                            (u, v) => out.push(ToolChange::new(
-                                ChangeKind::Unclassified,
-                                &r,
-                                Some(k),
-                                u.cloned(),
-                                v.cloned(),
-                            )),
-                        }
-                    }
-                }
-                _ => push(out, ChangeKind::Unclassified),
-            }
-        } else if matches!(k, "allOf" | "anyOf" | "prefixItems") {
-            match (x.and_then(Value::as_array), y.and_then(Value::as_array)) {
-                (Some(xs), Some(ys)) if xs.len() == ys.len() => {
-                    for (i, (u, v)) in xs.iter().zip(ys).enumerate() {
-                        let mut r = q.clone();
-                        push_index(&mut r, i as u64);
-                        nested.push((r, u.clone(), v.clone(), side));
-                    }
-                }
-                _ => push(out, ChangeKind::Unclassified),
-            }
-        } else if keyword.is_some_and(Keyword::is_annotation) {
-            push(out, ChangeKind::Text);
-        } else {
-            push(out, ChangeKind::Unclassified);
-        }
-    }
-    // Nested schemas are compared after this object's own keywords, in keyword order.
-    work.extend(nested.into_iter().rev());
-}
-
-/// `required`, `enum` and `type`: compared as sets.
-fn set_keyword(
-    k: &str,
-    x: Option<&Value>,
-    y: Option<&Value>,
-    side: Side,
-    q: &str,
-    out: &mut Vec<ToolChange>,
-) {
-    let items = |v: Option<&Value>| -> Option<Vec<Value>> {
-        match v {
-            None => Some(Vec::new()),
-            Some(Value::Array(a)) => Some(a.clone()),
-            Some(s @ Value::String(_)) if k == "type" => Some(vec![s.clone()]),
-            Some(_) => None,
-        }
-    };
-    let (Some(u), Some(v)) = (items(x), items(y)) else {
-        out.push(ToolChange::new(
-            ChangeKind::Unclassified,
-            q,
-            Some(k),
-            x.cloned(),
-            y.cloned(),
-        ));
-        return;
-    };
-    let text = |s: &[Value]| -> BTreeSet<String> { s.iter().map(Value::to_json).collect() };
-    let (su, sv) = (text(&u), text(&v));
-    let only = |a: &BTreeSet<String>, b: &BTreeSet<String>| -> Vec<Value> {
-        let covered = |t: &String| {
-            b.contains(t) || (k == "type" && t == "\"integer\"" && b.contains("\"number\""))
-        };
-        a.iter()
-            .filter(|t| !covered(t))
-            .map(|t| Value::parse(t.as_bytes(), crate::Limits::unlimited()).unwrap_or(Value::Null))
-            .collect()
-    };
-    let (gone, came) = (only(&su, &sv), only(&sv, &su));
-    // For `required`, fewer names widen; for `enum` and `type`, more values widen. An absent
-    // `enum` or `type` allows everything.
-    let (widening, narrowing) = match k {
-        "required" => (gone, came),
-        _ if x.is_none() => (Vec::new(), vec![Value::Null]),
-        _ if y.is_none() => (vec![Value::Null], Vec::new()),
-        _ => (came, gone),
-    };
-    let list = |v: Vec<Value>| Some(Value::Array(v));
-    if !widening.is_empty() {
-        let (from, to) = if k == "required" {
-            (list(widening), None)
-        } else if y.is_none() {
-            (x.cloned(), None)
-        } else {
-            (None, list(widening))
-        };
-        out.push(ToolChange::new(side.widened(), q, Some(k), from, to));
-    }
-    if !narrowing.is_empty() {
-        let (from, to) = if k == "required" {
-            (None, list(narrowing))
-        } else if x.is_none() {
-            (None, y.cloned())
-        } else {
-            (list(narrowing), None)
-        };
-        out.push(ToolChange::new(side.narrowed(), q, Some(k), from, to));
-    }
-    if su == sv {
-        // The same members in another order (or repeated): nothing this module reads.
-        out.push(ToolChange::new(
-            ChangeKind::Unclassified,
-            q,
-            Some(k),
-            x.cloned(),
-            y.cloned(),
-        ));
-    }
 }
 
 #[cfg(test)]
