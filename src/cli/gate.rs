@@ -222,11 +222,16 @@ EXIT STATUS:
     #[command(after_help = "\
 Prints one line per change
   {\"side\":\"agent|upstream\",\"change\":K,\"breaking\":B,\"subject\":S,...}
-then {\"changes\":N,\"breaking\":M,\"version\":{...},\"bumped\":B,\"verdict\":V}.
+then {\"changes\":N,\"breaking\":M,\"agent\":A,\"version\":{...},\"bumped\":B,\"verdict\":V}.
+Exposed fields are compared through local $refs, keyword by keyword: schema_widened (more
+reaches the agent), schema_narrowed (the upstream's old values are refused),
+schema_unclassified (a change not understood: breaking), besides type_changed,
+enum_widened and enum_narrowed. Any agent-side change, a field added included, needs a new
+'version' (verdict unbumped_agent_change).
 
 EXIT STATUS:
-    0 no breaking change, or 'version' was changed; 1 a breaking change and 'version' was
-    not changed; 2 usage or configuration error")]
+    0 no breaking or agent-side change, or 'version' was changed; 1 such a change and
+    'version' was not changed; 2 usage or configuration error")]
     Diff {
         /// the old contract ('-': standard input)
         #[arg(value_name = "OLD", value_parser = args::source)]
@@ -310,25 +315,31 @@ fn contract_diff(old: &Source, new: &Source) -> Result<ExitCode, args::Failure> 
     let (a, b) = (load_contract(old)?, load_contract(new)?);
     let changes = diff_contracts(&a, &b).map_err(|e| e.to_string())?;
     let breaking = changes.iter().filter(|c| c.breaking).count();
+    // Any change to what the agent reads needs a new version, additions included.
+    let agent = changes
+        .iter()
+        .filter(|c| c.side == jsongate::gate::Side::Agent)
+        .count();
     let bumped = a.version() != b.version();
     let mut out = String::new();
     for c in &changes {
         out.push_str(&c.to_json());
         out.push('\n');
     }
-    let fail = breaking > 0 && !bumped;
+    let fail = (breaking > 0 || agent > 0) && !bumped;
     let mut o = ObjectWriter::new(&mut out);
     o.u64("changes", changes.len() as u64)
-        .u64("breaking", breaking as u64);
+        .u64("breaking", breaking as u64)
+        .u64("agent", agent as u64);
     o.object("version")
         .str("from", a.version())
         .str("to", b.version());
     o.bool("bumped", bumped).str(
         "verdict",
-        if fail {
-            "unbumped_breaking_change"
-        } else {
-            "ok"
+        match (fail, breaking > 0) {
+            (false, _) => "ok",
+            (true, true) => "unbumped_breaking_change",
+            (true, false) => "unbumped_agent_change",
         },
     );
     o.finish();

@@ -68,6 +68,9 @@ pub struct Change {
     pub from: Option<String>,
     /// The new value (JSON text), if any.
     pub to: Option<String>,
+    /// For a schema change inside a field: where in the field's subschema (local `$ref`s
+    /// followed), e.g. `/properties/total/maximum`.
+    pub location: Option<String>,
 }
 
 impl Change {
@@ -77,7 +80,7 @@ impl Change {
     /// ```
     /// use jsongate::gate::{Change, Side};
     /// let c = Change { side: Side::Upstream, kind: "limit_lowered", breaking: true,
-    ///     subject: "max_depth".into(), from: Some("64".into()), to: Some("32".into()) };
+    ///     subject: "max_depth".into(), from: Some("64".into()), to: Some("32".into()), location: None };
     /// assert_eq!(c.to_json(), r#"{"side":"upstream","change":"limit_lowered","breaking":true,"subject":"max_depth","from":64,"to":32}"#);
     /// ```
     pub fn to_json(&self) -> String {
@@ -93,6 +96,9 @@ impl Change {
         .str("change", self.kind)
         .bool("breaking", self.breaking)
         .str("subject", &self.subject);
+        if let Some(l) = &self.location {
+            o.str("location", l);
+        }
         for (k, v) in [("from", &self.from), ("to", &self.to)] {
             if let Some(v) = v {
                 // `from`/`to` are JSON text already (a number, a quoted string, an array).
@@ -136,18 +142,73 @@ fn agent_fields(c: &Contract) -> Result<Vec<(String, bool, String)>, ConfigError
         .collect())
 }
 
-/// The current (first) shape's inline schema, parsed.
+/// The current (first) shape's schema, parsed, its local `$ref`s written in place.
 fn current_schema(c: &Contract) -> Option<Value> {
     let bytes = c.shapes.first()?.schema.bytes().ok()?;
-    Value::parse(&bytes, Limits::unlimited()).ok()
+    let root = Value::parse(&bytes, Limits::unlimited()).ok()?;
+    let mut budget = MAX_INLINED;
+    Some(inline(&root, &root, 0, &mut budget))
 }
 
-/// The subschema at an instance pointer, following `properties` only.
+/// Most `$ref`s written in place for one schema, and how deep they may nest (a recursive
+/// schema keeps its `$ref` past that: a change there is not classified, so breaking).
+const MAX_INLINED: usize = 4096;
+const MAX_INLINE_DEPTH: usize = 16;
+
+/// `v` with every local `$ref` (`#…`) replaced by its target (beside other keywords:
+/// `allOf: [target]`), within the budget; values that are data (`enum`, `const`,
+/// `default`, `examples`) are copied as they are.
+fn inline(root: &Value, v: &Value, depth: usize, budget: &mut usize) -> Value {
+    let Value::Object(m) = v else {
+        return match v {
+            Value::Array(a) => {
+                Value::Array(a.iter().map(|x| inline(root, x, depth, budget)).collect())
+            }
+            other => other.clone(),
+        };
+    };
+    let target = match m.iter().find(|(k, _)| k == "$ref") {
+        Some((_, Value::String(r))) if depth < MAX_INLINE_DEPTH && *budget > 0 => {
+            r.strip_prefix('#').and_then(|p| root.pointer(p))
+        }
+        _ => None,
+    };
+    let mut out: Vec<(String, Value)> = m
+        .iter()
+        .filter(|(k, _)| !(target.is_some() && k == "$ref"))
+        .map(|(k, x)| {
+            let x = if matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                x.clone()
+            } else {
+                inline(root, x, depth, budget)
+            };
+            (k.clone(), x)
+        })
+        .collect();
+    if let Some(t) = target {
+        *budget -= 1;
+        let t = inline(root, t, depth + 1, budget);
+        if out.is_empty() {
+            return t;
+        }
+        match out.iter_mut().find(|(k, _)| k == "allOf") {
+            Some((_, Value::Array(all))) => all.push(t),
+            _ => out.push(("allOf".to_owned(), Value::Array(vec![t]))),
+        }
+    }
+    Value::Object(out)
+}
+
+/// The subschema at an instance pointer, following `properties` (and `items` for an index).
 fn schema_at<'a>(schema: &'a Value, pointer: &str) -> Option<&'a Value> {
     let tokens = crate::pointer::tokens(pointer)?;
     let mut s = schema;
     for t in &tokens {
-        s = s.get("properties")?.get(t)?;
+        s = match s.get("properties").and_then(|p| p.get(t)) {
+            Some(x) => x,
+            None if t.parse::<u64>().is_ok() => s.get("items")?,
+            None => return None,
+        };
     }
     Some(s)
 }
@@ -211,8 +272,11 @@ pub fn diff_contracts(old: &Contract, new: &Contract) -> Result<Vec<Change>, Con
             subject: subject.to_owned(),
             from,
             to,
+            location: None,
         });
     };
+    // Schema changes inside the fields both expose, kept apart and appended at the end.
+    let mut inside = Vec::new();
     if old.tool != new.tool {
         push(
             Side::Agent,
@@ -283,7 +347,9 @@ pub fn diff_contracts(old: &Contract, new: &Contract) -> Result<Vec<Change>, Con
             let Some((_, _, ptr2)) = fb.iter().find(|x| &x.0 == name) else {
                 continue;
             };
-            let (Some(a), Some(b)) = (schema_at(&sa, ptr), schema_at(&sb, ptr2)) else {
+            let (a, b) = (schema_at(&sa, ptr), schema_at(&sb, ptr2));
+            inside.extend(field_changes(name, a, b));
+            let (Some(a), Some(b)) = (a, b) else {
                 continue;
             };
             let (ta, tb) = (a.get("type"), b.get("type"));
@@ -435,8 +501,46 @@ pub fn diff_contracts(old: &Contract, new: &Contract) -> Result<Vec<Change>, Con
             Some(list(&cb)),
         );
     }
+    out.extend(inside);
     out.sort_by_key(|c| c.side == Side::Upstream);
     Ok(out)
+}
+
+/// The changes inside one field's subschema (`None`: not described, anything passes), by
+/// the crate's one classifier ([`crate::schema::compare`]); `type` and `enum` at the
+/// field's own level are reported by name above. A widening reaches the agent, a narrowing
+/// refuses what the upstream sent before, and anything not classified is breaking for both.
+fn field_changes(name: &str, a: Option<&Value>, b: Option<&Value>) -> Vec<Change> {
+    use crate::schema::compare::{compare, Direction};
+    if a.is_none() && b.is_none() {
+        return Vec::new();
+    }
+    let t = Value::Bool(true);
+    compare("", a.unwrap_or(&t), b.unwrap_or(&t))
+        .into_iter()
+        .filter(|c| a.is_none() || b.is_none() || (c.pointer != "/type" && c.pointer != "/enum"))
+        .map(|c| {
+            let (side, kind, breaking) = match c.direction {
+                Direction::Widened => (Side::Agent, "schema_widened", true),
+                Direction::Narrowed => (Side::Upstream, "schema_narrowed", true),
+                Direction::Unclassified => (Side::Agent, "schema_unclassified", true),
+                Direction::Text => (Side::Upstream, "annotation_changed", false),
+            };
+            Change {
+                side,
+                kind,
+                breaking,
+                subject: name.to_owned(),
+                from: c.from.as_ref().map(Value::to_json),
+                to: c.to.as_ref().map(Value::to_json),
+                location: Some(if c.pointer.is_empty() {
+                    "/".to_owned()
+                } else {
+                    c.pointer
+                }),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -488,5 +592,100 @@ mod tests {
             ]
         );
         assert!(diff_contracts(&old, &old).unwrap().is_empty());
+    }
+
+    #[test]
+    fn changes_behind_refs_and_every_assertion_keyword_are_classified() {
+        let shape = |count: &str, note: &str, state: &str| {
+            c(
+                "1",
+                &format!(
+                    r##""upstream":[{{"version":"v1","schema":{{"type":"object",
+                      "properties":{{"count":{{"$ref":"#/$defs/Count"}},"note":{note},"state":{{"$ref":"#/$defs/State"}}}},
+                      "$defs":{{"Count":{count},"State":{state}}}}}}}],
+                    "fields":{{"count":{{"pointer":"/count"}},"note":{{"pointer":"/note"}},"state":{{"pointer":"/state"}}}}"##
+                ),
+            )
+        };
+        let base = shape(
+            r#"{"type":"integer","maximum":100}"#,
+            r#"{"type":"string"}"#,
+            r#"{"enum":["open","closed","merged"]}"#,
+        );
+        let kinds = |new: &Contract| -> Vec<(&'static str, Side, bool, Option<String>)> {
+            diff_contracts(&base, new)
+                .unwrap()
+                .into_iter()
+                .map(|c| (c.kind, c.side, c.breaking, c.location))
+                .collect()
+        };
+        let loc = |s: &str| Some(s.to_owned());
+        // The type behind a $ref: integer -> string.
+        let k = kinds(&shape(
+            r#"{"type":"string","maximum":100}"#,
+            r#"{"type":"string"}"#,
+            r#"{"enum":["open","closed","merged"]}"#,
+        ));
+        assert_eq!(k, [("type_changed", Side::Agent, true, None)]);
+        // A lowered maximum, an added maxLength, pattern, const or not: the upstream's old
+        // values are refused now (narrowed) or the change is not classified.
+        let k = kinds(&shape(
+            r#"{"type":"integer","maximum":10}"#,
+            r#"{"type":"string","maxLength":80}"#,
+            r#"{"enum":["open","closed"]}"#,
+        ));
+        assert!(
+            k.contains(&("schema_narrowed", Side::Upstream, true, loc("/maximum"))),
+            "{k:?}"
+        );
+        assert!(
+            k.contains(&("schema_narrowed", Side::Upstream, true, loc("/maxLength"))),
+            "{k:?}"
+        );
+        assert!(
+            k.contains(&("enum_narrowed", Side::Upstream, true, None)),
+            "{k:?}"
+        );
+        let k = kinds(&shape(
+            r#"{"type":"integer","maximum":100,"not":{"const":7}}"#,
+            r#"{"type":"string","pattern":"^[a-z]+$"}"#,
+            r#"{"enum":["open","closed","merged"]}"#,
+        ));
+        assert!(
+            k.iter()
+                .any(|c| c.1 == Side::Upstream && c.3 == loc("/pattern") && c.2),
+            "{k:?}"
+        );
+        assert!(k.iter().any(|c| c.3 == loc("/not") && c.2), "{k:?}");
+        // A raised maximum reaches the agent.
+        let k = kinds(&shape(
+            r#"{"type":"integer","maximum":1000}"#,
+            r#"{"type":"string"}"#,
+            r#"{"enum":["open","closed","merged"]}"#,
+        ));
+        assert_eq!(k, [("schema_widened", Side::Agent, true, loc("/maximum"))]);
+        // An object closed with additionalProperties: false.
+        let open = c(
+            "1",
+            r#""upstream":[{"version":"v1","schema":{"properties":{"m":{"type":"object"}}}}],"fields":{"m":{"pointer":"/m"}}"#,
+        );
+        let closed = c(
+            "1",
+            r#""upstream":[{"version":"v1","schema":{"properties":{"m":{"type":"object","additionalProperties":false}}}}],"fields":{"m":{"pointer":"/m"}}"#,
+        );
+        let k: Vec<_> = diff_contracts(&open, &closed)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.kind, c.breaking))
+            .collect();
+        assert_eq!(k, [("schema_narrowed", true)]);
+        // A recursive schema stays finite; the same contract has no change.
+        let rec = c(
+            "1",
+            r##""upstream":[{"version":"v1","schema":{"properties":{"t":{"$ref":"#/$defs/T"}},
+               "$defs":{"T":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/T"}}}}}}}],
+               "fields":{"t":{"pointer":"/t"}}"##,
+        );
+        assert!(diff_contracts(&rec, &rec).unwrap().is_empty());
     }
 }

@@ -450,7 +450,7 @@ fn gate_renders_the_text_block_and_render_keeps_blocks_separate() {
 // ---- contract diff ---------------------------------------------------------------------------
 
 #[test]
-fn contract_diff_classifies_and_fails_only_an_unbumped_breaking_change() {
+fn contract_diff_classifies_and_fails_an_unbumped_breaking_or_agent_side_change() {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let old = base.join("gate/job-run/contract.json");
     let ev = base.join("contract-evolution");
@@ -460,7 +460,8 @@ fn contract_diff_classifies_and_fails_only_an_unbumped_breaking_change() {
         path(&old),
         path(&ev.join("job-run-v3-additive.json")),
     ]);
-    assert_eq!(code, 0, "{out}");
+    // One more field the agent reads, without a new version: what the agent sees changed.
+    assert_eq!(code, 1, "{out}");
     assert_eq!(
         out,
         concat!(
@@ -468,7 +469,7 @@ fn contract_diff_classifies_and_fails_only_an_unbumped_breaking_change() {
             "\n",
             r#"{"side":"upstream","change":"limit_raised","breaking":false,"subject":"max_bytes","from":8192,"to":16384}"#,
             "\n",
-            r#"{"changes":2,"breaking":0,"version":{"from":"3","to":"3"},"bumped":false,"verdict":"ok"}"#,
+            r#"{"changes":2,"breaking":0,"agent":1,"version":{"from":"3","to":"3"},"bumped":false,"verdict":"unbumped_agent_change"}"#,
             "\n"
         )
     );
