@@ -119,6 +119,8 @@ pub(crate) enum CheckSpec {
     Equals(Equals),
     Fresh(Fresh),
     BelongsTo(BelongsTo),
+    #[cfg(feature = "auth")]
+    Signed(super::Signed),
 }
 
 impl CheckSpec {
@@ -127,8 +129,54 @@ impl CheckSpec {
             CheckSpec::Equals(c) => Box::new(c.clone()),
             CheckSpec::Fresh(c) => Box::new(c.clone()),
             CheckSpec::BelongsTo(c) => Box::new(c.clone()),
+            #[cfg(feature = "auth")]
+            CheckSpec::Signed(c) => Box::new(c.clone()),
         }
     }
+}
+
+/// A `signed` check: its JWKS file (relative to `dir`) read now, issuer and audience.
+#[cfg(feature = "auth")]
+fn signed(
+    c: &Value,
+    field: String,
+    code: FailureCode,
+    dir: &Path,
+    at: &dyn Fn(&str) -> String,
+) -> Result<CheckSpec, ConfigError> {
+    use crate::auth::{Jwks, Verifier};
+    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default();
+    let path = dir.join(s("keys"));
+    let bytes = std::fs::read(&path)
+        .map_err(|e| ConfigError::read(format_args!("signed keys '{}'", path.display()), &e))?;
+    let keys = Jwks::from_slice(&bytes).map_err(|e| {
+        err(format!("signed keys '{}': {}", path.display(), e.message())).at(at("keys"))
+    })?;
+    if keys.is_empty() {
+        return Err(err(format!("signed keys '{}': no usable key", path.display())).at(at("keys")));
+    }
+    Ok(CheckSpec::Signed(super::Signed {
+        field,
+        verifier: Verifier::new(s("issuer"), s("audience")),
+        keys: std::sync::Arc::new(keys),
+        subject_field: c
+            .get("subject_field")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        code,
+    }))
+}
+
+/// A `signed` check without the `auth` feature: a configuration error, not a check dropped.
+#[cfg(not(feature = "auth"))]
+fn signed(
+    _: &Value,
+    _: String,
+    _: FailureCode,
+    _: &Path,
+    at: &dyn Fn(&str) -> String,
+) -> Result<CheckSpec, ConfigError> {
+    Err(err("the signed check needs jsongate built with the 'auth' feature").at(at("check")))
 }
 
 impl Contract {
@@ -316,6 +364,13 @@ impl Contract {
                     .and_then(|x| FailureCode::parse(&x))
                     .unwrap_or(default)
             };
+            if let Some(sf) = s(c, "subject_field") {
+                if !fields.iter().any(|f| f.name == sf) {
+                    return Err(
+                        err(format!("check names unknown field '{sf}'")).at(at("subject_field"))
+                    );
+                }
+            }
             let secs = |k| c.get(k).and_then(Value::as_u64);
             checks.push(match c.get("check").and_then(Value::as_str) {
                 Some("equals") => CheckSpec::Equals(Equals {
@@ -323,6 +378,7 @@ impl Contract {
                     context: s(c, "context").unwrap_or_default(),
                     code: code(FailureCode::Mismatch),
                 }),
+                Some("signed") => signed(c, field, code(FailureCode::Mismatch), dir, &at)?,
                 Some("fresh") => CheckSpec::Fresh(Fresh {
                     field,
                     max_age_seconds: secs("max_age_seconds").ok_or_else(|| {

@@ -235,6 +235,8 @@ fn failure_codes(c: &Contract) -> Vec<&'static str> {
             CheckSpec::Equals(x) => x.code.as_str(),
             CheckSpec::Fresh(x) => x.code.as_str(),
             CheckSpec::BelongsTo(x) => x.code.as_str(),
+            #[cfg(feature = "auth")]
+            CheckSpec::Signed(x) => x.code.as_str(),
         });
     }
     codes.sort_unstable();

@@ -46,6 +46,8 @@ mod render;
 mod request_id;
 mod retry;
 mod semantic;
+#[cfg(feature = "auth")]
+mod signed;
 
 use std::fmt;
 use std::io::Read;
@@ -67,6 +69,9 @@ pub use retry::{decide_retry, RetryDecision, RetryPolicy, StopReason};
 pub use semantic::{
     BelongsTo, CheckFailure, Context, Equals, Fields, Fresh, Ownership, SemanticCheck, Timestamp,
 };
+#[cfg(feature = "auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+pub use signed::Signed;
 
 use crate::json::{ConfigError, Value};
 use crate::scan::{Event, Flow, Position, Sink};

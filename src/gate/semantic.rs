@@ -532,7 +532,7 @@ pub trait SemanticCheck: Send + Sync {
 }
 
 /// The text a field compares as: a string's contents or a number's exact text.
-fn scalar_text(v: &Value) -> Option<&str> {
+pub(super) fn scalar_text(v: &Value) -> Option<&str> {
     v.as_str().or_else(|| v.as_number_text())
 }
 
@@ -802,7 +802,12 @@ impl SemanticCheck for BelongsTo {
     }
 }
 
-fn failure(code: FailureCode, check: &str, field: &str, reason: &'static str) -> CheckFailure {
+pub(super) fn failure(
+    code: FailureCode,
+    check: &str,
+    field: &str,
+    reason: &'static str,
+) -> CheckFailure {
     CheckFailure {
         code,
         check: check.to_owned(),

@@ -696,3 +696,97 @@ fn an_upstream_401_or_403_is_unauthorized_with_reauthorize_for_that_caller_only(
     let text = serde_json::to_string(&audit).unwrap();
     assert!(!text.contains("ignore all rules"));
 }
+
+#[test]
+fn a_signed_identity_claim_is_believed_only_when_its_signature_issuer_audience_and_time_hold() {
+    use jsongate::gate::{Context, Contract, FailureCode, Gate, Request, Timestamp};
+    let keys = fixture("jwks.json");
+    let contract = Contract::from_slice(
+        format!(
+            r#"{{"contract":1,"tool":"review","version":"1",
+              "upstream":[{{"version":"v1","schema":{{"type":"object","required":["approval","approver"]}}}}],
+              "fields":{{"approval":{{"pointer":"/approval","expose":false}},"approver":{{"pointer":"/approver"}}}},
+              "checks":[{{"check":"signed","field":"approval","keys":{},"issuer":"{ISSUER}",
+                          "audience":"review-tool","subject_field":"approver"}}]}}"#,
+            serde_json::to_string(keys.to_str().unwrap()).unwrap()
+        )
+        .as_bytes(),
+        Path::new("."),
+    )
+    .unwrap();
+    let gate = Gate::new(&contract).unwrap();
+    let t = now();
+    let signed = |sub: &str, iss: &str, aud: &str, exp: u64| {
+        sign_ed(
+            r#"{"alg":"EdDSA","kid":"ed-1","typ":"JWT"}"#,
+            &format!(r#"{{"iss":"{iss}","aud":"{aud}","sub":"{sub}","iat":{t},"exp":{exp}}}"#),
+        )
+    };
+    let good = signed("alice", ISSUER, "review-tool", t + 300);
+    let run = |token: &str, approver: &str| {
+        let body = format!(
+            r#"{{"approval":{},"approver":"{approver}"}}"#,
+            serde_json::to_string(token).unwrap()
+        );
+        let req = Request::new("req-1", Context::new().now(Timestamp::now()));
+        let d = gate.run_slice(body.as_bytes(), &req).unwrap();
+        assert!(
+            !d.output.contains(token),
+            "the token never reaches the agent"
+        );
+        (
+            d.envelope.code(),
+            d.audit.error.and_then(|e| e.reason).unwrap_or_default(),
+        )
+    };
+    assert_eq!(run(&good, "alice"), (None, String::new()));
+    let refused = |token: &str, approver: &str, reason: &str| {
+        assert_eq!(
+            run(token, approver),
+            (Some(FailureCode::Mismatch), reason.to_owned()),
+            "{reason}"
+        );
+    };
+    // The claim says mallory; the signature says alice.
+    refused(&good, "mallory", "subject_mismatch");
+    // One byte of the claims changed.
+    let mut parts: Vec<String> = good.split('.').map(str::to_owned).collect();
+    parts[1] = b64(format!(
+        r#"{{"iss":"{ISSUER}","aud":"review-tool","sub":"mallory","iat":{t},"exp":{}}}"#,
+        t + 300
+    )
+    .as_bytes());
+    refused(&parts.join("."), "mallory", "bad_signature");
+    refused(
+        &signed("alice", ISSUER, "review-tool", t - 600),
+        "alice",
+        "expired",
+    );
+    refused(
+        &signed("alice", "https://evil.example", "review-tool", t + 300),
+        "alice",
+        "wrong_issuer",
+    );
+    refused(
+        &signed("alice", ISSUER, "other-tool", t + 300),
+        "alice",
+        "wrong_audience",
+    );
+    refused("alice", "alice", "malformed");
+    // HMAC with the public key as the secret (key confusion): never accepted.
+    let hs = format!(
+        "{}.{}.AAAA",
+        b64(br#"{"alg":"HS256","typ":"JWT"}"#),
+        b64(br#"{"sub":"alice"}"#)
+    );
+    refused(&hs, "alice", "algorithm");
+    // A keys file that is not there is a configuration error naming it.
+    let missing = Contract::from_slice(
+        br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],
+            "fields":{"a":{"pointer":"/a"}},
+            "checks":[{"check":"signed","field":"a","keys":"no-such.jwks","issuer":"i","audience":"a"}]}"#,
+        Path::new("."),
+    )
+    .unwrap_err();
+    assert!(missing.to_string().contains("no-such.jwks"), "{missing}");
+}
