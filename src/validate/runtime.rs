@@ -965,9 +965,23 @@ impl Runtime {
             }
         }
         let node = &p.nodes[ev.node as usize];
+        // A schema-valued `unevaluatedProperties` refuses a member by its subschema, not by
+        // refusing every name: say which.
+        let judged = reason.keyword == "unevaluatedProperties"
+            && matches!(&node.kind, NodeKind::Keywords(k) if k.unevaluated_properties.as_ref()
+                .is_some_and(|c| !matches!(p.nodes[c.node as usize].kind, NodeKind::Bool(false))));
         let detail = match unnamed {
             // Past the names kept: the member is told by its place in the object.
+            Some(n) if judged => format!(
+                "property number {n} of the object (evaluated by no other keyword) does not \
+                 satisfy the unevaluatedProperties subschema"
+            ),
             Some(n) => format!("property number {n} of the object is not allowed (unevaluated)"),
+            None if judged => format!(
+                "property {} (evaluated by no other keyword) does not satisfy the \
+                 unevaluatedProperties subschema",
+                super::unexpected_name(&instance)
+            ),
             None => super::explain::detail(p, ev.node, reason.keyword, &|w| ev.seen.get(w)),
         };
         Violation {

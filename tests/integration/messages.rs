@@ -35,6 +35,18 @@ fn violations_say_what_was_expected() {
             r#"property "admin~/x" is not allowed (additionalProperties at /additionalProperties)"#,
         ),
         (
+            r#"{"unevaluatedProperties":false,"properties":{"a":{}}}"#,
+            r#"{"a":1,"b":2}"#,
+            "/b",
+            r#"property "b" is not allowed (unevaluated) (unevaluatedProperties at /unevaluatedProperties)"#,
+        ),
+        (
+            r#"{"unevaluatedProperties":{"type":"integer"},"properties":{"a":{}}}"#,
+            r#"{"a":"x","b":"y"}"#,
+            "/b",
+            r#"property "b" (evaluated by no other keyword) does not satisfy the unevaluatedProperties subschema (unevaluatedProperties at /unevaluatedProperties)"#,
+        ),
+        (
             r#"{"items":{"type":["string","null"]}}"#,
             "[1]",
             "/0",
