@@ -1785,11 +1785,38 @@ impl Runtime {
                     member,
                 },
             );
+            if member != NONE && self.max_errors > 1 {
+                self.more_unevaluated(p, e, member, offset);
+            }
         }
         for &e in &self.levels[d].evals {
             self.free.push(e);
         }
         self.levels[d].evals.clear();
+    }
+
+    /// When violations are collected, every member after `first` that `unevaluatedProperties`
+    /// refuses too, each its own violation (the fold reports the first).
+    fn more_unevaluated(&mut self, p: &Program, e: u32, first: u32, offset: u64) {
+        let count = self
+            .levels
+            .get(self.evals[e as usize].level as usize)
+            .map_or(0, |l| l.count);
+        for i in first + 1..count as u32 {
+            if self.violations.len() >= self.max_errors {
+                return;
+            }
+            let ev = &self.evals[e as usize];
+            if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) {
+                let reason = Reason {
+                    eval: e,
+                    keyword: "unevaluatedProperties",
+                    offset,
+                    member: i,
+                };
+                self.repeat(p, e, reason);
+            }
+        }
     }
 
     /// The final result of a running eval whose value has closed, and the index of the

@@ -206,3 +206,24 @@ fn the_cli_suggests_the_resource_flag() {
         "{err}"
     );
 }
+
+#[test]
+fn every_member_unevaluated_properties_refuses_is_named_when_violations_are_collected() {
+    let s = Schema::compile(br#"{"unevaluatedProperties":false,"properties":{"a":{}}}"#).unwrap();
+    let mut v = Validator::new(&s).max_errors(10);
+    assert!(v
+        .validate_slice(br#"{"b":1,"a":2,"c":3,"d":4}"#, Limits::new())
+        .is_err());
+    let pointers: Vec<&str> = v
+        .violations()
+        .iter()
+        .map(jsongate::Violation::instance_pointer)
+        .collect();
+    assert_eq!(pointers, ["/b", "/c", "/d"]);
+    // Bounded by the count asked for.
+    let mut v = Validator::new(&s).max_errors(2);
+    assert!(v
+        .validate_slice(br#"{"b":1,"c":3,"d":4}"#, Limits::new())
+        .is_err());
+    assert_eq!(v.violations().len(), 2);
+}
