@@ -144,10 +144,13 @@ fn signed(
     dir: &Path,
     at: &dyn Fn(&str) -> String,
 ) -> Result<CheckSpec, ConfigError> {
+    use crate::auth::jwk::MAX_JWKS_BYTES;
     use crate::auth::{Jwks, Verifier};
     let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default();
     let path = dir.join(s("keys"));
-    let bytes = std::fs::read(&path)
+    // One byte past the key set's bound, so that reading it reports the size (a device or a
+    // huge file is never read whole).
+    let bytes = crate::config::read_bounded(&path, MAX_JWKS_BYTES as u64)
         .map_err(|e| ConfigError::read(format_args!("signed keys '{}'", path.display()), &e))?;
     let keys = Jwks::from_slice(&bytes).map_err(|e| {
         err(format!("signed keys '{}': {}", path.display(), e.message())).at(at("keys"))

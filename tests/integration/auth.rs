@@ -789,4 +789,13 @@ fn a_signed_identity_claim_is_believed_only_when_its_signature_issuer_audience_a
     )
     .unwrap_err();
     assert!(missing.to_string().contains("no-such.jwks"), "{missing}");
+    // A device or a huge file is never read whole: the key set's bound holds.
+    let endless = Contract::from_slice(
+        br#"{"contract":1,"tool":"t","version":"1","upstream":[{"version":"v1","schema":{}}],
+            "fields":{"a":{"pointer":"/a"}},
+            "checks":[{"check":"signed","field":"a","keys":"/dev/zero","issuer":"i","audience":"a"}]}"#,
+        Path::new("."),
+    )
+    .unwrap_err();
+    assert!(endless.to_string().contains("/dev/zero"), "{endless}");
 }
