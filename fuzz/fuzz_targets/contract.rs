@@ -3,7 +3,8 @@
 //! contract that loads builds a gate or a clear error; the request id is either refused
 //! (`invalid_request_id`, `empty_request_id`) or carried into the envelope unchanged, and
 //! then it is one the contract accepts; the envelope always satisfies the contract's own
-//! envelope schema.
+//! envelope schema; the lint reads any contract that loads, and a contract diffed with
+//! itself has no change.
 #![no_main]
 use jsongate::gate::{Context, Contract, Gate, Request, RequestErrorKind};
 use jsongate::{Limits, Schema, Validator};
@@ -19,6 +20,16 @@ fuzz_target!(|data: &[u8]| {
     let Ok(contract) = Contract::from_slice(contract, std::path::Path::new(".")) else {
         return;
     };
+    // The lint reads any contract that loads without panicking; every warning has a kind
+    // and an instance location (a pointer, or empty for the whole response).
+    for w in jsongate::gate::lint_contract(&contract) {
+        assert!(!w.kind.is_empty());
+        assert!(w.location.is_empty() || w.location.starts_with('/'));
+    }
+    // Comparing a contract with itself finds nothing.
+    if let Ok(changes) = jsongate::gate::diff_contracts(&contract, &contract) {
+        assert!(changes.is_empty(), "{changes:?}");
+    }
     let Ok(gate) = Gate::new(&contract) else {
         return;
     };
