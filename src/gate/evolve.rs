@@ -9,6 +9,7 @@ use super::contract::{CheckSpec, Contract};
 use super::envelope::FailureCode;
 use crate::json::ConfigError;
 use crate::json::{write_string, ObjectWriter, Value};
+use crate::schema::keywords::Keyword as K;
 use crate::Limits;
 
 /// Which side of the gate a change concerns.
@@ -167,7 +168,7 @@ fn inline(root: &Value, v: &Value, depth: usize, budget: &mut usize) -> Value {
             other => other.clone(),
         };
     };
-    let target = match m.iter().find(|(k, _)| k == "$ref") {
+    let target = match m.iter().find(|(k, _)| k == K::Ref.name()) {
         Some((_, Value::String(r))) if depth < MAX_INLINE_DEPTH && *budget > 0 => {
             r.strip_prefix('#').and_then(|p| root.pointer(p))
         }
@@ -175,9 +176,10 @@ fn inline(root: &Value, v: &Value, depth: usize, budget: &mut usize) -> Value {
     };
     let mut out: Vec<(String, Value)> = m
         .iter()
-        .filter(|(k, _)| !(target.is_some() && k == "$ref"))
+        .filter(|(k, _)| !(target.is_some() && k == K::Ref.name()))
         .map(|(k, x)| {
-            let x = if matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+            let data = [K::Enum, K::Const, K::Default, K::Examples];
+            let x = if data.iter().any(|d| d.name() == k) {
                 x.clone()
             } else {
                 inline(root, x, depth, budget)
@@ -191,9 +193,9 @@ fn inline(root: &Value, v: &Value, depth: usize, budget: &mut usize) -> Value {
         if out.is_empty() {
             return t;
         }
-        match out.iter_mut().find(|(k, _)| k == "allOf") {
+        match out.iter_mut().find(|(k, _)| k == K::AllOf.name()) {
             Some((_, Value::Array(all))) => all.push(t),
-            _ => out.push(("allOf".to_owned(), Value::Array(vec![t]))),
+            _ => out.push((K::AllOf.name().to_owned(), Value::Array(vec![t]))),
         }
     }
     Value::Object(out)

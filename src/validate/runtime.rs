@@ -967,7 +967,7 @@ impl Runtime {
         let node = &p.nodes[ev.node as usize];
         // A schema-valued `unevaluatedProperties` refuses a member by its subschema, not by
         // refusing every name: say which.
-        let judged = reason.keyword == "unevaluatedProperties"
+        let judged = reason.keyword == Keyword::UnevaluatedProperties.name()
             && matches!(&node.kind, NodeKind::Keywords(k) if k.unevaluated_properties.as_ref()
                 .is_some_and(|c| !matches!(p.nodes[c.node as usize].kind, NodeKind::Bool(false))));
         let detail = match unnamed {
@@ -1810,7 +1810,7 @@ impl Runtime {
             if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) {
                 let reason = Reason {
                     eval: e,
-                    keyword: "unevaluatedProperties",
+                    keyword: Keyword::UnevaluatedProperties.name(),
                     offset,
                     member: i,
                 };
