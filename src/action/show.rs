@@ -110,7 +110,9 @@ pub fn show_arguments(arguments: &Value, sinks: &[&str], limits: ShowLimits) -> 
 
 /// The JSON pointer of a top-level member.
 fn pointer_of(name: &str) -> String {
-    format!("/{}", name.replace('~', "~0").replace('/', "~1"))
+    let mut p = String::new();
+    crate::pointer::push_name(&mut p, name);
+    p
 }
 
 fn entry(out: &mut String, label: &str, v: Option<&Value>, limits: ShowLimits) {

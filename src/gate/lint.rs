@@ -320,8 +320,9 @@ impl<'a> Lint<'a> {
         for s in set {
             if let Some(Value::Object(props)) = s.get(K::Properties.name()) {
                 for (name, p) in props {
-                    let escaped = name.replace('~', "~0").replace('/', "~1");
-                    self.value(p, &format!("{location}/{escaped}"), depth + 1);
+                    let mut at = location.to_owned();
+                    crate::pointer::push_name(&mut at, name);
+                    self.value(p, &at, depth + 1);
                 }
             }
         }
