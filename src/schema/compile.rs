@@ -375,13 +375,10 @@ impl Compiler {
                 dynamic_anchors.insert((info.resource, name.clone().into_boxed_str()), node);
             }
         }
-        // Regions that apply themselves to the same value without end are compiled as
-        // `false` nodes that the runtime reports as cycles when a document reaches them.
+        // Nodes on an in-place cycle compile as written; the runtime watches them for
+        // re-entry at the same value, and a cycle is an error only when the verdict depends on
+        // a re-entered subschema (judged by evaluation, not by the graph's shape).
         let cycles = in_place_cycles(&self.nodes, &dynamic_anchors, &self.resources);
-        for &n in &cycles {
-            self.nodes[n as usize].kind = NodeKind::Bool(false);
-            self.nodes[n as usize].simple = true;
-        }
         check_in_place_cycles(
             &self.nodes,
             &dynamic_anchors,
@@ -389,7 +386,7 @@ impl Compiler {
             self.settings.bounds.ref_depth,
         )?;
         if !self.uses_dynamic_scope {
-            self.bypass_sole_refs();
+            self.bypass_sole_refs(&cycles);
         }
         let mut program = Program {
             nodes: self.nodes,
@@ -417,12 +414,16 @@ impl Compiler {
     ///
     /// Only without a dynamic scope: a skipped node could otherwise be the one entering a
     /// new resource. Targets that are `true`/`false` stay behind their `$ref` (a `false`
-    /// reports the keyword of the edge that reached it). The root keeps its own node.
-    fn bypass_sole_refs(&mut self) {
+    /// reports the keyword of the edge that reached it). The root keeps its own node, and so
+    /// do nodes on an in-place cycle (`cycles`, sorted), so that a re-entry is told by the
+    /// edges the schema has.
+    fn bypass_sole_refs(&mut self, cycles: &[NodeId]) {
         let hop: Vec<Option<(NodeId, u32)>> = self
             .nodes
             .iter()
-            .map(|n| match &n.kind {
+            .enumerate()
+            .map(|(i, n)| match &n.kind {
+                NodeKind::Keywords(_) if cycles.binary_search(&(i as NodeId)).is_ok() => None,
                 NodeKind::Keywords(k) => k.sole_ref().and_then(|c| {
                     let target = &self.nodes[c.node as usize].kind;
                     (!matches!(target, NodeKind::Bool(_))).then_some((c.node, c.label))
@@ -1398,9 +1399,10 @@ fn in_place_cycles(
 }
 
 /// Bounds the longest chain of in-place applications (`max_depth`), which is what one
-/// instance value may cost in nested evaluations, once [`in_place_cycles`] has cut every
-/// cycle (a cycle left would be a compile error: evaluation would never terminate).
-/// Dynamic references count with every target they might take.
+/// instance value may cost in nested evaluations. Edges that close a cycle (found by
+/// [`in_place_cycles`]) are not followed: at run time a chain never enters one subschema twice
+/// at one value (the re-entry is the cycle's undecided verdict), and the work budget bounds
+/// what remains. Dynamic references count with every target they might take.
 ///
 /// Linear in nodes and edges: a dynamic reference points at one virtual node per anchor name
 /// (and one for `$recursiveRef`), which points at every target of that name, instead of at
@@ -1427,13 +1429,9 @@ fn check_in_place_cycles(
         state[start] = 1;
         while let Some((n, next, best)) = stack.last_mut() {
             match next.pop() {
-                Some(m) if state[m] == 1 => {
-                    let at = if m < real { m } else { *n };
-                    return Err(CompileError::new(
-                        "the schema applies itself to the same value without end (an in-place reference cycle)",
-                        nodes.get(at).map_or("", |x| &*x.location).to_string(),
-                    ));
-                }
+                // A back edge: it closes an in-place cycle, which the runtime cuts where
+                // evaluation re-enters it.
+                Some(m) if state[m] == 1 => {}
                 Some(m) if state[m] == 0 => {
                     state[m] = 1;
                     let e = edges(m);

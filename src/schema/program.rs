@@ -766,9 +766,10 @@ pub(crate) struct Program {
     /// The root's `oneOf`/`anyOf` when the specialised tier dispatches it by a member (see
     /// [`Dispatch`]); only with `plan`.
     pub(crate) dispatch: Option<Dispatch>,
-    /// Nodes on in-place reference cycles, sorted: compiled as `false`, and a document
-    /// whose evaluation reaches one is rejected with `ErrorKind::SchemaCycle` there. Empty
-    /// for almost every schema.
+    /// Nodes on in-place reference cycles, sorted. The runtime checks these for re-entry at
+    /// the same value: a re-entered subschema's verdict is undecided, and a document whose
+    /// verdict depends on one is rejected with `ErrorKind::SchemaCycle`. Empty for almost
+    /// every schema.
     pub(crate) cycles: Vec<NodeId>,
 }
 

@@ -573,7 +573,7 @@ impl Validator {
     /// # Ok::<(), jsongate::CompileError>(())
     /// ```
     pub fn schema_cycle(&self) -> Option<&str> {
-        self.rt.schema_cycle.as_ref().map(|(at, _)| &**at)
+        self.rt.schema_cycle.as_ref().map(|c| &*c.keyword_location)
     }
 
     /// After the scanner finished the document: whether it satisfied the schema.
@@ -678,10 +678,15 @@ impl Validator {
         match out {
             Err(e) => Err(Rejection::Error(e)),
             Ok(_) if self.rt.schema_cycle.is_some() => {
-                let (keyword_location, at) = self.rt.schema_cycle.clone().unwrap_or_default();
-                Err(Rejection::Error(
-                    scanner.error_at(ErrorKind::SchemaCycle { keyword_location }, at),
-                ))
+                let c = self.rt.schema_cycle.as_deref();
+                let kind = ErrorKind::SchemaCycle {
+                    keyword_location: c.map(|c| c.keyword_location.clone()).unwrap_or_default(),
+                };
+                let (offset, line, column) = c.map_or((0, 1, 1), |c| (c.offset, c.line, c.column));
+                let pointer = c.map(|c| c.pointer.to_string()).unwrap_or_default();
+                Err(Rejection::Error(Error::new(
+                    kind, offset, line, column, pointer,
+                )))
             }
             Ok(_) if self.rt.budget_exceeded => {
                 let limit = self.rt.allowance();

@@ -160,6 +160,16 @@ struct Eval {
     if_res: Option<bool>,
     then_failed: bool,
     else_failed: bool,
+    /// Set when this eval's verdict depends on a subschema that evaluation re-entered at the
+    /// same value (an in-place cycle): where that happened. A failure still wins.
+    undecided: Option<Cause>,
+    /// An undecided `anyOf`/`oneOf` alternative or `then`/`else` branch, which matters only
+    /// if no alternative passes or the branch is the one `if` selects.
+    maybe: Option<Cause>,
+    any_undef: u32,
+    one_undef: u32,
+    then_undef: bool,
+    else_undef: bool,
     contains: u64,
     /// Watched names seen (`required`, `dependentRequired`, `dependentSchemas` keys).
     seen: Bits,
@@ -192,6 +202,12 @@ impl Eval {
             if_res: None,
             then_failed: false,
             else_failed: false,
+            undecided: None,
+            maybe: None,
+            any_undef: 0,
+            one_undef: 0,
+            then_undef: false,
+            else_undef: false,
             contains: 0,
             seen: Bits::default(),
             dep_failed: Bits::default(),
@@ -220,6 +236,12 @@ impl Eval {
         self.if_res = None;
         self.then_failed = false;
         self.else_failed = false;
+        self.undecided = None;
+        self.maybe = None;
+        self.any_undef = 0;
+        self.one_undef = 0;
+        self.then_undef = false;
+        self.else_undef = false;
         self.contains = 0;
         self.seen.clear();
         self.dep_failed.clear();
@@ -296,6 +318,20 @@ struct Pending {
     skipped: u32,
 }
 
+/// Where evaluation re-entered a subschema at the same value: the keyword location of the
+/// re-entering edge, and the value's offset, line, column and pointer.
+#[derive(Debug)]
+pub(crate) struct Reentry {
+    pub(crate) keyword_location: Box<str>,
+    pub(crate) offset: u64,
+    pub(crate) line: u64,
+    pub(crate) column: u64,
+    pub(crate) pointer: Box<str>,
+}
+
+/// A re-entry, shared by every eval whose verdict it leaves open.
+type Cause = std::sync::Arc<Reentry>;
+
 /// Why an eval failed: which eval and keyword, at which event.
 #[derive(Clone, Copy, Debug)]
 struct Reason {
@@ -326,9 +362,9 @@ pub(crate) struct Runtime {
     /// How many violations to collect before stopping (1: stop at the first).
     pub(crate) max_errors: usize,
     pub(crate) budget_exceeded: bool,
-    /// Set (with `budget_exceeded`, which stops the scan) when the document reached an
-    /// in-place reference cycle of the schema: the keyword location where it entered it.
-    pub(crate) schema_cycle: Option<(Box<str>, u64)>,
+    /// Set (with `budget_exceeded`) when the root's verdict depends on a subschema that
+    /// evaluation re-entered at the same value (an in-place cycle): where it re-entered.
+    pub(crate) schema_cycle: Option<Cause>,
     /// Work units charged so far in this document (see [`Runtime::charge`]).
     work: u64,
     /// Fixed work units allowed per document.
@@ -651,6 +687,12 @@ impl Runtime {
             });
             return;
         }
+        if !p.cycles.is_empty()
+            && p.cycles.binary_search(&node).is_ok()
+            && self.reenters(parent, node)
+        {
+            return self.reentered(p, parent, (node, label), slot, offset);
+        }
         self.count(skipped);
         let pe = &self.evals[parent as usize];
         let level = pe.level;
@@ -665,14 +707,6 @@ impl Runtime {
 
     /// Marks `id` failed for its own `keyword` at `offset`.
     fn fail_with(&mut self, p: &Program, id: u32, keyword: &'static str, offset: u64) {
-        if keyword == "false"
-            && !p.cycles.is_empty()
-            && p.cycles
-                .binary_search(&self.evals[id as usize].node)
-                .is_ok()
-        {
-            return self.cycle_reached(p, id, offset);
-        }
         self.fail(
             p,
             id,
@@ -685,24 +719,112 @@ impl Runtime {
         );
     }
 
-    /// The document reached a node of an in-place cycle (compiled as `false`): its
-    /// evaluation could never end, so it stops here with the cycle's keyword location.
+    /// Whether applying `node` in place under `parent` would re-enter a subschema already
+    /// being applied to the same value (walks the in-place chain up, charging each step).
+    fn reenters(&mut self, parent: u32, node: NodeId) -> bool {
+        let level = self.evals[parent as usize].level;
+        let mut e = parent;
+        let mut steps = 1;
+        let found = loop {
+            let ev = &self.evals[e as usize];
+            if ev.level != level {
+                break false;
+            }
+            if ev.node == node {
+                break true;
+            }
+            if ev.parent == NONE {
+                break false;
+            }
+            e = ev.parent;
+            steps += 1;
+        };
+        self.charge(steps);
+        found
+    }
+
+    /// Evaluation re-entered `node` at the same value through the edge `(node, label)` of
+    /// `parent`: that application's verdict is undecided (it could only be found by evaluating
+    /// without end). Whether this matters is settled as the verdicts fold up.
     #[cold]
     #[inline(never)]
-    fn cycle_reached(&mut self, p: &Program, id: u32, offset: u64) {
-        if self.schema_cycle.is_none() {
-            let v = self.describe(
-                p,
-                Reason {
-                    eval: id,
-                    keyword: "false",
-                    offset,
-                    member: NONE,
-                },
-            );
-            self.schema_cycle = Some((v.keyword_location().into(), offset));
+    fn reentered(
+        &mut self,
+        p: &Program,
+        parent: u32,
+        (node, label): (NodeId, u32),
+        slot: Slot,
+        offset: u64,
+    ) {
+        let level = self.evals[parent as usize].level;
+        let tmp = self.alloc(node, parent, slot, label, level, NONE);
+        let v = self.describe(
+            p,
+            Reason {
+                eval: tmp,
+                keyword: "false",
+                offset,
+                member: NONE,
+            },
+        );
+        self.release(tmp);
+        let cause: Cause = std::sync::Arc::new(Reentry {
+            keyword_location: v.keyword_location().into(),
+            offset,
+            line: v.line(),
+            column: v.column(),
+            pointer: v.instance_pointer().into(),
+        });
+        self.undecided_child(p, parent, slot, cause);
+    }
+
+    /// Delivers an undecided verdict of a child in `slot` to `parent` (Kleene's three-valued
+    /// logic: a failure elsewhere still fails the parent, a passing alternative still
+    /// satisfies `anyOf`, a branch `if` does not select does not matter).
+    fn undecided_child(&mut self, p: &Program, parent: u32, slot: Slot, cause: Cause) {
+        if slot == Slot::Root {
+            self.schema_cycle.get_or_insert(cause);
+            self.budget_exceeded = true;
+            self.root_result = Some(false);
+            return;
         }
-        self.budget_exceeded = true;
+        let pe = &mut self.evals[parent as usize];
+        if pe.st != St::Running {
+            return;
+        }
+        // Annotations of an undecided subschema are unknown, and `unevaluated*` depends on
+        // them: the parent cannot be decided either.
+        let uncertain = p.uses_unevaluated
+            || match slot {
+                Slot::AnyOf => {
+                    pe.any_undef += 1;
+                    false
+                }
+                Slot::OneOf => {
+                    pe.one_undef += 1;
+                    false
+                }
+                Slot::Then | Slot::Else => {
+                    let want_if = slot == Slot::Then;
+                    match pe.if_res {
+                        Some(r) => r == want_if,
+                        None => {
+                            if want_if {
+                                pe.then_undef = true;
+                            } else {
+                                pe.else_undef = true;
+                            }
+                            false
+                        }
+                    }
+                }
+                _ => true,
+            };
+        if uncertain {
+            pe.undecided.get_or_insert(cause);
+        } else {
+            pe.maybe.get_or_insert(cause);
+        }
     }
 
     /// Marks `id` failed and reports to its parent.
@@ -818,6 +940,12 @@ impl Runtime {
                 } else {
                     pe.else_failed
                 };
+                let open = if passed { pe.then_undef } else { pe.else_undef };
+                if open && !lost {
+                    if let Some(c) = pe.maybe.clone() {
+                        pe.undecided.get_or_insert(c);
+                    }
+                }
                 if passed {
                     merge(self);
                 }
@@ -1774,6 +1902,13 @@ impl Runtime {
             let ev = &mut self.evals[e as usize];
             ev.st = if passed { St::Passed } else { St::Failed };
             ev.reported = true;
+            if passed {
+                if let Some(cause) = ev.undecided.take() {
+                    let (parent, slot) = (ev.parent, ev.slot);
+                    self.undecided_child(p, parent, slot, cause);
+                    continue;
+                }
+            }
             self.report(
                 p,
                 e,
@@ -1836,10 +1971,22 @@ impl Runtime {
             .map_or(Container::Scalar, |l| l.container);
         let ev = &mut self.evals[e as usize];
         if !k.any_of.is_empty() && ev.any_pass == 0 {
-            return (false, "anyOf", NONE);
+            if ev.any_undef == 0 {
+                return (false, "anyOf", NONE);
+            }
+            // No alternative passed and an undecided one might have.
+            if let Some(c) = ev.maybe.clone() {
+                ev.undecided.get_or_insert(c);
+            }
         }
-        if !k.one_of.is_empty() && ev.one_pass != 1 {
+        if !k.one_of.is_empty() && ev.one_pass != 1 && (ev.one_pass > 1 || ev.one_undef == 0) {
             return (false, "oneOf", NONE);
+        }
+        if ev.one_undef > 0 && ev.one_pass <= 1 {
+            // Whether exactly one alternative passes depends on an undecided one.
+            if let Some(c) = ev.maybe.clone() {
+                ev.undecided.get_or_insert(c);
+            }
         }
         if ev.enum_alts > 0 && ev.enum_pass == 0 {
             return (false, "enum", NONE);

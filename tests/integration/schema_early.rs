@@ -142,17 +142,17 @@ fn hundred_megabytes_refused_after_reading_under_64_kib() {
     assert!(sc.bytes_read() < 64, "scanned {} bytes", sc.bytes_read());
 }
 
-/// Hostile schemas: evaluation that never ends is rejected when a document reaches it
-/// (`schema_cycle`, at once, whatever the document); evaluation that explodes stops at the
-/// budget, quickly and in bounded memory.
+/// Hostile schemas: a verdict that needs evaluation without end is rejected
+/// (`schema_cycle`, whatever the document, at the edge that re-enters); evaluation that
+/// explodes stops at the budget, quickly and in bounded memory.
 #[test]
 fn runaway_schemas_are_refused_or_cut_off() {
     for (s, at) in [
-        (r##"{"$ref":"#"}"##, ""),
-        (r##"{"allOf":[{"$ref":"#"}]}"##, ""),
+        (r##"{"$ref":"#"}"##, "/$ref"),
+        (r##"{"allOf":[{"$ref":"#"}]}"##, "/allOf/0/$ref"),
         (
             r##"{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"}]},"b":{"not":{"$ref":"#/$defs/a"}}},"$ref":"#/$defs/a"}"##,
-            "/$ref",
+            "/$ref/anyOf/0/$ref/not/$ref",
         ),
     ] {
         let schema = Schema::compile(s.as_bytes()).unwrap();
@@ -405,9 +405,10 @@ fn a_root_one_of_dispatched_by_its_first_member_decides_like_the_general_tier() 
 
 /// An in-place reference cycle in a region most documents never reach (as published schemas
 /// have): the schema compiles, documents that stay away from it are judged normally, and a
-/// document that reaches it is rejected there with `schema_cycle`, its keyword location and
-/// the pointer of the value, without stack growth or a budget overrun, in both the one-shot
-/// and the byte-at-a-time scan.
+/// document whose verdict needs it is rejected with `schema_cycle`, the keyword location of
+/// the edge that re-enters and the pointer of the value, without stack growth or a budget
+/// overrun, in both the one-shot and the byte-at-a-time scan. A value that fails elsewhere
+/// (`type`) is invalid whatever the cycle would say.
 #[test]
 fn in_place_cycles_are_rejected_where_a_document_reaches_them() {
     let s = r##"{"type":"object","properties":{
@@ -426,6 +427,14 @@ fn in_place_cycles_are_rejected_where_a_document_reaches_them() {
         Err(Rejection::Violation(x)) => assert_eq!(x.keyword(), "type"),
         other => panic!("{other:?}"),
     }
+    // `node` is `loop` and an object: a null is not an object, whatever `loop` would say.
+    match v.validate_slice(br#"{"name":"a","tree":[null]}"#, Limits::new()) {
+        Err(Rejection::Violation(x)) => {
+            assert_eq!(x.keyword(), "type");
+            assert_eq!(x.instance_pointer(), "/tree/0");
+        }
+        other => panic!("{other:?}"),
+    }
     let doc = br#"{"name":"a","tree":[{"deep":[1,2,3]}],"more":"x"}"#;
     let reached = v.validate_slice(doc, Limits::new());
     match &reached {
@@ -434,7 +443,8 @@ fn in_place_cycles_are_rejected_where_a_document_reaches_them() {
             assert_eq!(
                 e.kind(),
                 &jsongate::ErrorKind::SchemaCycle {
-                    keyword_location: "/properties/tree/items/$ref".into()
+                    keyword_location: "/properties/tree/items/$ref/allOf/0/$ref/anyOf/0/$ref"
+                        .into()
                 }
             );
             assert_eq!(e.pointer(), "/tree/0");
@@ -442,7 +452,10 @@ fn in_place_cycles_are_rejected_where_a_document_reaches_them() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(v.schema_cycle(), Some("/properties/tree/items/$ref"));
+    assert_eq!(
+        v.schema_cycle(),
+        Some("/properties/tree/items/$ref/allOf/0/$ref/anyOf/0/$ref")
+    );
     assert!(!v.budget_exceeded());
     // The same verdict one byte at a time, and with several errors collected.
     let mut sc = Scanner::new(Limits::new());
@@ -458,4 +471,100 @@ fn in_place_cycles_are_rejected_where_a_document_reaches_them() {
         .max_errors(5)
         .validate_slice(doc, Limits::new());
     assert!(matches!(many, Err(Rejection::Error(e)) if e.kind().code() == "schema_cycle"));
+}
+
+/// Cycles judged by evaluation (the shape of the `SchemaStore` corpus's `cloudify` schema, whose test
+/// documents python-jsonschema and Ajv accept): a definition that applies itself, reached only
+/// through a `then` whose `if` selects one node type. Documents of other types never need it
+/// (valid); a value that fails the definition's own keywords is invalid; only a verdict that
+/// depends on the re-entered subschema is `schema_cycle`. `anyOf` with a passing alternative
+/// and `oneOf` with two passing ones are decided without it.
+#[test]
+fn cycles_are_judged_by_evaluation_a_guarded_self_reference_is_an_error_only_where_needed() {
+    let s = r##"{"type":"object",
+        "properties":{"nodes":{"type":"object","additionalProperties":{"$ref":"#/definitions/node"}}},
+        "definitions":{
+            "node":{"type":"object","properties":{"type":{"type":"string"}},
+                "allOf":[{"if":{"properties":{"type":{"const":"windows"}},"required":["type"]},
+                          "then":{"properties":{"properties":{"$ref":"#/definitions/props"}}}}]},
+            "props":{"type":"object","allOf":[{"$ref":"#/definitions/props"},
+                {"properties":{"os_family":{"type":"string"}}}]}}}"##;
+    let schema = Schema::compile(s.as_bytes()).unwrap();
+    let verdict = |doc: &str| {
+        let one = Validator::new(&schema).validate_slice(doc.as_bytes(), Limits::new());
+        // The same verdict one byte at a time.
+        let mut v = Validator::new(&schema);
+        let mut sc = Scanner::new(Limits::new());
+        for b in doc.as_bytes() {
+            if sc.feed(std::slice::from_ref(b), &mut v) != Ok(Flow::Continue) {
+                break;
+            }
+        }
+        let out = sc.finish(&mut v);
+        assert_eq!(v.verdict(&sc, out), one, "{doc}");
+        match one {
+            Ok(()) => "valid".to_string(),
+            Err(Rejection::Violation(x)) => format!("{} at {}", x.keyword(), x.instance_pointer()),
+            Err(Rejection::Error(e)) => format!("{} at {}", e.kind().code(), e.pointer()),
+        }
+    };
+    let many = (0..200)
+        .map(|i| format!(r#""n{i}":{{"type":"linux","properties":{{"os_family":"x"}}}}"#))
+        .collect::<Vec<_>>()
+        .join(",");
+    for (doc, want) in [
+        (
+            r#"{"nodes":{"a":{"type":"linux","properties":{"os_family":"x"}}}}"#,
+            "valid",
+        ),
+        (&*format!(r#"{{"nodes":{{{many}}}}}"#), "valid"),
+        (r#"{"nodes":{"a":{"type":"windows"}}}"#, "valid"),
+        (
+            r#"{"nodes":{"a":{"type":"windows","properties":7}}}"#,
+            "then at /nodes/a",
+        ),
+        (
+            r#"{"nodes":{"a":{"type":"windows","properties":{"os_family":1}}}}"#,
+            "then at /nodes/a",
+        ),
+        (
+            r#"{"nodes":{"a":{"type":"windows","properties":{"os_family":"x"}}}}"#,
+            "schema_cycle at /nodes/a/properties",
+        ),
+    ] {
+        assert_eq!(verdict(doc), want, "{doc}");
+    }
+    // Alternatives: a passing one decides `anyOf`, two passing ones decide `oneOf`.
+    for (s, doc, want) in [
+        (
+            r##"{"anyOf":[{"$ref":"#"},{"type":"integer"}]}"##,
+            "1",
+            "valid",
+        ),
+        (
+            r##"{"anyOf":[{"$ref":"#"},{"type":"integer"}]}"##,
+            "\"x\"",
+            "schema_cycle at ",
+        ),
+        (
+            r##"{"oneOf":[{"$ref":"#"},{"type":"integer"},{"minimum":0}]}"##,
+            "1",
+            "oneOf at ",
+        ),
+        (
+            r##"{"oneOf":[{"$ref":"#"},{"type":"integer"},{"minimum":0}]}"##,
+            "-1",
+            "schema_cycle at ",
+        ),
+        (r##"{"not":{"$ref":"#"}}"##, "1", "schema_cycle at "),
+        (r##"{"type":"string","not":{"$ref":"#"}}"##, "1", "type at "),
+    ] {
+        let schema = Schema::compile(s.as_bytes()).unwrap();
+        let got = match Validator::new(&schema).validate_slice(doc.as_bytes(), Limits::new()) {
+            Ok(()) => "valid".to_string(),
+            Err(Rejection::Violation(x)) => format!("{} at {}", x.keyword(), x.instance_pointer()),
+            Err(Rejection::Error(e)) => format!("{} at {}", e.kind().code(), e.pointer()),
+        };
+        assert_eq!(got, want, "{s} / {doc}");
+    }
 }
