@@ -94,7 +94,8 @@ pub const SCREEN_CONTRACT_SCHEMA: &str = r#"{
     "classes": {
       "type": "array", "minItems": 1, "uniqueItems": true,
       "items": { "enum": ["override", "addressed", "role", "mimicry", "tool_request",
-                          "prompt_leak", "exfiltration", "active_markup"] }
+                          "prompt_leak", "exfiltration", "active_markup",
+                          "sensitive_resource", "secrecy"] }
     }
   }
 }"#;

@@ -31,7 +31,7 @@ pub const RULES: &[(&str, Class, &str)] = &[
     (
         "override_gap",
         Class::Override,
-        r"\b(ignore|disregard|forget|override|bypass|abandon|set aside|neglect)\b.{0,30}\b(previous|prior|above|earlier|preceding|former|original|old|all|any|your|system|existing|initial)\b.{0,20}\b(instructions?|prompts?|directives?|commands?|rules|guidelines|requests|orders|guidance|constraints|restrictions|boundaries|tasks?)\b",
+        r"\b(ignore|disregard|forget|override|bypass|abandon|set aside|neglect)\b.{0,30}\b(previous|prior|above|earlier|preceding|former|original|old|all|any|your|system|existing|initial)\b.{0,20}\b(instructions?|prompts?|directives?|commands?|rules|guidelines|requests|orders|guidance|constraints|restrictions|boundaries|tasks?|context)\b",
     ),
     (
         "override_regardless",
@@ -57,6 +57,15 @@ pub const RULES: &[(&str, Class, &str)] = &[
         "override_forget_zh",
         Class::Override,
         r"(之前|以上|上面|先前|前面|原来)的?.{0,8}(都|全部|一律)?(忘掉|忘记|忽略|作废|无效|不再适用)",
+    ),
+    (
+        // The design's detector: an urgent imperative to redo, run, call, delete, change or
+        // send ("务必重新执行", "请修改配置"). After a plain 请 the object must be the
+        // system's (configuration, data, files, permissions…): "请发送邮件至…" and "请删除草稿"
+        // stay clean.
+        "request_urgent_zh",
+        Class::ToolRequest,
+        r"(务必|立即|立刻|马上).{0,6}(重新|执行|调用|删除|修改|发送)|请.{0,6}(重新执行|执行更新|执行|调用|删除|修改).{0,6}(配置|设置|系统|数据|文件|记录|权限|密码|代码|指令|命令|接口|工具|任务|账户|用户)",
     ),
     (
         "override_new_zh",
@@ -133,7 +142,7 @@ pub const RULES: &[(&str, Class, &str)] = &[
     (
         "role_zh",
         Class::Role,
-        r"(你现在是|你现在扮演|从现在起你是|扮演).{0,8}(管理员|开发者|系统|root|超级用户|没有限制)|(开发者|越狱|管理员)模式",
+        r"(你现在是|你现在扮演|从现在起你是|扮演).{0,8}(管理员|开发者|系统|root|超级用户|没有限制)|(开发者|越狱|管理员)模式|(扮演|假装|作为).{0,10}(管理员|超级用户|root|系统).{0,20}(执行|操作|授权)",
     ),
     // ---- mimicry: role headers and chat-template markup inside data ----
     (
@@ -180,7 +189,7 @@ pub const RULES: &[(&str, Class, &str)] = &[
     (
         "tool_destructive_zh",
         Class::ToolRequest,
-        r"(删除|删掉|清空|销毁|抹掉).{0,8}(数据库|数据表|表格?|所有|全部|文件|邮件|记录|仓库|账户|用户)|调用.{0,6}(删除|转账|导出|发送).{0,4}(接口|工具|函数|api)|(直接|立即|马上|现在)调用",
+        r"((删除|删掉|清空|销毁|抹掉|重置).{0,14}|覆盖([^率面].{0,13})?)(数据库|数据表|库表|表格?|所有|全部|文件|邮件|记录|仓库|账户|用户|数据|任务|系统)|调用.{0,6}(删除|转账|导出|发送).{0,4}(接口|工具|函数|api)|(直接|立即|马上|现在)调用",
     ),
     // ---- exfiltration and active markup ----
     (
@@ -202,6 +211,28 @@ pub const RULES: &[(&str, Class, &str)] = &[
         "active_markup",
         Class::ActiveMarkup,
         r"<(img|svg|iframe|script|body|video|audio|object)\b[^>]{0,200}\bon[a-z]{3,12} ?=|<script\b|\b(href|src) ?= ?.?javascript:",
+    ),
+    // ---- sensitive_resource: a secret-bearing file to read or pass on ----
+    (
+        "sensitive_file",
+        Class::SensitiveResource,
+        r"\b(read|open|cat|include|attach|pass|send|upload|copy|paste|print|return|provide|fetch|get|grab|extract|exfiltrate)\b.{0,40}(~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.ssh/|(^|[\s/'`\x22(])\.env\b|\.aws/credentials|\.netrc\b|\.pgpass\b|\.git-credentials|\.docker/config\.json|\.kube/config|/etc/shadow\b|\bwallet\.dat\b|\bmcp\.json\b)",
+    ),
+    (
+        "sensitive_file_zh",
+        Class::SensitiveResource,
+        r"(读取|打开|发送|上传|附上|复制|传入|提供).{0,20}(~/\.ssh|id_rsa|\.env|\.aws/credentials|私钥文件|密钥文件|私钥)",
+    ),
+    // ---- secrecy: the reader told to keep something from the user ----
+    (
+        "secrecy_user",
+        Class::Secrecy,
+        r"\b(do not|don't|dont|never|must not|should not|without) (tell|telling|inform|informing|notify|notifying|alert|alerting|mention|mentioning|disclose|disclosing|reveal|revealing)( this| it| anything)?( to)? (the |your )?(user|users|human|operator)($|[^'a-z0-9_])|\b(keep|hide) (this|it|these|that)( secret| hidden| confidential)? from the (user|human|operator)\b|\bthe (user|human) (must|should|need) not (know|be told|be informed|find out)\b",
+    ),
+    (
+        "secrecy_zh",
+        Class::Secrecy,
+        r"(不要|别|切勿|不得|不能|无需).{0,2}(告诉|告知|通知|提醒|透露给|让)(用户|使用者)|(对|向)(用户|使用者)(保密|隐瞒)",
     ),
     // ---- prompt_leak: the reader asked for its instructions ----
     (

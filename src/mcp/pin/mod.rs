@@ -42,7 +42,7 @@ use crate::config::{self, Shipped};
 use crate::json::{write_string, ConfigError, Value};
 use crate::pointer::{push_index, push_name};
 use crate::schema::decimal::Decimal;
-use crate::screen::{hidden_text, screen_str};
+use crate::screen::{hidden_text, screen_definition_str};
 use crate::Limits;
 use diff::{ChangeKind, ToolChange};
 
@@ -403,7 +403,7 @@ impl Definition {
                 });
             }
             phrases.clear();
-            screen_str(s, pointer, false, 0, &mut phrases);
+            screen_definition_str(s, pointer, false, &mut phrases);
             out.extend(phrases.drain(..).map(|f| DefinitionFinding {
                 pointer: f.pointer,
                 pattern: f.pattern,
