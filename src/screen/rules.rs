@@ -59,15 +59,6 @@ pub const RULES: &[(&str, Class, &str)] = &[
         r"(之前|以上|上面|先前|前面|原来)的?.{0,8}(都|全部|一律)?(忘掉|忘记|忽略|作废|无效|不再适用)",
     ),
     (
-        // The design's detector: an urgent imperative to redo, run, call, delete, change or
-        // send ("务必重新执行", "请修改配置"). After a plain 请 the object must be the
-        // system's (configuration, data, files, permissions…): "请发送邮件至…" and "请删除草稿"
-        // stay clean.
-        "request_urgent_zh",
-        Class::ToolRequest,
-        r"(务必|立即|立刻|马上).{0,6}(重新|执行|调用|删除|修改|发送)|请.{0,6}(重新执行|执行更新|执行|调用|删除|修改).{0,6}(配置|设置|系统|数据|文件|记录|权限|密码|代码|指令|命令|接口|工具|任务|账户|用户)",
-    ),
-    (
         "override_new_zh",
         Class::Override,
         r"(新的?指令|新的?任务|新的?要求|最新指示|重要指令)[:!]",
@@ -190,6 +181,15 @@ pub const RULES: &[(&str, Class, &str)] = &[
         "tool_destructive_zh",
         Class::ToolRequest,
         r"((删除|删掉|清空|销毁|抹掉|重置).{0,14}|覆盖([^率面].{0,13})?)(数据库|数据表|库表|表格?|所有|全部|文件|邮件|记录|仓库|账户|用户|数据|任务|系统)|调用.{0,6}(删除|转账|导出|发送).{0,4}(接口|工具|函数|api)|(直接|立即|马上|现在)调用",
+    ),
+    (
+        // The design's detector: an urgent imperative to redo, run, call, delete, change or
+        // send ("务必重新执行", "请修改配置"). After a plain 请 the object must be the
+        // system's (configuration, data, files, permissions…): "请发送邮件至…" and "请删除草稿"
+        // stay clean.
+        "request_urgent_zh",
+        Class::ToolRequest,
+        r"(务必|立即|立刻|马上).{0,6}(重新|执行|调用|删除|修改|发送)|请.{0,6}(重新执行|执行更新|执行|调用|删除|修改).{0,6}(配置|设置|系统|数据|文件|记录|权限|密码|代码|指令|命令|接口|工具|任务|账户|用户)",
     ),
     // ---- exfiltration and active markup ----
     (
