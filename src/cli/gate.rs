@@ -509,15 +509,16 @@ Screens every member name and string value of one JSON document for instruction-
 (English and Chinese phrases; case, whitespace, full-width and zero-width evasions
 normalised). One JSON line per finding:
   {\"pointer\":P,\"in\":\"name|value\",\"pattern\":ID,\"class\":C,\"offset\":N,\"at\":M,
-   \"action\":\"flag|drop|reject\"}
+   \"action\":\"flag|redact|drop|reject\"}
 (offset: byte offset of the match in the decoded string; at: byte offset of the string in
 the document), then one summary line:
   {\"findings\":N,\"verdict\":\"admitted|INVALID_RESPONSE\",\"dropped\":[P...]}
 plus \"error\":KIND when the document is not valid JSON. --contract FILE
-({\"screen\":1,\"default\":A,\"fields\":{POINTER:A}}) chooses per field: flag, drop (field
-not admitted) or reject, and optionally which pattern classes count (\"classes\":[...]);
-the summary then carries the admitted \"document\" with dropped fields removed. Content is
-never rewritten.
+({\"screen\":1,\"default\":A,\"fields\":{POINTER:A}}) chooses per field: flag, redact
+(matched spans replaced by [redacted], < and > by full-width forms; a string that stays
+high-risk is dropped), drop (field not admitted) or reject, and optionally which pattern
+classes count (\"classes\":[...]); the summary then carries \"cleaned\":[P...] when redact
+cleaned strings, and the admitted \"document\". Nothing else is rewritten.
 
 EXIT STATUS:
     0 admitted, 1 INVALID_RESPONSE, 2 usage or configuration error";
@@ -560,8 +561,21 @@ pub fn screen(a: &ScreenArgs) -> Result<ExitCode, args::Failure> {
     let input = document.read_bounded(Limits::new().get_max_bytes().saturating_add(1))?;
     let mut screener = Screener::new();
     let scanned = Scanner::new(Limits::new()).scan_slice(&input, &mut screener);
-    let screening = contract.apply(std::mem::take(&mut screener.findings));
+    let mut screening = contract.apply(std::mem::take(&mut screener.findings));
     let rejected = screening.rejected || scanned.is_err();
+    // With a contract, the admitted document: strings cleaned under `redact` (or their fields
+    // dropped when they stay high-risk), dropped fields removed, nothing else rewritten.
+    let admitted = match (&a.contract, rejected) {
+        (Some(_), false) => {
+            let mut doc = Value::parse(&input, Limits::new()).map_err(|e| e.to_string())?;
+            let cleaned = jsongate::screen::clean(&mut doc, &mut screening, &contract);
+            for d in &screening.dropped {
+                doc.remove_pointer(d);
+            }
+            Some((doc, cleaned))
+        }
+        _ => None,
+    };
     let mut out = String::new();
     for (f, action) in &screening.findings {
         f.write_json(&mut out, *action);
@@ -581,17 +595,18 @@ pub fn screen(a: &ScreenArgs) -> Result<ExitCode, args::Failure> {
         dropped.str(d);
     }
     dropped.finish();
+    if let Some((_, cleaned)) = admitted.as_ref().filter(|(_, c)| !c.is_empty()) {
+        let mut list = o.array("cleaned");
+        for p in cleaned {
+            list.str(p);
+        }
+        list.finish();
+    }
     if let Err(e) = &scanned {
         o.str("error", e.kind().code());
     }
-    // With a contract, the admitted document itself: dropped fields removed, nothing else
-    // rewritten.
-    if let (Some(_), false) = (&a.contract, rejected) {
-        let mut doc = Value::parse(&input, Limits::new()).map_err(|e| e.to_string())?;
-        for d in &screening.dropped {
-            doc.remove_pointer(d);
-        }
-        o.value("document", &doc);
+    if let Some((doc, _)) = &admitted {
+        o.value("document", doc);
     }
     o.finish();
     args::println(&out);

@@ -98,6 +98,8 @@ pub struct AuditRecord {
     pub raw_copy: Option<String>,
     /// Screening findings in the agent-facing data, with the action each one chose.
     pub screen: Vec<(Finding, Action)>,
+    /// Pointers (into the agent-facing data) of strings that screening's `redact` cleaned.
+    pub cleaned: Vec<String>,
     /// Bytes of the agent-facing output line.
     pub output_bytes: u64,
     /// Its approximate token count ([`approx_tokens`](super::approx_tokens)).
@@ -223,6 +225,12 @@ impl AuditRecord {
                 })
                 .collect();
             m.push(("screen", Value::Array(found)));
+        }
+        if !self.cleaned.is_empty() {
+            m.push((
+                "cleaned",
+                Value::Array(self.cleaned.iter().map(|p| s(p)).collect()),
+            ));
         }
         m.push(("bytes", n(self.bytes)));
         m.push(("sha256", s(&self.sha256)));

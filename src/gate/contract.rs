@@ -492,14 +492,15 @@ impl Contract {
     }
 
     /// Whether screening may drop the exposed field `name` from `data` (its rule, or the
-    /// default when it has none, is `drop`): the envelope schema then makes it optional.
+    /// default when it has none, is `drop`, or `redact`, which drops a string that stays
+    /// high-risk): the envelope schema then makes it optional.
     pub(crate) fn droppable(&self, name: &str) -> bool {
         let Some(sc) = &self.screen else { return false };
         let mut own = String::new();
         crate::pointer::push_name(&mut own, name);
         match sc.fields().find(|(p, _)| *p == own) {
-            Some((_, a)) => a == Action::Drop,
-            None => sc.get_default_action() == Action::Drop,
+            Some((_, a)) => matches!(a, Action::Drop | Action::Redact),
+            None => matches!(sc.get_default_action(), Action::Drop | Action::Redact),
         }
     }
 }

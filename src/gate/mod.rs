@@ -75,7 +75,7 @@ pub use signed::Signed;
 
 use crate::json::{ConfigError, Value};
 use crate::scan::{Event, Flow, Position, Sink};
-use crate::screen::{screen_value, Action, Finding, ScreenContract};
+use crate::screen::{clean, screen_value, Action, Finding, ScreenContract};
 use crate::select::{Projection, Selector};
 use crate::{Error, ErrorKind, Limits, Scanner, Schema, Validator};
 use audit::{RawTap, TapReader};
@@ -1184,6 +1184,7 @@ impl<'g> Session<'g> {
         let gate = self.gate;
         let tool = &gate.contract.tool;
         let mut screened = Vec::new();
+        let mut cleaned = Vec::new();
         let verdict = match verdict {
             Verdict::Accept(i) => {
                 let sel = &self.selectors[i];
@@ -1198,7 +1199,7 @@ impl<'g> Session<'g> {
                 );
                 match &gate.contract.screen {
                     None => Ok(data),
-                    Some(sc) => screen_data(sc, data, &mut screened),
+                    Some(sc) => screen_data(sc, data, &mut screened, &mut cleaned),
                 }
             }
             Verdict::Fail(code, e) => Err((code, e)),
@@ -1281,6 +1282,7 @@ impl<'g> Session<'g> {
             duration_us: u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
             raw_copy: None,
             screen: screened,
+            cleaned,
             output_bytes: output.len() as u64,
             output_tokens: approx_tokens(&output),
             truncated_bytes: truncated,
@@ -1542,17 +1544,21 @@ fn now_ms(req: &Request) -> u64 {
         .saturating_mul(1000)
 }
 
-/// Screens the agent-facing `data` under the contract's `screen` rules: dropped fields are
-/// removed, a `reject` fails the response. Findings go to `found` (the audit record), never
-/// to the agent.
+/// Screens the agent-facing `data` under the contract's `screen` rules: `redact` cleans
+/// strings (their pointers go to `cleaned`), dropped fields are removed, a `reject` fails the
+/// response. Findings go to `found` (the audit record), never to the agent.
 fn screen_data(
     sc: &ScreenContract,
     mut data: Value,
     found: &mut Vec<(Finding, Action)>,
+    cleaned: &mut Vec<String>,
 ) -> Result<Value, (FailureCode, Box<AuditError>)> {
     let mut findings = Vec::new();
     screen_value(&data, &mut findings);
-    let screening = sc.apply_top_level(findings);
+    let mut screening = sc.apply_top_level(findings);
+    if !screening.rejected {
+        *cleaned = clean(&mut data, &mut screening, sc);
+    }
     *found = screening.findings;
     if screening.rejected {
         let first = found

@@ -132,20 +132,9 @@ impl Value {
         let Some((last, parents)) = tokens.split_last() else {
             return false;
         };
-        let mut v = self;
-        for t in parents {
-            v = match v {
-                Value::Object(m) => match m.iter_mut().find(|(k, _)| k == t) {
-                    Some((_, x)) => x,
-                    None => return false,
-                },
-                Value::Array(a) => match array_index(t).and_then(|i| a.get_mut(i as usize)) {
-                    Some(x) => x,
-                    None => return false,
-                },
-                _ => return false,
-            };
-        }
+        let Some(v) = self.walk_mut(parents) else {
+            return false;
+        };
         match v {
             Value::Object(m) => match m.iter().position(|(k, _)| k == last) {
                 Some(i) => {
@@ -163,6 +152,33 @@ impl Value {
             },
             _ => false,
         }
+    }
+
+    /// The value at JSON Pointer `pointer`, to change in place.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::{json::Value, Limits};
+    /// let mut v = Value::parse(br#"{"a":["x"]}"#, Limits::new()).unwrap();
+    /// *v.pointer_mut("/a/0").unwrap() = Value::String("y".into());
+    /// assert_eq!(v.to_json(), r#"{"a":["y"]}"#);
+    /// assert!(v.pointer_mut("/a/1").is_none());
+    /// ```
+    pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Value> {
+        self.walk_mut(&tokens(pointer)?)
+    }
+
+    fn walk_mut<T: AsRef<str>>(&mut self, path: &[T]) -> Option<&mut Value> {
+        let mut v = self;
+        for t in path {
+            let t = t.as_ref();
+            v = match v {
+                Value::Object(m) => m.iter_mut().find(|(k, _)| k == t).map(|(_, x)| x)?,
+                Value::Array(a) => a.get_mut(usize::try_from(array_index(t)?).ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(v)
     }
 
     /// The string, if this is a string.

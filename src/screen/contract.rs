@@ -1,10 +1,11 @@
-//! Screening contracts: per-field actions for findings (`flag`, `drop`, `reject`) chosen by
+//! Screening contracts: per-field actions for findings (`flag`, `redact`, `drop`, `reject`) chosen by
 //! the longest listed pointer that is the finding's pointer or an ancestor of it, a default,
 //! and the classes that count.
 //!
 //! The same rules serve a standalone screening contract (`{"screen":1,…}`, checked against
 //! [`SCREEN_CONTRACT_SCHEMA`]) and the `screen` member of a gate contract (checked by the
-//! gate's contract schema). This module decides; it never rewrites text.
+//! gate's contract schema). This module decides; it never rewrites text (`redact` is carried
+//! out by the sibling `redact` module).
 
 use super::{Class, Finding};
 use crate::config::{self, Shipped};
@@ -25,6 +26,10 @@ use crate::json::{ConfigError, Value};
 pub enum Action {
     /// Report it; the field is admitted.
     Flag,
+    /// Report it; the matched spans of the string are replaced by a fixed marker and angle
+    /// brackets neutralised (the string is *cleaned*); a string that stays high-risk, or a
+    /// finding in a member name, drops the field instead.
+    Redact,
     /// Report it; the field is not admitted (the rest of the response is).
     Drop,
     /// Report it; the response is rejected as `INVALID_RESPONSE`.
@@ -32,7 +37,7 @@ pub enum Action {
 }
 
 impl Action {
-    /// `"flag"`, `"drop"` or `"reject"`.
+    /// `"flag"`, `"redact"`, `"drop"` or `"reject"`.
     ///
     /// # Example
     /// ```
@@ -42,6 +47,7 @@ impl Action {
     pub fn as_str(self) -> &'static str {
         match self {
             Action::Flag => "flag",
+            Action::Redact => "redact",
             Action::Drop => "drop",
             Action::Reject => "reject",
         }
@@ -56,7 +62,7 @@ impl Action {
     /// assert_eq!(Action::parse("block"), None);
     /// ```
     pub fn parse(s: &str) -> Option<Action> {
-        [Action::Flag, Action::Drop, Action::Reject]
+        [Action::Flag, Action::Redact, Action::Drop, Action::Reject]
             .into_iter()
             .find(|a| a.as_str() == s)
     }
@@ -85,11 +91,11 @@ pub const SCREEN_CONTRACT_SCHEMA: &str = r#"{
   "required": ["screen"],
   "properties": {
     "screen": { "const": 1 },
-    "default": { "enum": ["flag", "drop", "reject"] },
+    "default": { "enum": ["flag", "redact", "drop", "reject"] },
     "fields": {
       "type": "object",
       "propertyNames": { "pattern": "^(/([^~/]|~[01])*)*$" },
-      "additionalProperties": { "enum": ["flag", "drop", "reject"] }
+      "additionalProperties": { "enum": ["flag", "redact", "drop", "reject"] }
     },
     "classes": {
       "type": "array", "minItems": 1, "uniqueItems": true,
@@ -151,11 +157,14 @@ pub struct Screening {
     pub findings: Vec<(Finding, Action)>,
     /// Fields (contract pointers, or the default's scope) not admitted.
     pub dropped: Vec<String>,
+    /// Strings to clean under `redact`: each string's pointer, and the field dropped instead
+    /// if it stays high-risk (see [`clean`](super::clean)).
+    pub redacted: Vec<(String, String)>,
     /// Whether the response is rejected as `INVALID_RESPONSE`.
     pub rejected: bool,
 }
 
-fn ancestor_or_self(field: &str, pointer: &str) -> bool {
+pub(super) fn ancestor_or_self(field: &str, pointer: &str) -> bool {
     pointer == field
         || (pointer.starts_with(field) && pointer.as_bytes().get(field.len()) == Some(&b'/'))
 }
@@ -353,6 +362,7 @@ impl ScreenContract {
         let mut out = Screening {
             findings: Vec::with_capacity(findings.len()),
             dropped: Vec::new(),
+            redacted: Vec::new(),
             rejected: false,
         };
         for f in findings {
@@ -366,7 +376,13 @@ impl ScreenContract {
             };
             match action {
                 Action::Flag => {}
-                Action::Drop => {
+                Action::Redact if !f.in_name => {
+                    if !out.redacted.iter().any(|(p, _)| *p == f.pointer) {
+                        out.redacted.push((f.pointer.clone(), field));
+                    }
+                }
+                // A member name cannot be cleaned: its field goes.
+                Action::Redact | Action::Drop => {
                     if !out.dropped.contains(&field) {
                         out.dropped.push(field);
                     }
@@ -379,6 +395,9 @@ impl ScreenContract {
         let all = out.dropped.clone();
         out.dropped
             .retain(|d| !all.iter().any(|o| o != d && ancestor_or_self(o, d)));
+        // A string in a dropped field needs no cleaning.
+        out.redacted
+            .retain(|(p, _)| !out.dropped.iter().any(|d| ancestor_or_self(d, p)));
         out
     }
 }
@@ -412,6 +431,7 @@ mod tests {
             pattern: "x",
             class: Class::Override,
             offset: 0,
+            len: 0,
             at: 0,
         };
         let s = c.apply_top_level(vec![mk("/meta/note"), mk("/meta/tags/0")]);

@@ -23,6 +23,7 @@ mod hidden;
 mod normalise;
 mod obfuscation;
 mod phrases;
+mod redact;
 mod render;
 mod rules;
 
@@ -37,6 +38,7 @@ pub use contract::{Action, ScreenContract, Screening, SCREEN_CONTRACT_SCHEMA};
 pub use hidden::{hidden_text, HIDDEN_PATTERNS};
 pub use obfuscation::{MAX_DECODED, MAX_DECODED_BYTES, MIN_BASE64, MIN_HEX};
 pub use phrases::PATTERNS;
+pub use redact::{clean, redact_text, REDACTION_MARKER};
 pub use render::render_untrusted;
 pub use rules::RULES;
 
@@ -154,6 +156,9 @@ pub struct Finding {
     pub class: Class,
     /// Byte offset of the match in the decoded string.
     pub offset: usize,
+    /// Byte length of the match in the decoded string (0 for a match in an obfuscation
+    /// variant of a definition string, which has no place in the original).
+    pub len: usize,
     /// Byte offset of the string's token in the document.
     pub at: u64,
 }
@@ -229,6 +234,7 @@ pub fn screen_definition_str(s: &str, pointer: &str, in_name: bool, out: &mut Ve
         for mut f in more.drain(..) {
             if !out[first..].iter().any(|g| g.pattern == f.pattern) {
                 f.offset = 0;
+                f.len = 0;
                 out.push(f);
             }
         }
@@ -256,12 +262,14 @@ fn screen_into(
         let id = PATTERNS[m.pattern().as_usize()].0;
         let class = phrases::phrase_class(id);
         spans.push((m.start(), m.end(), class));
+        let (offset, len) = original_span(s, map, m.start(), m.end());
         out.push(Finding {
             pointer: pointer.to_owned(),
             in_name,
             pattern: id,
             class,
-            offset: map[m.start()],
+            offset,
+            len,
             at,
         });
     }
@@ -276,16 +284,28 @@ fn screen_into(
             continue;
         }
         spans.push((m.start(), m.end(), *class));
+        let (offset, len) = original_span(s, map, m.start(), m.end());
         out.push(Finding {
             pointer: pointer.to_owned(),
             in_name,
             pattern: id,
             class: *class,
-            offset: map[m.start().min(map.len() - 1)],
+            offset,
+            len,
             at,
         });
     }
     out[first..].sort_by_key(|f| f.offset);
+}
+
+/// The byte span in `s` of the normalised bytes `start..end` (`map` from [`normalise`]): from
+/// the first byte's character to the end of the last byte's character.
+fn original_span(s: &str, map: &[usize], start: usize, end: usize) -> (usize, usize) {
+    let last = map.len().saturating_sub(1);
+    let a = map[start.min(last)];
+    let z = map[end.saturating_sub(1).clamp(start.min(last), last)];
+    let z = z + s[z..].chars().next().map_or(0, char::len_utf8);
+    (a, z.saturating_sub(a))
 }
 
 /// Screens every member name and string of a value already built (the gate's agent-facing
