@@ -29,7 +29,8 @@ never forwarded. Everything else passes byte for byte.
 --screen also screens every name and string of a result that passed, and of every server
 request and notification, for instruction-like text: flag forwards it and audits the
 finding, reject replaces a result, answers a server request with an error and drops a
-notification. --max-result-bytes N refuses a tools/call result line over N bytes (class
+notification; redact replaces the instruction-like spans of a result's strings with
+[redacted] and forwards it (audit verdict cleaned), and otherwise acts as reject. --max-result-bytes N refuses a tools/call result line over N bytes (class
 over_budget); a text-only result is refused too unless --truncate-text. --alerts FILE (as
 for gate) alerts on blocks of listed classes and runs a breaker per tool. --state SPEC (as
 for decide) shares rate limits, breakers, first-use pins and approvals with every replica
@@ -99,8 +100,8 @@ pub struct ProxyArgs {
     /// how long a call waits for an approval [default: 120]
     #[arg(long, value_name = "SECONDS", value_parser = args::seconds, help_heading = "Policy")]
     approval_wait: Option<u64>,
-    /// screen results, requests, notifications: flag or reject
-    #[arg(long, value_name = "flag|reject", value_parser = ["flag", "reject"], hide_possible_values = true, help_heading = "Screening and budgets")]
+    /// screen results, requests, notifications: flag, redact or reject
+    #[arg(long, value_name = "flag|redact|reject", value_parser = ["flag", "redact", "reject"], hide_possible_values = true, help_heading = "Screening and budgets")]
     screen: Option<String>,
     /// screen tool definitions: flag or reject
     #[arg(long, value_name = "flag|reject", value_parser = ["flag", "reject"], hide_possible_values = true, help_heading = "Screening and budgets")]
@@ -209,10 +210,10 @@ fn result_bytes(v: &str) -> Result<(Option<String>, u64), String> {
 }
 
 fn screen_mode(v: &str) -> Screen {
-    if v == "reject" {
-        Screen::Reject
-    } else {
-        Screen::Flag
+    match v {
+        "reject" => Screen::Reject,
+        "redact" => Screen::Redact,
+        _ => Screen::Flag,
     }
 }
 

@@ -37,6 +37,7 @@
 mod approve;
 mod budget;
 pub mod child;
+mod clean;
 mod expect;
 mod frame;
 #[cfg(feature = "serve")]
@@ -172,6 +173,14 @@ pub enum Screen {
     /// id); a server request is not relayed but answered to the server with a JSON-RPC
     /// error (audit verdict `refused`); a server notification is dropped (`dropped`).
     Reject,
+    /// A tool result's instruction-like spans are replaced by `[redacted]` (the screening
+    /// `redact` action) and the cleaned result forwarded (audit verdict `cleaned`, with the
+    /// cleaned pointers); a result that cannot be admitted cleaned (a finding in a member
+    /// name, a string that stays high-risk, cleaned `structuredContent` that no longer
+    /// satisfies the `outputSchema`, or over the result budget) is replaced as under
+    /// [`Screen::Reject`]. Server requests and notifications are treated as under
+    /// [`Screen::Reject`], and so are tool definitions (`screen_tools`).
+    Redact,
 }
 
 impl Default for Config {

@@ -875,7 +875,7 @@ fn judge_tool(
             extra: Some(definition_detail_boxed(def, None, &[], found)),
             ..Finding::default()
         };
-        if shared.screen_tools == Screen::Reject {
+        if shared.screen_tools != Screen::Flag {
             return Err(f);
         }
         flag(&f, outs);
@@ -1419,11 +1419,11 @@ fn from_server(
     };
     let id = msg.id.as_ref();
     let verdict = match (shared.screen, id) {
-        (Some(Screen::Reject), Some(id)) => {
+        (Some(Screen::Reject | Screen::Redact), Some(id)) => {
             outs.push(Out::Server(error_response(id, -32603, &message_reason(&f))));
             "refused"
         }
-        (Some(Screen::Reject), None) => "dropped",
+        (Some(Screen::Reject | Screen::Redact), None) => "dropped",
         _ => {
             outs.push(Out::ClientLine);
             "flagged"
@@ -1525,11 +1525,24 @@ fn judge_result(
         (v, _) => v,
     };
     // Screening (opt-in) reads every name and string of a result that passed.
+    let mut cleaned = false;
     let (verdict, flagged) = match (verdict, shared.screen) {
         (Ok(()), Some(mode)) => {
             let found = pre.screen.get(line, shared.limits);
             match found {
                 Some(f) if mode == Screen::Reject => (Err(f), None),
+                Some(f) if mode == Screen::Redact => {
+                    let source = cut.as_deref().unwrap_or(line);
+                    let output = tool.and_then(|t| t.output.as_ref());
+                    match super::clean::redact_result(source, output, shared.limits, budget) {
+                        Some((bytes, pointers)) => {
+                            cut = Some(bytes);
+                            cleaned = true;
+                            (Ok(()), Some(super::clean::with_cleaned(f, &pointers)))
+                        }
+                        None => (Err(f), None),
+                    }
+                }
                 Some(f) => (Ok(()), Some(f)),
                 None => (Ok(()), None),
             }
@@ -1538,7 +1551,9 @@ fn judge_result(
     };
     match verdict {
         Ok(()) => {
-            let how = if cut.is_some() {
+            let how = if cleaned {
+                "cleaned"
+            } else if cut.is_some() {
                 "truncated"
             } else if flagged.is_some() {
                 "flagged"
