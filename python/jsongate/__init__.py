@@ -13,7 +13,9 @@ guards for the places Python agent stacks plug things in:
 - :class:`Contract` -- a tool contract: the agent-facing envelope and the audit record;
 - :class:`Policy` -- tool-call decisions (``allow``, ``deny``, ``ask``), optionally for a
   :class:`Caller` (who the call is made for: its scopes as grants, its subject as context);
-- :func:`screen` -- instruction-like text in untrusted strings;
+- :func:`screen` -- instruction-like text in untrusted strings; :func:`screen_definition` the
+  same in one tool-definition string, obfuscation included; :func:`redact_text` the ``redact``
+  action on one string;
 - :class:`ToolDefinition` -- an MCP tool definition's canonical form, pin (SHA-256), screening
   and classified changes;
 - :func:`guard_tool_result` -- a decorator that gates what a tool function returns;
@@ -51,7 +53,9 @@ from ._jsongate import (
     Validator,
     check,
     loads,
+    redact_text,
     screen,
+    screen_definition,
 )
 
 __version__: str = _metadata.version("jsongate")
@@ -80,5 +84,7 @@ __all__ = [
     "check",
     "guard_tool_result",
     "loads",
+    "redact_text",
     "screen",
+    "screen_definition",
 ]

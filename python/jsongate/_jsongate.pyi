@@ -253,10 +253,13 @@ class Finding:
     pattern: str
     class_: str
     offset: int
+    length: int
     at: int
     def to_dict(self) -> Dict[str, Any]: ...
 
 def screen(data: Document, limits: Optional[Limits] = None) -> List[Finding]: ...
+def screen_definition(text: str, pointer: str = "", in_name: bool = False) -> List[Finding]: ...
+def redact_text(text: str, findings: List[Finding]) -> str: ...
 
 class ToolDefinition:
     """An MCP tool definition in canonical form, with its SHA-256 (the pin)."""

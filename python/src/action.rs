@@ -236,6 +236,10 @@ pub struct Finding {
     /// Byte offset of the match in the decoded string.
     #[pyo3(get)]
     offset: usize,
+    /// Byte length of the match in the decoded string (0 for a match found only in an
+    /// obfuscation variant of a definition string).
+    #[pyo3(get)]
+    length: usize,
     /// Byte offset of the string's token in the document.
     #[pyo3(get)]
     at: u64,
@@ -249,6 +253,7 @@ impl From<Found> for Finding {
             pattern: f.pattern,
             class: f.class.as_str(),
             offset: f.offset,
+            length: f.len,
             at: f.at,
         }
     }
@@ -290,4 +295,30 @@ pub fn screen<'py>(
     let found = with_bytes(py, data, |b| jsongate::screen::screen(b, limits))?
         .map_err(|e| scan_error(py, &e))?;
     PyList::new(py, found.into_iter().map(Finding::from))
+}
+
+/// Screens one string of a tool definition (a name, description or schema member) for
+/// instruction-like text, also in its obfuscation variants (confusable letters, leetspeak,
+/// identifiers split, spaced-out letters joined, base64 and hex runs decoded), as
+/// `mcp-proxy --screen-tools` does. Returns a list of `Finding`s.
+#[pyfunction]
+#[pyo3(signature = (text, pointer="", in_name=false))]
+pub fn screen_definition<'py>(
+    py: Python<'py>,
+    text: &str,
+    pointer: &str,
+    in_name: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let mut found = Vec::new();
+    jsongate::screen::screen_definition_str(text, pointer, in_name, &mut found);
+    PyList::new(py, found.into_iter().map(Finding::from))
+}
+
+/// `text` with the spans of `findings` (each finding's `offset` and `length`, as `screen`
+/// reports them for that string) replaced by `[redacted]`, widened to whole words, and `<`/`>`
+/// turned into their full-width forms: the `redact` screening action on one string.
+#[pyfunction]
+pub fn redact_text(text: &str, findings: Vec<PyRef<'_, Finding>>) -> String {
+    let spans: Vec<(usize, usize)> = findings.iter().map(|f| (f.offset, f.length)).collect();
+    jsongate::screen::redact_text(text, &spans)
 }

@@ -208,7 +208,7 @@ fn flag_equals_value_works_on_every_subcommand() {
         &["mcp-proxy", "--screen=maybe", "--", "true"][..],
         &["mcp-proxy", "--screen", "maybe", "--", "true"],
     ] {
-        assert!(usage_error(args, b"").contains("--screen: 'maybe' is not flag or reject"));
+        assert!(usage_error(args, b"").contains("--screen: 'maybe' is not flag, redact or reject"));
     }
     let e = usage_error(
         &["serve", "--listen=nowhere", "--config=/no/such.json"],

@@ -948,7 +948,7 @@ fn the_command_rejects_bad_usage() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("flag or reject"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("flag, redact or reject"));
 }
 
 #[test]
