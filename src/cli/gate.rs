@@ -562,20 +562,20 @@ pub fn screen(a: &ScreenArgs) -> Result<ExitCode, args::Failure> {
     let mut screener = Screener::new();
     let scanned = Scanner::new(Limits::new()).scan_slice(&input, &mut screener);
     let mut screening = contract.apply(std::mem::take(&mut screener.findings));
-    let rejected = screening.rejected || scanned.is_err();
+    let mut rejected = screening.rejected || scanned.is_err();
     // With a contract, the admitted document: strings cleaned under `redact` (or their fields
-    // dropped when they stay high-risk), dropped fields removed, nothing else rewritten.
-    let admitted = match (&a.contract, rejected) {
-        (Some(_), false) => {
-            let mut doc = Value::parse(&input, Limits::new()).map_err(|e| e.to_string())?;
-            let cleaned = jsongate::screen::clean(&mut doc, &mut screening, &contract);
-            for d in &screening.dropped {
-                doc.remove_pointer(d);
-            }
-            Some((doc, cleaned))
+    // dropped when they stay high-risk), dropped fields removed, nothing else rewritten. A
+    // dropped root (a document that is one string, or a rule for "") cannot be admitted.
+    let mut admitted = None;
+    if let (Some(_), false) = (&a.contract, rejected) {
+        let mut doc = Value::parse(&input, Limits::new()).map_err(|e| e.to_string())?;
+        let cleaned = jsongate::screen::clean(&mut doc, &mut screening, &contract);
+        if jsongate::screen::remove_dropped(&mut doc, &screening.dropped) {
+            admitted = Some((doc, cleaned));
+        } else {
+            rejected = true;
         }
-        _ => None,
-    };
+    }
     let mut out = String::new();
     for (f, action) in &screening.findings {
         f.write_json(&mut out, *action);

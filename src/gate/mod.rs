@@ -75,7 +75,7 @@ pub use signed::Signed;
 
 use crate::json::{ConfigError, Value};
 use crate::scan::{Event, Flow, Position, Sink};
-use crate::screen::{clean, screen_value, Action, Finding, ScreenContract};
+use crate::screen::{clean, remove_dropped, screen_value, Action, Finding, ScreenContract};
 use crate::select::{Projection, Selector};
 use crate::{Error, ErrorKind, Limits, Scanner, Schema, Validator};
 use audit::{RawTap, TapReader};
@@ -1576,9 +1576,8 @@ fn screen_data(
             }),
         ));
     }
-    for p in &screening.dropped {
-        data.remove_pointer(p);
-    }
+    // Data is an object of exposed fields: its root is never dropped.
+    remove_dropped(&mut data, &screening.dropped);
     Ok(data)
 }
 

@@ -1534,7 +1534,16 @@ fn judge_result(
                 Some(f) if mode == Screen::Redact => {
                     let source = cut.as_deref().unwrap_or(line);
                     let output = tool.and_then(|t| t.output.as_ref());
-                    match super::clean::redact_result(source, output, shared.limits, budget) {
+                    let truncated = cut.is_some();
+                    match super::clean::redact_result(
+                        source,
+                        output,
+                        shared.limits,
+                        budget,
+                        truncated,
+                    ) {
+                        // The finding was in the text cut off: the cut result, as it is.
+                        Some((_, pointers)) if pointers.is_empty() => (Ok(()), None),
                         Some((bytes, pointers)) => {
                             cut = Some(bytes);
                             cleaned = true;

@@ -38,7 +38,7 @@ pub use contract::{Action, ScreenContract, Screening, SCREEN_CONTRACT_SCHEMA};
 pub use hidden::{hidden_text, HIDDEN_PATTERNS};
 pub use obfuscation::{MAX_DECODED, MAX_DECODED_BYTES, MIN_BASE64, MIN_HEX};
 pub use phrases::PATTERNS;
-pub use redact::{clean, redact_text, REDACTION_MARKER};
+pub use redact::{clean, redact_text, remove_dropped, REDACTION_MARKER};
 pub use render::render_untrusted;
 pub use rules::RULES;
 
@@ -228,11 +228,13 @@ pub fn screen_definition_str(s: &str, pointer: &str, in_name: bool, out: &mut Ve
     let first = out.len();
     screen_into(s, pointer, in_name, 0, &mut norm, &mut map, out);
     let mut more = Vec::new();
-    for (v, _) in obfuscation::variants(s) {
+    for (v, how) in obfuscation::variants(s) {
         more.clear();
         screen_into(&v, pointer, in_name, 0, &mut norm, &mut map, &mut more);
         for mut f in more.drain(..) {
-            if !out[first..].iter().any(|g| g.pattern == f.pattern) {
+            // Identifiers that name a destructive action (`drop_table`) are ordinary names.
+            let ordinary = how == obfuscation::SPLIT && f.class == Class::ToolRequest;
+            if !ordinary && !out[first..].iter().any(|g| g.pattern == f.pattern) {
                 f.offset = 0;
                 f.len = 0;
                 out.push(f);

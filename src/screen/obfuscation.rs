@@ -5,8 +5,11 @@
 //! - **folded**: letters that look like ASCII letters (UTS #39 confusable skeletons of the
 //!   non-ASCII characters, through `unicode-security`: Cyrillic `а`, Greek `ο`, mathematical
 //!   bold `𝐢`) become those letters; digits and `@`/`$` inside words that also hold letters
-//!   fold as leetspeak (`1gn0r3` → `ignore`); identifiers split at `_`, `-` and camelCase
-//!   (`ignoreAllPrevious_instructions` → `ignore all previous instructions`);
+//!   fold as leetspeak (`1gn0r3` → `ignore`);
+//! - **split**: the folded text with identifiers split at `_`, `-` and camelCase
+//!   (`ignoreAllPrevious_instructions` → `ignore all previous instructions`). Tool and member
+//!   names such as `drop_table` or `deleteAllFiles` are ordinary, so tool-request findings of
+//!   this variant do not count (see `screen_definition_str`);
 //! - **joined**: letters spaced out one by one (`i g n o r e  a l l`) joined into words, a run
 //!   of two or more spaces (or a `/`) separating the words;
 //! - **decoded**: runs of base64 (standard or URL-safe, at least [`MIN_BASE64`] characters)
@@ -38,21 +41,25 @@ pub(super) fn variants(s: &str) -> Vec<(String, &'static str)> {
             out.push((v, how));
         }
     };
-    let folded = fold(s);
+    let folded = fold(s, false);
     push(folded.clone(), "folded", &mut out);
+    push(fold(s, true), SPLIT, &mut out);
     if let Some(j) = join_spaced(&folded) {
         push(j, "joined", &mut out);
     }
     for d in decoded(s) {
-        let f = fold(&d);
+        let f = fold(&d, false);
         push(d, "decoded", &mut out);
         push(f, "decoded", &mut out);
     }
     out
 }
 
-/// Confusables, leetspeak and identifier splitting (see the module header).
-fn fold(s: &str) -> String {
+/// The name of the variant with identifiers split.
+pub(super) const SPLIT: &str = "split";
+
+/// Confusables and leetspeak, and with `split` identifier splitting (see the module header).
+fn fold(s: &str, split: bool) -> String {
     let mut skel = String::with_capacity(s.len());
     for c in s.chars() {
         if c.is_ascii() {
@@ -81,12 +88,12 @@ fn fold(s: &str) -> String {
         let mut prev: Option<char> = None;
         for c in word.chars() {
             let c = if leet { leet_letter(c) } else { c };
-            if c == '_' || c == '-' {
+            if split && (c == '_' || c == '-') {
                 out.push(' ');
                 prev = None;
                 continue;
             }
-            if c.is_uppercase() && prev.is_some_and(char::is_lowercase) {
+            if split && c.is_uppercase() && prev.is_some_and(char::is_lowercase) {
                 out.push(' ');
             }
             out.push(c);

@@ -5,8 +5,11 @@
 //! or more (what is left says nothing the agent needs) — is not admitted: its field is dropped
 //! instead, as `drop` would.
 //!
-//! It depends on the contract's decision ([`Screening`]) and the value type; it never decides
-//! which findings count.
+//! It also removes the dropped fields ([`remove_dropped`]), in an order that never shifts one
+//! array index before it is used. It depends on the contract's decision ([`Screening`]) and
+//! the value type; it never decides which findings count.
+
+use std::cmp::Ordering;
 
 use super::contract::ancestor_or_self;
 use super::{screen_str, ScreenContract, Screening};
@@ -39,6 +42,14 @@ pub fn redact_text(s: &str, spans: &[(usize, usize)]) -> String {
         .map(|(a, z)| widen(s, a, z))
         .collect();
     spans.sort_unstable();
+    // Overlapping or touching spans become one (one marker, not two side by side).
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (a, z) in spans {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(z),
+            _ => merged.push((a, z)),
+        }
+    }
     let mut out = String::with_capacity(s.len());
     let mut at = 0;
     let plain = |t: &str, out: &mut String| {
@@ -50,12 +61,8 @@ pub fn redact_text(s: &str, spans: &[(usize, usize)]) -> String {
             }
         }
     };
-    for (a, z) in spans {
-        if z <= at {
-            continue;
-        }
-        let a = a.max(at);
-        if let (Some(before), true) = (s.get(at..a), s.is_char_boundary(z)) {
+    for (a, z) in merged {
+        if let Some(before) = s.get(at..a) {
             plain(before, &mut out);
             out.push_str(REDACTION_MARKER);
             at = z;
@@ -149,6 +156,53 @@ fn widen(s: &str, mut a: usize, mut z: usize) -> (usize, usize) {
     (a, z)
 }
 
+/// Removes every pointer of `dropped` from `doc`, the last in document order first (array
+/// indices compared as numbers), so that removing an item never shifts one still to remove.
+/// Returns `false`, removing nothing, when the root itself is dropped (a document cannot lose
+/// its root: the caller refuses it).
+///
+/// # Example
+/// ```
+/// use jsongate::{json::Value, screen::remove_dropped, Limits};
+/// let mut doc = Value::parse(br#"{"a":["x","ok","y","z","w","v","u","t","s","r","q"]}"#, Limits::new()).unwrap();
+/// let dropped = ["/a/0".to_owned(), "/a/2".to_owned(), "/a/10".to_owned()];
+/// assert!(remove_dropped(&mut doc, &dropped));
+/// assert_eq!(doc.to_json(), r#"{"a":["ok","z","w","v","u","t","s","r"]}"#);
+/// assert!(!remove_dropped(&mut doc, &["".to_owned()]));
+/// ```
+pub fn remove_dropped(doc: &mut Value, dropped: &[String]) -> bool {
+    if dropped.iter().any(String::is_empty) {
+        return false;
+    }
+    let mut order: Vec<(Vec<String>, &str)> = dropped
+        .iter()
+        .filter_map(|p| Some((crate::pointer::tokens(p)?, p.as_str())))
+        .collect();
+    order.sort_by(|a, b| document_order(&b.0, &a.0));
+    for (_, p) in order {
+        doc.remove_pointer(p);
+    }
+    true
+}
+
+/// Document order of two pointers' tokens: array indices as numbers, names as text, a parent
+/// before its members.
+fn document_order(a: &[String], b: &[String]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let o = match (
+            crate::pointer::array_index(x),
+            crate::pointer::array_index(y),
+        ) {
+            (Some(i), Some(j)) => i.cmp(&j),
+            _ => x.cmp(y),
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
 /// Bytes of `0..len` inside at least one span.
 fn covered(spans: &[(usize, usize)], len: usize) -> usize {
     let mut v: Vec<(usize, usize)> = spans
@@ -188,6 +242,11 @@ mod tests {
             "[redacted] tool"
         );
         assert_eq!(redact_text("xx ignore yy", &[(4, 3)]), "xx [redacted] yy");
+        // Overlapping spans that end in different words: one marker.
+        assert_eq!(
+            redact_text("aa bb cc dd", &[(3, 4), (6, 4)]),
+            "aa [redacted]"
+        );
         assert_eq!(covered(&[(0, 2), (1, 3), (10, 5)], 12), 6);
     }
 }

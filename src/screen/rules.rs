@@ -31,7 +31,14 @@ pub const RULES: &[(&str, Class, &str)] = &[
     (
         "override_gap",
         Class::Override,
-        r"\b(ignore|disregard|forget|override|bypass|abandon|set aside|neglect)\b.{0,30}\b(previous|prior|above|earlier|preceding|former|original|old|all|any|your|system|existing|initial)\b.{0,20}\b(instructions?|prompts?|directives?|commands?|rules|guidelines|requests|orders|guidance|constraints|restrictions|boundaries|tasks?|context)\b",
+        r"\b(ignore|disregard|forget|override|bypass|abandon|set aside|neglect)\b.{0,30}\b(previous|prior|above|earlier|preceding|former|original|old|all|any|your|system|existing|initial)\b.{0,20}\b(instructions?|prompts?|directives?|commands?|rules|guidelines|requests|orders|guidance|constraints|restrictions|boundaries|tasks?)\b",
+    ),
+    (
+        // "disregard prior context" (the design's detector); `override` and "any/existing
+        // context" are ordinary configuration prose and stay clean.
+        "override_context",
+        Class::Override,
+        r"\b(ignore|disregard|forget)\b.{0,20}\b(previous|prior|above|earlier|preceding)\b.{0,10}\bcontext\b",
     ),
     (
         "override_regardless",
@@ -180,16 +187,16 @@ pub const RULES: &[(&str, Class, &str)] = &[
     (
         "tool_destructive_zh",
         Class::ToolRequest,
-        r"((删除|删掉|清空|销毁|抹掉|重置).{0,14}|覆盖([^率面].{0,13})?)(数据库|数据表|库表|表格?|所有|全部|文件|邮件|记录|仓库|账户|用户|数据|任务|系统)|调用.{0,6}(删除|转账|导出|发送).{0,4}(接口|工具|函数|api)|(直接|立即|马上|现在)调用",
+        r"(删除|删掉|清空|销毁|抹掉|重置)[^后前了的时]{0,14}(数据库|数据表|库表|表格?|所有|全部|文件|邮件|记录|仓库|账户|用户|数据|任务|系统)|覆盖([^率面全范].{0,8})?(文件|记录|数据库|数据表|库表|数据)|调用.{0,6}(删除|转账|导出|发送).{0,4}(接口|工具|函数|api)|(直接|立即|马上|现在)调用",
     ),
     (
         // The design's detector: an urgent imperative to redo, run, call, delete, change or
         // send ("务必重新执行", "请修改配置"). After a plain 请 the object must be the
-        // system's (configuration, data, files, permissions…): "请发送邮件至…" and "请删除草稿"
-        // stay clean.
+        // system's (configuration, data, files, permissions…): "请发送邮件至…", "请删除草稿" and
+        // documentation's "请执行以下命令" stay clean, and so does "已立即发送".
         "request_urgent_zh",
         Class::ToolRequest,
-        r"(务必|立即|立刻|马上).{0,6}(重新|执行|调用|删除|修改|发送)|请.{0,6}(重新执行|执行更新|执行|调用|删除|修改).{0,6}(配置|设置|系统|数据|文件|记录|权限|密码|代码|指令|命令|接口|工具|任务|账户|用户)",
+        r"(务必|立即|立刻|马上).{0,6}(重新执行|重新|执行|调用|删除|修改)|请.{0,6}(重新执行|执行更新|执行|调用|删除|修改).{0,6}(配置|设置|系统|数据|文件|记录|权限|密码|接口|工具|任务|账户|用户)",
     ),
     // ---- exfiltration and active markup ----
     (
@@ -214,14 +221,17 @@ pub const RULES: &[(&str, Class, &str)] = &[
     ),
     // ---- sensitive_resource: a secret-bearing file to read or pass on ----
     (
+        // Passing a secret-bearing file on: a sending verb before it, or a reading verb before
+        // it and a passing-on verb after ("read ~/.ssh/id_rsa and pass it as notes"). Setup
+        // prose ("copy .env.example to .env") has neither.
         "sensitive_file",
         Class::SensitiveResource,
-        r"\b(read|open|cat|include|attach|pass|send|upload|copy|paste|print|return|provide|fetch|get|grab|extract|exfiltrate)\b.{0,40}(~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.ssh/|(^|[\s/'`\x22(])\.env\b|\.aws/credentials|\.netrc\b|\.pgpass\b|\.git-credentials|\.docker/config\.json|\.kube/config|/etc/shadow\b|\bwallet\.dat\b|\bmcp\.json\b)",
+        r"\b(send|upload|post|exfiltrate|leak|forward|attach|paste|transmit|share)\b.{0,40}(~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.ssh/|(^|[\s/'`\x22(])\.env($|[^.a-z0-9_-])|\.aws/credentials|\.netrc\b|\.pgpass\b|\.git-credentials|\.docker/config\.json|\.kube/config|/etc/shadow\b|\bwallet\.dat\b)|\b(read|open|cat|load|copy|get|fetch|grab|extract|print|dump|collect)\b.{0,40}(~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.ssh/|(^|[\s/'`\x22(])\.env($|[^.a-z0-9_-])|\.aws/credentials|\.netrc\b|\.pgpass\b|\.git-credentials|\.docker/config\.json|\.kube/config|/etc/shadow\b|\bwallet\.dat\b).{0,60}\b(and|then)\b.{0,30}\b(pass|send|include|put|add|attach|post|upload|return|provide|paste|append|submit|give|share|insert|embed)\b",
     ),
     (
         "sensitive_file_zh",
         Class::SensitiveResource,
-        r"(读取|打开|发送|上传|附上|复制|传入|提供).{0,20}(~/\.ssh|id_rsa|\.env|\.aws/credentials|私钥文件|密钥文件|私钥)",
+        r"(发送|上传|附上|传入|提供|泄露)[^。]{0,20}(~/\.ssh|id_rsa|\.env|\.aws/credentials|私钥文件|密钥文件|私钥)|(读取|打开|复制|获取)[^。]{0,20}(~/\.ssh|id_rsa|\.env|\.aws/credentials|私钥文件|密钥文件|私钥)[^。]{0,20}(并|然后|再).{0,10}(传入|发送|上传|附上|提供|填入|作为)",
     ),
     // ---- secrecy: the reader told to keep something from the user ----
     (

@@ -170,6 +170,12 @@ struct Eval {
     one_undef: u32,
     then_undef: bool,
     else_undef: bool,
+    /// `if` itself is undecided: the verdict depends on it unless no branch can fail.
+    if_undef: bool,
+    /// Items whose `contains` verdict is undecided.
+    contains_undef: u64,
+    /// `dependentSchemas` whose subschema is undecided (they matter once their name is seen).
+    dep_undef: Bits,
     contains: u64,
     /// Watched names seen (`required`, `dependentRequired`, `dependentSchemas` keys).
     seen: Bits,
@@ -208,6 +214,9 @@ impl Eval {
             one_undef: 0,
             then_undef: false,
             else_undef: false,
+            if_undef: false,
+            contains_undef: 0,
+            dep_undef: Bits::default(),
             contains: 0,
             seen: Bits::default(),
             dep_failed: Bits::default(),
@@ -242,6 +251,9 @@ impl Eval {
         self.one_undef = 0;
         self.then_undef = false;
         self.else_undef = false;
+        self.if_undef = false;
+        self.contains_undef = 0;
+        self.dep_undef.clear();
         self.contains = 0;
         self.seen.clear();
         self.dep_failed.clear();
@@ -768,6 +780,8 @@ impl Runtime {
             },
         );
         self.release(tmp);
+        // Describing copies the pointer and the location: charged like the work it is.
+        self.charge((v.instance_pointer().len() + v.keyword_location().len()) as u64 / 16);
         let cause: Cause = std::sync::Arc::new(Reentry {
             keyword_location: v.keyword_location().into(),
             offset,
@@ -792,35 +806,56 @@ impl Runtime {
         if pe.st != St::Running {
             return;
         }
-        // Annotations of an undecided subschema are unknown, and `unevaluated*` depends on
-        // them: the parent cannot be decided either.
-        let uncertain = p.uses_unevaluated
-            || match slot {
-                Slot::AnyOf => {
-                    pe.any_undef += 1;
-                    false
-                }
-                Slot::OneOf => {
-                    pe.one_undef += 1;
-                    false
-                }
-                Slot::Then | Slot::Else => {
-                    let want_if = slot == Slot::Then;
-                    match pe.if_res {
-                        Some(r) => r == want_if,
-                        None => {
-                            if want_if {
-                                pe.then_undef = true;
-                            } else {
-                                pe.else_undef = true;
-                            }
-                            false
+        let keywords = match &p.nodes[pe.node as usize].kind {
+            NodeKind::Keywords(k) => Some(&**k),
+            _ => None,
+        };
+        let uncertain = match slot {
+            Slot::AnyOf => {
+                pe.any_undef += 1;
+                false
+            }
+            Slot::OneOf => {
+                pe.one_undef += 1;
+                false
+            }
+            Slot::If => {
+                pe.if_undef = true;
+                false
+            }
+            Slot::Then | Slot::Else => {
+                let want_if = slot == Slot::Then;
+                match pe.if_res {
+                    Some(r) => r == want_if,
+                    None => {
+                        if want_if {
+                            pe.then_undef = true;
+                        } else {
+                            pe.else_undef = true;
                         }
+                        false
                     }
                 }
-                _ => true,
-            };
-        if uncertain {
+            }
+            Slot::Dep(i) => {
+                let seen = keywords.is_some_and(|k| {
+                    watch_index(k, &k.dependent_schemas[i as usize].0)
+                        .is_some_and(|w| pe.seen.get(w))
+                });
+                if !seen {
+                    pe.dep_undef.set(i);
+                }
+                seen
+            }
+            Slot::Contains(_) => {
+                pe.contains_undef += 1;
+                false
+            }
+            _ => true,
+        };
+        // Annotations of an undecided subschema are unknown, and `unevaluated*` depends on
+        // them: under it the parent cannot be decided either.
+        if uncertain || p.uses_unevaluated {
             pe.undecided.get_or_insert(cause);
         } else {
             pe.maybe.get_or_insert(cause);
@@ -1667,6 +1702,12 @@ impl Runtime {
                 if &**dep == name && self.evals[e as usize].dep_failed.get(i as u32) {
                     return self.fail_with(p, e, k.dependent_schemas_keyword(), offset);
                 }
+                let ev = &mut self.evals[e as usize];
+                if &**dep == name && ev.dep_undef.get(i as u32) {
+                    if let Some(c) = ev.maybe.clone() {
+                        ev.undecided.get_or_insert(c);
+                    }
+                }
             }
         }
         if let Some(c) = &k.property_names {
@@ -1823,16 +1864,27 @@ impl Runtime {
                             fail(self, kw);
                             continue;
                         }
-                        if k.contains.is_some() && self.evals[e as usize].contains < k.min_contains
-                        {
-                            fail(
-                                self,
-                                if k.min_contains > 1 {
-                                    "minContains"
-                                } else {
-                                    "contains"
-                                },
-                            );
+                        if k.contains.is_some() {
+                            // Undecided items may or may not count: a verdict that depends on
+                            // them is undecided.
+                            let ev = &mut self.evals[e as usize];
+                            let (got, open) = (ev.contains, ev.contains_undef);
+                            let short = got < k.min_contains;
+                            let may_exceed = k.max_contains.is_some_and(|m| got + open > m);
+                            if short && got + open < k.min_contains {
+                                fail(
+                                    self,
+                                    if k.min_contains > 1 {
+                                        "minContains"
+                                    } else {
+                                        "contains"
+                                    },
+                                );
+                            } else if short || may_exceed {
+                                if let Some(c) = ev.maybe.clone() {
+                                    ev.undecided.get_or_insert(c);
+                                }
+                            }
                         }
                     }
                 }
@@ -1958,7 +2010,7 @@ impl Runtime {
     /// member that failed `unevaluatedProperties` (else [`NONE`]).
     fn fold(&mut self, p: &Program, e: u32) -> (bool, &'static str, u32) {
         let k = match &p.nodes[self.evals[e as usize].node as usize].kind {
-            NodeKind::Keywords(k) if k.folds => &**k,
+            NodeKind::Keywords(k) if k.folds || self.evals[e as usize].if_undef => &**k,
             _ => return (true, "", NONE),
         };
         let count = self
@@ -1988,6 +2040,22 @@ impl Runtime {
                 ev.undecided.get_or_insert(c);
             }
         }
+        if ev.if_undef {
+            // `if` is undecided: no matter when no branch can fail; a failure when both must.
+            let can_fail = |present: bool, failed: bool, open: bool| present && (failed || open);
+            let then_may = can_fail(k.then_.is_some(), ev.then_failed, ev.then_undef);
+            let else_may = can_fail(k.else_.is_some(), ev.else_failed, ev.else_undef);
+            let then_fails = k.then_.is_some() && ev.then_failed;
+            let else_fails = k.else_.is_some() && ev.else_failed;
+            if then_fails && else_fails {
+                return (false, "then", NONE);
+            }
+            if then_may || else_may {
+                if let Some(c) = ev.maybe.clone() {
+                    ev.undecided.get_or_insert(c);
+                }
+            }
+        }
         if ev.enum_alts > 0 && ev.enum_pass == 0 {
             return (false, "enum", NONE);
         }
@@ -2000,7 +2068,8 @@ impl Runtime {
         if p.uses_unevaluated {
             if let (Some(_), Container::Object) = (&k.unevaluated_properties, container) {
                 for i in 0..count as u32 {
-                    if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) {
+                    // With an undecided child, which members were evaluated is not known.
+                    if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) && ev.undecided.is_none() {
                         return (false, "unevaluatedProperties", i);
                     }
                 }
@@ -2008,7 +2077,7 @@ impl Runtime {
             }
             if let (Some(_), Container::Array) = (&k.unevaluated_items, container) {
                 for i in 0..count as u32 {
-                    if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) {
+                    if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) && ev.undecided.is_none() {
                         return (false, "unevaluatedItems", NONE);
                     }
                 }

@@ -1406,6 +1406,14 @@ fn design_detector_probes_are_caught_and_near_misses_stay_clean() {
         "作为系统的一部分，该服务会记录日志",
         "The prior context of this ticket is attached.",
         "Please find the previous report attached.",
+        "You can override any existing context with the --config flag.",
+        "请执行以下命令安装依赖",
+        "删除后数据无法恢复，请谨慎操作",
+        "服务覆盖全国所有城市",
+        "邮件已立即发送",
+        "Copy .env.example to .env and fill in your API key.",
+        "To get started, add this to your mcp.json file.",
+        "The app reads .env at startup; see the setup guide.",
     ] {
         let mut f = Vec::new();
         screen_str(text, "", false, 0, &mut f);
@@ -1483,6 +1491,11 @@ fn tool_definition_screening_survives_obfuscation() {
         "The v1 API returns 404 when the user is missing.",
         "Keep your API token secret.",
         "Path of the file, e.g. /home/me/notes.txt",
+        "drop_table",
+        "dropTable",
+        "delete_all_files",
+        "purgeAllMessages",
+        "Copy .env.example to .env before the first run.",
         "d e f a u l t   is   o n",
     ] {
         let mut f = Vec::new();

@@ -558,6 +558,62 @@ fn cycles_are_judged_by_evaluation_a_guarded_self_reference_is_an_error_only_whe
         ),
         (r##"{"not":{"$ref":"#"}}"##, "1", "schema_cycle at "),
         (r##"{"type":"string","not":{"$ref":"#"}}"##, "1", "type at "),
+        // An undecided `if` matters only when a branch can fail.
+        (r##"{"if":{"$ref":"#"}}"##, "1", "valid"),
+        (
+            r##"{"if":{"$ref":"#"},"then":true,"else":{"type":"integer"}}"##,
+            "1",
+            "valid",
+        ),
+        (
+            r##"{"if":{"$ref":"#"},"then":true,"else":{"type":"string"}}"##,
+            "1",
+            "schema_cycle at ",
+        ),
+        (
+            r##"{"if":{"$ref":"#"},"then":{"type":"string"},"else":{"type":"string"}}"##,
+            "1",
+            "then at ",
+        ),
+        // A dependent schema matters only when its name is present.
+        (
+            r##"{"dependentSchemas":{"a":{"$ref":"#"}}}"##,
+            "{}",
+            "valid",
+        ),
+        (
+            r##"{"dependentSchemas":{"a":{"$ref":"#"}}}"##,
+            r#"{"a":1}"#,
+            "schema_cycle at ",
+        ),
+        // `contains`: enough decided items decide it.
+        (
+            r##"{"$defs":{"c":{"anyOf":[{"$ref":"#/$defs/c"},{"type":"integer"}]}},"contains":{"$ref":"#/$defs/c"}}"##,
+            r#"["x",1]"#,
+            "valid",
+        ),
+        (
+            r##"{"$defs":{"c":{"anyOf":[{"$ref":"#/$defs/c"},{"type":"integer"}]}},"contains":{"$ref":"#/$defs/c"}}"##,
+            r#"["x"]"#,
+            "schema_cycle at /0",
+        ),
+        (
+            r##"{"$defs":{"c":{"anyOf":[{"$ref":"#/$defs/c"},{"type":"integer"}]}},"contains":{"$ref":"#/$defs/c"},"maxContains":1}"##,
+            r#"["x",1]"#,
+            "schema_cycle at /0",
+        ),
+        // Under `unevaluated*` an undecided alternative stays undecided (never a failure that
+        // `not` would turn into a pass).
+        (
+            r##"{"$defs":{"A":{"anyOf":[{"$ref":"#/$defs/A"},{"type":"string"}]}},"not":{"$ref":"#/$defs/A"},"unevaluatedProperties":true}"##,
+            "1",
+            "schema_cycle at ",
+        ),
+        (
+            r##"{"$defs":{"A":{"allOf":[{"$ref":"#/$defs/A"}],"unevaluatedProperties":false}},"not":{"$ref":"#/$defs/A"}}"##,
+            r#"{"y":1}"#,
+            "schema_cycle at ",
+        ),
     ] {
         let schema = Schema::compile(s.as_bytes()).unwrap();
         let got = match Validator::new(&schema).validate_slice(doc.as_bytes(), Limits::new()) {
@@ -567,4 +623,32 @@ fn cycles_are_judged_by_evaluation_a_guarded_self_reference_is_an_error_only_whe
         };
         assert_eq!(got, want, "{s} / {doc}");
     }
+}
+
+/// Every re-entry names where it happened (the instance pointer and keyword location), which
+/// costs their length: that work is charged to the budget, so a document that re-enters under
+/// long pointers again and again stops at the budget instead of copying without bound.
+#[test]
+fn reentries_under_long_pointers_are_charged_to_the_budget() {
+    let s = r##"{"additionalProperties":{"$ref":"#"},"items":{"$ref":"#"},"anyOf":[{"$ref":"#"},true]}"##;
+    let schema = Schema::compile(s.as_bytes()).unwrap();
+    let name = "n".repeat(4000);
+    let depth = 60;
+    let mut doc = format!(r#"{{"{name}":"#).repeat(depth);
+    doc.push('[');
+    doc.push_str(&vec!["0"; 20_000].join(","));
+    doc.push(']');
+    doc.push_str(&"}".repeat(depth));
+    let mut v = Validator::new(&schema);
+    let limits = Limits::new().max_name_bytes(4096);
+    match v.validate_slice(doc.as_bytes(), limits) {
+        Err(Rejection::Error(e)) => assert_eq!(e.kind().code(), "budget_exceeded"),
+        other => panic!("{other:?}"),
+    }
+    assert!(v.budget_exceeded());
+    // A short document under the same schema is judged (every value has a passing
+    // alternative).
+    assert!(v
+        .validate_slice(br#"{"a":[0,{"b":1}]}"#, Limits::new())
+        .is_ok());
 }
