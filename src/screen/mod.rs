@@ -233,7 +233,7 @@ pub fn screen_definition_str(s: &str, pointer: &str, in_name: bool, out: &mut Ve
         screen_into(&v, pointer, in_name, 0, &mut norm, &mut map, &mut more);
         for mut f in more.drain(..) {
             // Identifiers that name a destructive action (`drop_table`) are ordinary names.
-            let ordinary = how == obfuscation::SPLIT && f.class == Class::ToolRequest;
+            let ordinary = how == obfuscation::Variant::Split && f.class == Class::ToolRequest;
             if !ordinary && !out[first..].iter().any(|g| g.pattern == f.pattern) {
                 f.offset = 0;
                 f.len = 0;

@@ -33,30 +33,36 @@ pub const MAX_DECODED: usize = 4;
 /// Most bytes decoded per string, all runs together.
 pub const MAX_DECODED_BYTES: usize = 4096;
 
+/// What produced a variant (see the module header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Variant {
+    Folded,
+    Split,
+    Joined,
+    Decoded,
+}
+
 /// The variants of `s` worth matching besides `s` itself, each with what produced it.
-pub(super) fn variants(s: &str) -> Vec<(String, &'static str)> {
-    let mut out: Vec<(String, &'static str)> = Vec::new();
-    let push = |v: String, how: &'static str, out: &mut Vec<(String, &'static str)>| {
+pub(super) fn variants(s: &str) -> Vec<(String, Variant)> {
+    let mut out: Vec<(String, Variant)> = Vec::new();
+    let push = |v: String, how: Variant, out: &mut Vec<(String, Variant)>| {
         if v != s && !out.iter().any(|(x, _)| *x == v) {
             out.push((v, how));
         }
     };
     let folded = fold(s, false);
-    push(folded.clone(), "folded", &mut out);
-    push(fold(s, true), SPLIT, &mut out);
+    push(folded.clone(), Variant::Folded, &mut out);
+    push(fold(s, true), Variant::Split, &mut out);
     if let Some(j) = join_spaced(&folded) {
-        push(j, "joined", &mut out);
+        push(j, Variant::Joined, &mut out);
     }
     for d in decoded(s) {
         let f = fold(&d, false);
-        push(d, "decoded", &mut out);
-        push(f, "decoded", &mut out);
+        push(d, Variant::Decoded, &mut out);
+        push(f, Variant::Decoded, &mut out);
     }
     out
 }
-
-/// The name of the variant with identifiers split.
-pub(super) const SPLIT: &str = "split";
 
 /// Confusables and leetspeak, and with `split` identifier splitting (see the module header).
 fn fold(s: &str, split: bool) -> String {

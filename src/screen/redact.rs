@@ -35,21 +35,12 @@ pub const REDACTION_MARKER: &str = "[redacted]";
 /// assert_eq!(redact_text(s, &[(6, 32)]), "Done. [redacted] ＜b＞now＜/b＞");
 /// ```
 pub fn redact_text(s: &str, spans: &[(usize, usize)]) -> String {
-    let mut spans: Vec<(usize, usize)> = spans
-        .iter()
-        .map(|&(a, n)| (a.min(s.len()), a.saturating_add(n).min(s.len())))
-        .filter(|(a, z)| a < z && s.is_char_boundary(*a) && s.is_char_boundary(*z))
-        .map(|(a, z)| widen(s, a, z))
-        .collect();
-    spans.sort_unstable();
     // Overlapping or touching spans become one (one marker, not two side by side).
-    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
-    for (a, z) in spans {
-        match merged.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(z),
-            _ => merged.push((a, z)),
-        }
-    }
+    let merged = merge(
+        bounded(spans, s.len())
+            .filter(|(a, z)| a < z && s.is_char_boundary(*a) && s.is_char_boundary(*z))
+            .map(|(a, z)| widen(s, a, z)),
+    );
     let mut out = String::with_capacity(s.len());
     let mut at = 0;
     let plain = |t: &str, out: &mut String| {
@@ -203,22 +194,30 @@ fn document_order(a: &[String], b: &[String]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
-/// Bytes of `0..len` inside at least one span.
-fn covered(spans: &[(usize, usize)], len: usize) -> usize {
-    let mut v: Vec<(usize, usize)> = spans
+/// `(start, length)` spans as `start..end` ranges cut to `0..len`.
+fn bounded(spans: &[(usize, usize)], len: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    spans
         .iter()
-        .map(|&(a, n)| (a.min(len), a.saturating_add(n).min(len)))
-        .collect();
+        .map(move |&(a, n)| (a.min(len), a.saturating_add(n).min(len)))
+}
+
+/// Ranges sorted, with overlapping or touching ones joined.
+fn merge(ranges: impl Iterator<Item = (usize, usize)>) -> Vec<(usize, usize)> {
+    let mut v: Vec<(usize, usize)> = ranges.collect();
     v.sort_unstable();
-    let (mut total, mut end) = (0, 0);
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(v.len());
     for (a, z) in v {
-        let a = a.max(end);
-        if z > a {
-            total += z - a;
-            end = z;
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(z),
+            _ => merged.push((a, z)),
         }
     }
-    total
+    merged
+}
+
+/// Bytes of `0..len` inside at least one span.
+fn covered(spans: &[(usize, usize)], len: usize) -> usize {
+    merge(bounded(spans, len)).iter().map(|(a, z)| z - a).sum()
 }
 
 #[cfg(test)]

@@ -226,6 +226,14 @@ impl Eval {
         }
     }
 
+    /// An open cause (an undecided alternative, branch, dependency or item) turned out to
+    /// matter: the eval's own verdict is undecided.
+    fn open_matters(&mut self) {
+        if let Some(c) = self.maybe.clone() {
+            self.undecided.get_or_insert(c);
+        }
+    }
+
     fn reset(&mut self, node: NodeId, parent: u32, slot: Slot, label: u32, level: u32, scope: u32) {
         self.node = node;
         self.parent = parent;
@@ -977,9 +985,7 @@ impl Runtime {
                 };
                 let open = if passed { pe.then_undef } else { pe.else_undef };
                 if open && !lost {
-                    if let Some(c) = pe.maybe.clone() {
-                        pe.undecided.get_or_insert(c);
-                    }
+                    pe.open_matters();
                 }
                 if passed {
                     merge(self);
@@ -1704,9 +1710,7 @@ impl Runtime {
                 }
                 let ev = &mut self.evals[e as usize];
                 if &**dep == name && ev.dep_undef.get(i as u32) {
-                    if let Some(c) = ev.maybe.clone() {
-                        ev.undecided.get_or_insert(c);
-                    }
+                    ev.open_matters();
                 }
             }
         }
@@ -1881,9 +1885,7 @@ impl Runtime {
                                     },
                                 );
                             } else if short || may_exceed {
-                                if let Some(c) = ev.maybe.clone() {
-                                    ev.undecided.get_or_insert(c);
-                                }
+                                ev.open_matters();
                             }
                         }
                     }
@@ -2027,18 +2029,14 @@ impl Runtime {
                 return (false, "anyOf", NONE);
             }
             // No alternative passed and an undecided one might have.
-            if let Some(c) = ev.maybe.clone() {
-                ev.undecided.get_or_insert(c);
-            }
+            ev.open_matters();
         }
         if !k.one_of.is_empty() && ev.one_pass != 1 && (ev.one_pass > 1 || ev.one_undef == 0) {
             return (false, "oneOf", NONE);
         }
         if ev.one_undef > 0 && ev.one_pass <= 1 {
             // Whether exactly one alternative passes depends on an undecided one.
-            if let Some(c) = ev.maybe.clone() {
-                ev.undecided.get_or_insert(c);
-            }
+            ev.open_matters();
         }
         if ev.if_undef {
             // `if` is undecided: no matter when no branch can fail; a failure when both must.
@@ -2051,9 +2049,7 @@ impl Runtime {
                 return (false, "then", NONE);
             }
             if then_may || else_may {
-                if let Some(c) = ev.maybe.clone() {
-                    ev.undecided.get_or_insert(c);
-                }
+                ev.open_matters();
             }
         }
         if ev.enum_alts > 0 && ev.enum_pass == 0 {
@@ -2066,10 +2062,11 @@ impl Runtime {
         }
         let ev = &mut self.evals[e as usize];
         if p.uses_unevaluated {
+            // With an undecided child, which members were evaluated is not known.
+            let decided = ev.undecided.is_none();
             if let (Some(_), Container::Object) = (&k.unevaluated_properties, container) {
                 for i in 0..count as u32 {
-                    // With an undecided child, which members were evaluated is not known.
-                    if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) && ev.undecided.is_none() {
+                    if decided && !ev.evaluated.get(i) && !ev.uneval_ok.get(i) {
                         return (false, "unevaluatedProperties", i);
                     }
                 }
@@ -2077,7 +2074,7 @@ impl Runtime {
             }
             if let (Some(_), Container::Array) = (&k.unevaluated_items, container) {
                 for i in 0..count as u32 {
-                    if !ev.evaluated.get(i) && !ev.uneval_ok.get(i) && ev.undecided.is_none() {
+                    if decided && !ev.evaluated.get(i) && !ev.uneval_ok.get(i) {
                         return (false, "unevaluatedItems", NONE);
                     }
                 }

@@ -456,6 +456,55 @@ fn sessionless_upstream_server_messages_stay_on_their_own_stream() {
     }
 }
 
+/// `--screen redact` on the Streamable HTTP front, two callers with different tokens calling
+/// at once: each gets its own result cleaned (`[redacted]` where the injected instruction was,
+/// in the text and in the structured content), never the other's text, and once both sessions
+/// end the proxy is back to its idle threads.
+#[test]
+fn screen_redact_cleans_each_callers_own_result_and_nothing_crosses() {
+    let r = start_with(&["--sessionless"], &["--screen", "redact"]);
+    let url = r.url();
+    let pid = r.proxy.as_ref().unwrap().id();
+    let warm = initialize(&url);
+    assert_eq!(call(&url, "DELETE", Some(&warm), &[], "").status, 200);
+    let idle = settle(pid, threads_and_rss(pid).0);
+    let callers = [("a", "Bearer token-a"), ("b", "Bearer token-b")];
+    let sessions: Vec<String> = callers
+        .iter()
+        .map(|(_, token)| initialize_as(&url, Some(token)))
+        .collect();
+    std::thread::scope(|scope| {
+        for ((name, token), sid) in callers.iter().zip(&sessions) {
+            let url = &url;
+            scope.spawn(move || {
+                let auth = format!("authorization: {token}");
+                let other = if *name == "a" { "b" } else { "a" };
+                for i in 0..6 {
+                    let a = call_as(url, sid, i, &format!("inject-{name}"), &[JSON, &auth]);
+                    assert_eq!(a.status, 200, "{}", a.body);
+                    assert_eq!(
+                        result_id(&a),
+                        format!("inject-{name}: the report for team {name} is ready. [redacted].")
+                    );
+                    let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
+                    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+                    assert!(text.contains("[redacted]"), "{text}");
+                    assert!(!a.body.to_lowercase().contains("ignore all"), "{}", a.body);
+                    assert!(!a.body.contains(&format!("team {other}")), "{}", a.body);
+                }
+            });
+        }
+    });
+    for ((_, token), sid) in callers.iter().zip(&sessions) {
+        let auth = format!("authorization: {token}");
+        assert_eq!(call(&url, "DELETE", Some(sid), &[&auth], "").status, 200);
+    }
+    assert!(
+        settle(pid, idle) <= idle,
+        "threads after both sessions ended"
+    );
+}
+
 #[test]
 fn two_clients_with_the_same_jsonrpc_id_each_get_their_own_answer() {
     // Before: B's waiter for id 5 replaced A's, and A got a 504 while its answer came.
