@@ -111,6 +111,9 @@ pub enum Reason {
     /// A person was asked and did not approve in time, refused, or approved other
     /// arguments.
     NotApproved,
+    /// A sink argument carries a value that first reached the agent in untrusted output
+    /// (a tool result): a person decides.
+    UntrustedOrigin,
     /// The call is outside the task's plan: a person decides.
     OutsidePlan,
     /// The tool always needs a person's approval.
@@ -119,7 +122,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in check order.
-    pub const ALL: [Reason; 14] = [
+    pub const ALL: [Reason; 15] = [
         Reason::Ok,
         Reason::ToolNotAllowlisted,
         Reason::ArgumentsInvalid,
@@ -132,6 +135,7 @@ impl Reason {
         Reason::StateUnavailable,
         Reason::RateLimited,
         Reason::NotApproved,
+        Reason::UntrustedOrigin,
         Reason::OutsidePlan,
         Reason::NeedsApproval,
     ];
@@ -157,6 +161,7 @@ impl Reason {
             Reason::StateUnavailable => "state_unavailable",
             Reason::RateLimited => "rate_limited",
             Reason::NotApproved => "not_approved",
+            Reason::UntrustedOrigin => "untrusted_origin",
             Reason::OutsidePlan => "outside_plan",
             Reason::NeedsApproval => "needs_approval",
         }
@@ -171,7 +176,10 @@ impl Reason {
     /// ```
     #[must_use]
     pub fn asks(self) -> bool {
-        matches!(self, Reason::OutsidePlan | Reason::NeedsApproval)
+        matches!(
+            self,
+            Reason::UntrustedOrigin | Reason::OutsidePlan | Reason::NeedsApproval
+        )
     }
 
     /// The reason named `s`.
@@ -223,6 +231,9 @@ pub struct Facts {
     pub ask: bool,
     /// The call is outside the session's plan.
     pub outside_plan: bool,
+    /// A sink argument carries a value untrusted output introduced
+    /// ([`Provenance`](super::Provenance)).
+    pub untrusted: Option<super::Untrusted>,
     /// What a person said when asked: `Some(true)` approved these exact arguments,
     /// `Some(false)` did not (refused, timed out, or approved other arguments).
     pub approval: Option<bool>,
@@ -339,10 +350,11 @@ impl Decision {
             Reason::StateUnavailable
         } else if facts.rate_limited {
             Reason::RateLimited
-        } else if facts.outside_plan || facts.ask {
+        } else if facts.untrusted.is_some() || facts.outside_plan || facts.ask {
             match facts.approval {
                 Some(true) => Reason::Ok,
                 Some(false) => Reason::NotApproved,
+                None if facts.untrusted.is_some() => Reason::UntrustedOrigin,
                 None if facts.outside_plan => Reason::OutsidePlan,
                 None => Reason::NeedsApproval,
             }
@@ -462,6 +474,13 @@ impl Decision {
             o.object("failed")
                 .str("rule", r.rule)
                 .str("pointer", &r.pointer);
+        }
+        if let Some(u) = f
+            .untrusted
+            .as_ref()
+            .filter(|_| self.reason == Reason::UntrustedOrigin)
+        {
+            u.write(&mut o.object("origin"));
         }
         if let Some(e) = &f.state_error {
             o.str("stateError", e);

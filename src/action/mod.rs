@@ -7,8 +7,10 @@
 //! the semantic [`Rule`]s hold (path containment in POSIX and Windows readings, https host
 //! allowlist, length caps, forbidden substrings, values bound to the session's [`CallerContext`]),
 //! the session's grants include every capability the tool requires, and the tool's rate
-//! limit admits it (counted in a shared [`state`](crate::state) store). A call outside the
-//! session's [`Plan`] (`outside_plan`), or to a tool marked `ask`, then asks a person; an
+//! limit admits it (counted in a shared [`state`](crate::state) store). A call whose sink
+//! argument carries a value that first reached the agent in untrusted output
+//! ([`Provenance`]: `untrusted_origin`), a call outside the session's [`Plan`]
+//! (`outside_plan`), or to a tool marked `ask`, then asks a person; an
 //! [`Approval`] bound to the exact tool and arguments, taken once, turns that into `allow`,
 //! and anything else (refused, timed out, other arguments) into `deny` (`not_approved`). The [`Decision`] type makes `allow` unconstructible unless all of
 //! that holds; [`Policy::recheck`] of a received record never turns its failure into
@@ -37,6 +39,7 @@ mod decision;
 mod intent;
 mod plan;
 mod policy;
+mod provenance;
 mod rules;
 mod show;
 
@@ -51,6 +54,10 @@ pub use intent::{Intent, MAX_INTENT_BYTES};
 pub use plan::{Plan, PlanStep, DEFAULT_PLAN_TTL_MS, PLAN_SCHEMA};
 pub use policy::{
     Call, Grants, PastLimit, Policy, RateLimit, RateState, ToolPolicy, POLICY_SCHEMA,
+};
+pub use provenance::{
+    provenance_records, value_digest, values_of, Origin, Provenance, Untrusted, ValueDigest,
+    ValueKind, MAX_TRACKED_VALUES, MAX_VALUES_PER_DOCUMENT,
 };
 pub use rules::{path_contained, url_allowed, CallerContext, Rule, RuleFailure};
 pub use show::{show_arguments, sinks, ShowLimits};

@@ -146,6 +146,13 @@ impl CallerContext {
             .find(|(k, _)| k == key)
             .map_or(&[], |(_, v)| v.as_slice())
     }
+
+    /// Every value under every key (the session's trusted context for provenance).
+    pub(crate) fn all_values(&self) -> impl Iterator<Item = &str> {
+        self.entries
+            .iter()
+            .flat_map(|(_, v)| v.iter().map(String::as_str))
+    }
 }
 
 /// A rule that did not hold.

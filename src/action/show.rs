@@ -42,7 +42,8 @@ impl ShowLimits {
     };
 }
 
-/// The sink pointers of a tool: the pointer of each of its rules, in rule order, each once.
+/// The sink pointers of a tool: its declared `sinks` (whose values are traced to their
+/// origin), then the pointer of each of its rules, in rule order, each once.
 ///
 /// # Example
 /// ```
@@ -56,9 +57,10 @@ impl ShowLimits {
 /// ```
 pub fn sinks(tool: &ToolPolicy) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
-    for r in &tool.rules {
-        if !out.contains(&r.pointer()) {
-            out.push(r.pointer());
+    let declared = tool.sinks.iter().map(String::as_str);
+    for p in declared.chain(tool.rules.iter().map(super::rules::Rule::pointer)) {
+        if !out.contains(&p) {
+            out.push(p);
         }
     }
     out

@@ -22,7 +22,7 @@ decision record:
    \"decision\":\"allow|deny|ask\",\"reason\":R}
 R is ok, tool_not_allowlisted, arguments_invalid, path_escape, host_not_allowed,
 field_too_long, forbidden_substring, context_mismatch, grant_missing, state_unavailable,
-rate_limited, not_approved, outside_plan or needs_approval.
+rate_limited, not_approved, untrusted_origin, outside_plan or needs_approval.
 With --recheck the input is a decision record received from elsewhere; its facts are
 recomputed from the policy and a claim that does not follow from them is corrected; a
 recorded failure is kept, never turned into allow.
@@ -38,7 +38,11 @@ call not allowed whose reason (rate_limited, forbidden_substring, outside_plan, 
 (policy_deny, policy_ask) its \"on\" lists, with the arguments' SHA-256. --intent TEXT (with
 --audit) records the model's stated intent for the call in the audit line as \"intent\" (at
 most 512 bytes, cut at a character boundary with \"intent_truncated\":true); it never changes
-the decision.
+the decision. --provenance FILE (records written by 'gate --provenance' or 'screen
+--provenance'): a call whose sink argument (the policy's \"sinks\") carries a value recorded
+there asks, reason untrusted_origin, the record's \"origin\" naming the tool, request id
+and pointer it came from; values in the policy's provenance.trusted list or in --context
+pass.
 
 EXIT STATUS:
     0 allow, 1 deny, 3 ask, 2 usage, configuration or input error";
@@ -77,6 +81,9 @@ pub struct DecideArgs {
     /// the model's stated intent for the call, recorded in the --audit line only
     #[arg(long, value_name = "TEXT", requires = "audit")]
     intent: Option<String>,
+    /// values that reached the agent in untrusted output (provenance records)
+    #[arg(long, value_name = "FILE", value_parser = args::source)]
+    provenance: Option<Source>,
     /// alert on calls not allowed (format: jsongate alerts schema)
     #[arg(long, value_name = "FILE", value_parser = args::source)]
     alerts: Option<Source>,
@@ -88,6 +95,15 @@ pub struct DecideArgs {
 pub fn load_policy(src: &Source) -> Result<Policy, String> {
     src.load(Policy::from_file, |b, _| Policy::from_slice(b))
         .map_err(|e| format!("policy '{}': {e}", src.name()))
+}
+
+/// Provenance records from FILE or standard input (at most 64 MiB).
+fn load_provenance(src: &Source) -> Result<jsongate::action::Provenance, String> {
+    let bytes = src
+        .read_bounded(64 << 20)
+        .map_err(|e| format!("provenance '{}': {e}", src.name()))?;
+    jsongate::action::Provenance::from_records(&bytes)
+        .map_err(|e| format!("provenance '{}': {e}", src.name()))
 }
 
 /// A plan from FILE or standard input, checked against `policy`.
@@ -138,6 +154,7 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, args::Failure> {
         ("--policy", Some(policy_src)),
         ("--plan", a.plan.as_ref()),
         ("--alerts", a.alerts.as_ref()),
+        ("--provenance", a.provenance.as_ref()),
         ("the call", Some(&document)),
     ])?;
     let policy = load_policy(policy_src)?;
@@ -166,7 +183,11 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, args::Failure> {
     } else {
         let call = Call::parse(&input, policy.limits()).map_err(|e| e.to_string())?;
         let rate = a.state.rate()?;
-        let d = policy.decide(&call, &session, &rate, args::unix_ms());
+        let provenance = match &a.provenance {
+            Some(src) => load_provenance(src)?,
+            None => jsongate::action::Provenance::new(),
+        };
+        let d = policy.decide_traced(&call, &session, &rate, args::unix_ms(), &provenance);
         match a.approval_wait {
             Some(secs) if d.verdict() == Verdict::Ask => {
                 let sinks = policy

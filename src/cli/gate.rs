@@ -26,7 +26,11 @@ with \"render\":\"untrusted_text\" prints the agent-facing text block after the 
 line (--render FILE writes it to FILE instead, for any contract). --alerts FILE (format:
 jsongate alerts schema; also the contract's 'alerts' member) raises alerts on blocks of
 listed kinds and runs a circuit breaker per tool: while open, responses fail fast with
-UPSTREAM_UNAVAILABLE, not retryable, unread.
+UPSTREAM_UNAVAILABLE, not retryable, unread. --provenance FILE appends one record per
+identifier-like value the envelope's data hands the agent (e-mail addresses, URL hosts,
+IBANs, account/card and phone numbers, paths, short strings), as digests with the tool,
+request id and pointer; 'jsongate decide --provenance FILE' asks (untrusted_origin) for a
+call whose sink argument carries one.
 
 EXIT STATUS:
     0 success, 1 failure, 2 usage or configuration error (message on stderr)";
@@ -80,6 +84,9 @@ pub struct GateArgs {
     /// record a failed call with this code, reading no input
     #[arg(long, value_name = "CODE", value_parser = failure_code)]
     transport_error: Option<FailureCode>,
+    /// append provenance records of the values handed to the agent to FILE (mode 0600)
+    #[arg(long, value_name = "FILE")]
+    provenance: Option<PathBuf>,
 }
 
 fn timestamp(v: &str) -> Result<Timestamp, String> {
@@ -168,6 +175,13 @@ pub fn gate(a: &GateArgs) -> Result<ExitCode, args::Failure> {
     if let Some(path) = &a.audit {
         args::append_line(path, &decision.audit.to_json())?;
     }
+    if let (Some(path), jsongate::gate::Envelope::Success { data }) =
+        (&a.provenance, &decision.envelope)
+    {
+        let records =
+            jsongate::action::provenance_records(&contract_tool, request_id, "/data", data);
+        append_records(path, &records)?;
+    }
     for f in &decision.alerts.failures {
         // Logged for the operator; the decision above stands whatever failed here.
         eprintln!("jsongate: alert delivery failed: {f}");
@@ -194,6 +208,20 @@ pub fn gate(a: &GateArgs) -> Result<ExitCode, args::Failure> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Appends provenance record lines (each ends with a newline) to `path`.
+fn append_records(path: &Path, records: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    if records.is_empty() {
+        return Ok(());
+    }
+    let what =
+        |e: std::io::Error| format!("cannot write provenance file '{}': {e}", path.display());
+    args::open_append(path)
+        .map_err(what)?
+        .write_all(records.as_bytes())
+        .map_err(what)
 }
 
 /// Test, compare and describe tool contracts
@@ -518,7 +546,9 @@ plus \"error\":KIND when the document is not valid JSON. --contract FILE
 (matched spans replaced by [redacted], < and > by full-width forms; a string that stays
 high-risk is dropped), drop (field not admitted) or reject, and optionally which pattern
 classes count (\"classes\":[...]); the summary then carries \"cleaned\":[P...] when redact
-cleaned strings, and the admitted \"document\". Nothing else is rewritten.
+cleaned strings, and the admitted \"document\". Nothing else is rewritten. --provenance
+FILE appends a provenance record per identifier-like value of the admitted document (as
+'gate --provenance' does; origin --tool and --request-id).
 
 EXIT STATUS:
     0 admitted, 1 INVALID_RESPONSE, 2 usage or configuration error";
@@ -533,6 +563,15 @@ pub struct ScreenArgs {
     /// what to do per field: {"screen":1,"default":A,"fields":{POINTER:A}}
     #[arg(long, value_name = "FILE", value_parser = args::source)]
     contract: Option<Source>,
+    /// append provenance records of the admitted document's values to FILE (mode 0600)
+    #[arg(long, value_name = "FILE")]
+    provenance: Option<PathBuf>,
+    /// the tool the document came from, for --provenance records
+    #[arg(long, value_name = "NAME", requires = "provenance")]
+    tool: Option<String>,
+    /// the request the document answered, for --provenance records
+    #[arg(long, value_name = "ID", requires = "provenance")]
+    request_id: Option<String>,
 }
 
 /// `jsongate screen`: findings as JSON lines, then a summary line.
@@ -609,6 +648,19 @@ pub fn screen(a: &ScreenArgs) -> Result<ExitCode, args::Failure> {
         o.value("document", doc);
     }
     o.finish();
+    if let (Some(path), false) = (&a.provenance, rejected) {
+        let doc = match &admitted {
+            Some((doc, _)) => doc.clone(),
+            None => Value::parse(&input, Limits::new()).map_err(|e| e.to_string())?,
+        };
+        let records = jsongate::action::provenance_records(
+            a.tool.as_deref().unwrap_or(""),
+            a.request_id.as_deref().unwrap_or(""),
+            "",
+            &doc,
+        );
+        append_records(path, &records)?;
+    }
     args::println(&out);
     Ok(if rejected {
         ExitCode::from(1)

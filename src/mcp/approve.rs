@@ -126,8 +126,12 @@ fn unix_ms() -> u64 {
 /// The `elicitation/create` request for `call`: the tool, the reason, the arguments (the
 /// tool's `sinks` first, every argument named, each value cut on its own) and their digest.
 fn elicitation(id: &Id, call: &Call, d: &Decision, sinks: &[&str]) -> Vec<u8> {
+    let why = match &d.facts().untrusted {
+        Some(u) => format!(" Why: {}.", u.describe()),
+        None => String::new(),
+    };
     let text = format!(
-        "jsongate: approve one call of the tool '{}' ({})? Arguments (SHA-256 {}):\n{}\
+        "jsongate: approve one call of the tool '{}' ({})?{why} Arguments (SHA-256 {}):\n{}\
          An approval counts for this tool with exactly these arguments, once.",
         call.tool,
         d.reason().as_str(),
@@ -259,7 +263,12 @@ pub(super) fn ask(
         asked,
         deadline: Instant::now() + shared.approval_wait,
     };
-    let f = policy_finding("policy_ask", d.reason().as_str(), a.audit_member("pending"));
+    let mut extra = a.audit_member("pending");
+    if let Some(origin) = origin_member(d) {
+        extra.push(',');
+        extra.push_str(&origin);
+    }
+    let f = policy_finding("policy_ask", d.reason().as_str(), extra);
     audit(
         shared,
         outs,
@@ -274,6 +283,14 @@ pub(super) fn ask(
     // The approvals thread learns of the new deadline (and of a record to poll).
     let _ = lock(&shared.approvals_wake).send(());
     Ask::Waiting
+}
+
+/// The audit line's `"origin"` member of a decision that asks for a value's origin.
+pub(super) fn origin_member(d: &Decision) -> Option<String> {
+    let u = d.facts().untrusted.as_ref()?;
+    let mut s = String::new();
+    u.write(&mut ObjectWriter::members(&mut s).object("origin"));
+    Some(s)
 }
 
 /// The prefix of the ids of the proxy's elicitation requests.

@@ -46,7 +46,7 @@ pub const MAX_LIST_PAGES: usize = 100;
 
 /// Most calls held while the proxy lists tools (each keeps its line).
 pub const MAX_HELD: usize = 64;
-use crate::action::{Call, Intent, Verdict};
+use crate::action::{Call, Intent, Provenance, Verdict};
 use crate::json::{ObjectWriter, Value};
 use crate::{Limits, Rejection, Validator};
 
@@ -104,6 +104,9 @@ pub(super) struct State {
     pub(super) client_elicits: bool,
     /// Calls waiting for a person's approval.
     pub(super) awaiting: Vec<Awaiting>,
+    /// The identifier-like values that reached the client in this session's untrusted
+    /// output (only when the policy names sinks).
+    pub(super) provenance: Provenance,
 }
 
 impl State {
@@ -444,7 +447,7 @@ fn on_call(
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        let d = policy.decide(&call, &shared.session, &shared.rate, now_ms);
+        let d = policy.decide_traced(&call, &shared.session, &shared.rate, now_ms, &st.provenance);
         if let Some(e) = &d.facts().state_error {
             // The store failed: audited whatever the deployment chose.
             let mut extra = String::new();
@@ -495,9 +498,22 @@ fn on_call(
             let f = Finding {
                 class,
                 keyword: Some(reason.to_owned()),
+                extra: super::approve::origin_member(&d).map(Into::into),
                 ..Finding::default()
             };
-            return refuse(outs, f, &format!("{what}: {reason}"));
+            let mut text = format!("{what}: {reason}");
+            if let Some(u) = &d.facts().untrusted {
+                // The sink is the operator's own pointer; the tool's name was screened.
+                let from = match &u.origin {
+                    Some(o) => format!("first appeared in a result of '{}'", o.tool),
+                    None => "may have come from untrusted output".to_owned(),
+                };
+                text = format!("{text} (the value at {} {from})", u.sink);
+            }
+            return refuse(outs, f, &text);
+        }
+        if policy.tracks_provenance() {
+            st.provenance.note_call(&call.arguments);
         }
     }
     st.pending.insert(
@@ -1367,6 +1383,9 @@ pub(super) fn on_server(
                 pre,
                 wants_task,
             );
+            if passed {
+                track(shared, st, &tool.name, &id, line);
+            }
             // A task-augmented call's answer creates the task; its `tasks/result` is judged
             // against this tool.
             if passed && wants_task && msg.has_task && msg.structured.is_none() {
@@ -1378,7 +1397,7 @@ pub(super) fn on_server(
             }
         }
         Pending::TaskResult { tool } => {
-            judge_result(
+            let passed = judge_result(
                 shared,
                 tool.as_ref(),
                 &id,
@@ -1390,6 +1409,33 @@ pub(super) fn on_server(
                 pre,
                 false,
             );
+            if passed {
+                let name = tool.as_ref().map_or("", |t| t.name.as_str());
+                track(shared, st, name, &id, line);
+            }
+        }
+    }
+}
+
+/// Records the identifier-like values of output that reached the client (a result's
+/// `result` or `error`, a server request's `params`) as untrusted, under the tool (or
+/// method) and request id that brought them; only when the policy names sinks. The line
+/// passed every check, so it parses within the limits.
+fn track(shared: &Shared, st: &mut State, tool: &str, id: &Id, line: &[u8]) {
+    if !shared
+        .policy
+        .as_ref()
+        .is_some_and(crate::action::Policy::tracks_provenance)
+    {
+        return;
+    }
+    let Ok(Value::Object(members)) = Value::parse(line, shared.limits) else {
+        return;
+    };
+    let rid = id.to_json();
+    for (name, v) in &members {
+        if matches!(name.as_str(), "result" | "error" | "params") {
+            st.provenance.record(tool, &rid, v);
         }
     }
 }
@@ -1414,6 +1460,9 @@ fn from_server(
         Some(_) => pre.screen.get(line, shared.limits),
     };
     let Some(f) = finding else {
+        if let (Some(id), Some(method)) = (&msg.id, &msg.method) {
+            track(shared, st, method, id, line);
+        }
         outs.push(Out::ClientLine);
         return;
     };
@@ -1425,6 +1474,9 @@ fn from_server(
         }
         (Some(Screen::Reject | Screen::Redact), None) => "dropped",
         _ => {
+            if let (Some(id), Some(method)) = (id, &msg.method) {
+                track(shared, st, method, id, line);
+            }
             outs.push(Out::ClientLine);
             "flagged"
         }

@@ -1117,3 +1117,70 @@ fn two_callers_at_once_keep_their_own_credentials_and_give_everything_back() {
         assert_eq!(call_as(&url, sid, 60, "whoami", &[JSON, &auth]).status, 404);
     }
 }
+
+#[test]
+fn provenance_is_each_sessions_own_and_a_planted_value_never_reaches_a_sink_unasked() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        br#"{"policy":1,"tools":{"get_invoice":{"arguments":{"type":"object"},"requires":[],"sinks":["/id"]}}}"#,
+    )
+    .unwrap();
+    let r = start_with(
+        &["--sessionless"],
+        &["--policy", policy.to_str().unwrap(), "--grants", ""],
+    );
+    let url = r.url();
+    let pid = r.proxy.as_ref().unwrap().id();
+    let warm = initialize(&url);
+    assert_eq!(call(&url, "DELETE", Some(&warm), &[], "").status, 200);
+    let idle = settle(pid, threads_and_rss(pid).0);
+    let callers = [("a", "Bearer token-a"), ("b", "Bearer token-b")];
+    let sessions: Vec<String> = callers
+        .iter()
+        .map(|(_, token)| initialize_as(&url, Some(token)))
+        .collect();
+    let calls = || std::fs::read_to_string(r.calls.path()).unwrap();
+    std::thread::scope(|scope| {
+        for ((name, token), sid) in callers.iter().zip(&sessions) {
+            let url = &url;
+            scope.spawn(move || {
+                let auth = format!("authorization: {token}");
+                let other = if *name == "a" { "b" } else { "a" };
+                // Each caller's result plants a payee of its own.
+                let a = call_as(url, sid, 1, &format!("pay-{name}"), &[JSON, &auth]);
+                assert_eq!(a.status, 200, "{}", a.body);
+                assert!(result_id(&a).contains(&format!("m-{name}@ev.example")));
+                for i in 0..4 {
+                    // Following it: refused by the proxy (nobody can be asked).
+                    let mine = format!("M-{name}@ev.example");
+                    let a = call_as(url, sid, 10 + i, &mine, &[JSON, &auth]);
+                    assert_eq!(a.status, 200, "{}", a.body);
+                    assert!(
+                        a.body.contains("untrusted_origin") && a.body.contains("\"isError\":true"),
+                        "{}",
+                        a.body
+                    );
+                    // The other caller's planted value means nothing in this session.
+                    let theirs = format!("m-{other}@ev.example");
+                    let b = call_as(url, sid, 20 + i, &theirs, &[JSON, &auth]);
+                    assert_eq!(result_id(&b), theirs, "{}", b.body);
+                }
+            });
+        }
+    });
+    for name in ["a", "b"] {
+        // The server saw each planted value only from the session that did not plant it.
+        let mine = format!("\"M-{name}@ev.example\"");
+        assert!(!calls().contains(&mine), "{}", calls());
+    }
+    for ((_, token), sid) in callers.iter().zip(&sessions) {
+        let auth = format!("authorization: {token}");
+        assert_eq!(call(&url, "DELETE", Some(sid), &[&auth], "").status, 200);
+    }
+    assert!(
+        settle(pid, idle) <= idle,
+        "threads after both sessions ended"
+    );
+}
