@@ -244,16 +244,23 @@ fn values_into(text: &str, f: &mut dyn FnMut(ValueKind, String)) {
     }
     for c in p.path.captures_iter(text) {
         if let Some(m) = c.get(1) {
+            // Trailing sentence punctuation is not part of the path; what is left must still
+            // read as a path by itself (a sink holding just it finds it again).
             let v = m.as_str().trim_end_matches(['.', ':', '!']);
-            if v.len() > 2 {
+            let again = p.path.captures(v).and_then(|c| c.get(1));
+            if again.is_some_and(|a| a.as_str() == v) {
                 f(ValueKind::Path, v.to_owned());
             }
         }
     }
+    // Counted after lowercasing (which can lengthen a string), so that a short value read
+    // again is still the same short value.
     let t = text.trim();
-    let n = t.chars().count();
-    if (3..=64).contains(&n) && !t.chars().any(char::is_control) {
-        f(ValueKind::Short, t.to_lowercase());
+    if t.len() <= 4 * 64 && !t.chars().any(char::is_control) {
+        let low = t.to_lowercase();
+        if (3..=64).contains(&low.chars().count()) && low.trim() == low {
+            f(ValueKind::Short, low);
+        }
     }
 }
 
