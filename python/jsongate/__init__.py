@@ -13,6 +13,9 @@ guards for the places Python agent stacks plug things in:
 - :class:`Contract` -- a tool contract: the agent-facing envelope and the audit record;
 - :class:`Policy` -- tool-call decisions (``allow``, ``deny``, ``ask``), optionally for a
   :class:`Caller` (who the call is made for: its scopes as grants, its subject as context);
+- :class:`Provenance` -- the values untrusted output handed the agent, so that ``Policy.decide``
+  asks (``untrusted_origin``) before one of them reaches a sensitive argument;
+  :func:`provenance_values` the values one text carries;
 - :func:`screen` -- instruction-like text in untrusted strings; :func:`screen_definition` the
   same in one tool-definition string, obfuscation included; :func:`redact_text` the ``redact``
   action on one string;
@@ -45,6 +48,7 @@ from ._jsongate import (
     JsongateError,
     LimitExceeded,
     Policy,
+    Provenance,
     ScanError,
     Schema,
     SchemaError,
@@ -53,6 +57,7 @@ from ._jsongate import (
     Validator,
     check,
     loads,
+    provenance_values,
     redact_text,
     screen,
     screen_definition,
@@ -75,6 +80,7 @@ __all__ = [
     "JsongateError",
     "LimitExceeded",
     "Policy",
+    "Provenance",
     "ScanError",
     "Schema",
     "SchemaError",
@@ -84,6 +90,7 @@ __all__ = [
     "check",
     "guard_tool_result",
     "loads",
+    "provenance_values",
     "redact_text",
     "screen",
     "screen_definition",

@@ -240,10 +240,29 @@ class Policy:
         now_ms: Optional[int] = None,
         *,
         caller: Optional[CallerLike] = None,
+        provenance: Optional["Provenance"] = None,
     ) -> Decision:
         """Decides one call. With ``caller``: its scopes are held as grants besides
         ``grants``, the context values ``subject`` and ``client_id`` are the caller's (for
-        ``equals_context``/``in_context_list`` rules), and rate limits count per subject."""
+        ``equals_context``/``in_context_list`` rules), and rate limits count per subject.
+        With ``provenance``: a sink argument carrying a value untrusted output handed the
+        agent asks (``untrusted_origin``); an allowed call is noted as the model's own."""
+
+class Provenance:
+    """Values untrusted output handed one agent session (digests with their origin)."""
+
+    def __init__(self) -> None: ...
+    @staticmethod
+    def from_records(text: Document) -> "Provenance": ...
+    def record(self, tool: str, request_id: str, result: Union[Document, Dict[str, Any], List[Any]]) -> None: ...
+    def note_call(self, arguments: Union[Document, Dict[str, Any]]) -> None: ...
+    def origin_of(self, value: str) -> Optional[Dict[str, str]]: ...
+    def to_records(self) -> str: ...
+    @property
+    def saturated(self) -> bool: ...
+    def __len__(self) -> int: ...
+
+def provenance_values(text: str) -> List[Tuple[str, str]]: ...
 
 class Finding:
     """An instruction-like pattern in a string of a document."""

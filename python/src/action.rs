@@ -4,7 +4,9 @@
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use jsongate::action::{Call, Decision as Made, Grants, Policy as Compiled, RateState};
+use jsongate::action::{
+    Call, Decision as Made, Grants, Policy as Compiled, Provenance as Tracked, RateState,
+};
 use jsongate::json::Value;
 use jsongate::screen::Finding as Found;
 use jsongate::Limits;
@@ -16,6 +18,7 @@ use crate::errors::{config_error, scan_error};
 use crate::gate::loads;
 use crate::input::with_bytes;
 use crate::options;
+use crate::provenance::Provenance;
 
 /// A tool-call policy (the JSON format `jsongate decide` reads): the allowlist, each tool's
 /// argument schema, required grants, rules, approval and rate limit. The object keeps the
@@ -74,9 +77,15 @@ impl Policy {
     /// `in_context_list` rules), and rate limits are counted per subject (each caller has
     /// its own budget in this policy's state). The decision's `audit_json` names the subject.
     ///
+    /// `provenance` (a `Provenance`) is what untrusted output handed the agent: a call whose
+    /// sink argument (the policy's `"sinks"`) carries such a value asks, reason
+    /// `"untrusted_origin"`, and the record's `"origin"` says where it came from. A call that
+    /// is allowed is noted in it (its values are the model's own from then on).
+    ///
     /// Returns a `Decision`; raises `ConfigError` (kind `"call"`) when `call` is not a call
     /// document, (kind `"caller"`) when `caller` is not a usable caller.
-    #[pyo3(signature = (call, grants=Vec::new(), workspace=None, now_ms=None, *, caller=None))]
+    #[pyo3(signature = (call, grants=Vec::new(), workspace=None, now_ms=None, *, caller=None, provenance=None))]
+    #[allow(clippy::too_many_arguments)]
     fn decide(
         &self,
         py: Python<'_>,
@@ -85,6 +94,7 @@ impl Policy {
         workspace: Option<std::path::PathBuf>,
         now_ms: Option<u64>,
         caller: Option<&Bound<'_, PyAny>>,
+        provenance: Option<&Provenance>,
     ) -> PyResult<Decision> {
         let caller = caller
             .filter(|c| !c.is_none())
@@ -108,14 +118,26 @@ impl Policy {
             .rate
             .lock()
             .map_err(|_| config_error(py, "policy", "the rate state was poisoned"))?;
+        let mut seen = provenance.map(|p| p.lock(py)).transpose()?;
+        let empty = Tracked::new();
+        let traced = seen.as_deref().unwrap_or(&empty);
         let made = match &caller {
             // The same store, counted under the subject's own scope.
             Some(who) => {
                 let theirs = rate.clone().subscope(who.subject_str());
-                self.policy.decide(&call, &session, &theirs, at)
+                self.policy
+                    .decide_traced(&call, &session, &theirs, at, traced)
             }
-            None => self.policy.decide(&call, &session, &rate, at),
+            None => self
+                .policy
+                .decide_traced(&call, &session, &rate, at, traced),
         };
+        if let Some(p) = seen.as_deref_mut() {
+            if made.verdict() == jsongate::action::Verdict::Allow && self.policy.tracks_provenance()
+            {
+                p.note_call(&call.arguments);
+            }
+        }
         Ok(Decision::new(
             made,
             caller.map(|c| c.subject_str().to_owned()),

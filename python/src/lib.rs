@@ -14,6 +14,7 @@ mod gate;
 mod input;
 mod loads;
 mod options;
+mod provenance;
 mod schema;
 mod tools;
 
@@ -36,6 +37,8 @@ fn _jsongate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<action::Policy>()?;
     m.add_class::<caller::Caller>()?;
     m.add_class::<action::Decision>()?;
+    m.add_class::<provenance::Provenance>()?;
+    m.add_function(wrap_pyfunction!(provenance::provenance_values, m)?)?;
     m.add_class::<action::Finding>()?;
     m.add_class::<tools::ToolDefinition>()?;
     let defaults = PyDict::new(py);

@@ -57,7 +57,7 @@ pub use policy::{
 };
 pub use provenance::{
     provenance_records, value_digest, values_of, Origin, Provenance, Untrusted, ValueDigest,
-    ValueKind, MAX_TRACKED_VALUES, MAX_VALUES_PER_DOCUMENT,
+    ValueKind, MAX_TRACKED_VALUES,
 };
 pub use rules::{path_contained, url_allowed, CallerContext, Rule, RuleFailure};
 pub use show::{show_arguments, sinks, ShowLimits};

@@ -10,8 +10,11 @@
 //! the hosts of URLs (lowercased, without port or trailing dot), IBANs (spaces removed,
 //! upper case, only when the ISO 13616 check digits hold), account and card-like numbers
 //! (8 to 19 digits, separators removed), phone numbers written with `+` (8 to 15 digits),
-//! file paths (`/…`, `~/…`, `./…`, `../…`, `C:\…`), and the whole string when it is short
-//! (3 to 64 characters, one line; lowercased). The same function reads results and sink
+//! file paths (`/…`, `~/…`, `./…`, `../…`, `C:\…`), and the whole string when it is one
+//! short token (3 to 64 characters, no whitespace; lowercased: a user name, an account or
+//! wallet id; not a URL, whose host is its value). Prose, titles and small numbers are not
+//! values: tracking them would fill the bound below with text no sink ever carries. A JSON
+//! number is read for account and card-like numbers only. The same function reads results and sink
 //! arguments, so a value matches however it was spaced or cased.
 //!
 //! # What is kept
@@ -19,10 +22,12 @@
 //! text. Each is kept with its [`Origin`] (the tool, the request's id, the pointer in the
 //! result, the kind). Values the model sent in a call *before* any untrusted output carried
 //! them are noted as the model's own and are not marked later (a value first appeared where
-//! it first appeared). Bounds: [`MAX_VALUES_PER_DOCUMENT`] per document and
-//! [`MAX_TRACKED_VALUES`] per session. Past either the tracker fails closed: it forgets
-//! nothing silently, it becomes *saturated*, and every sink argument that carries any
-//! identifier-like value asks from then on (the origin then says `saturated`).
+//! it first appeared). Bound: [`MAX_TRACKED_VALUES`] distinct values per session (the work
+//! per document is linear in its size, which the limits bound). Past it the tracker fails
+//! closed: it forgets nothing silently, it becomes *saturated*, and every sink argument that
+//! carries any identifier-like value asks from then on (the origin then says `saturated`).
+//! The model's own values are simply not noted once it is full (a later result carrying one
+//! then marks it: the stricter reading).
 //!
 //! # What passes
 //! A sink value that is in the policy's `provenance.trusted` list or among the session's
@@ -50,14 +55,6 @@ use crate::Limits;
 /// ```
 pub const MAX_TRACKED_VALUES: usize = 4096;
 
-/// Most values taken from one document; past it the tracker is saturated (fails closed).
-///
-/// # Example
-/// ```
-/// assert_eq!(jsongate::action::MAX_VALUES_PER_DOCUMENT, 1024);
-/// ```
-pub const MAX_VALUES_PER_DOCUMENT: usize = 1024;
-
 /// Longest pointer, tool name or request id kept in an [`Origin`], in bytes (longer ones are
 /// cut at a character boundary and end with `…`).
 const MAX_ORIGIN_FIELD: usize = 128;
@@ -84,7 +81,7 @@ pub enum ValueKind {
     Phone,
     /// A file path.
     Path,
-    /// A whole short string.
+    /// A whole string that is one short token.
     Short,
 }
 
@@ -161,7 +158,7 @@ fn patterns() -> &'static Patterns {
         Patterns {
             email: re(r"(?i)[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})+"),
             url: re(r"(?i)\b(?:https?|wss?|ftps?)://(?:[^/?#@\s]{1,64}@)?([a-z0-9.-]{1,253})"),
-            iban: re(r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
+            iban: re(r"(?i)\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
             phone: re(r"\+[0-9](?:[ .()-]{0,2}[0-9]){7,18}"),
             number: re(r"\b[0-9](?:[ -]?[0-9]){7,22}\b"),
             date: re(r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{2}-[0-9]{2}-[0-9]{4})$"),
@@ -206,11 +203,13 @@ fn iban_ok(iban: &str) -> bool {
 /// ```
 pub fn values_of(text: &str) -> Vec<(ValueKind, String)> {
     let mut out = Vec::new();
-    values_into(text, &mut |k, v| out.push((k, v)));
+    values_into(text, true, &mut |k, v| out.push((k, v)));
     out
 }
 
-fn values_into(text: &str, f: &mut dyn FnMut(ValueKind, String)) {
+/// [`values_of`] through a callback; `whole`: the text is a string value (else a number's
+/// text, which is never a short token).
+fn values_into(text: &str, whole: bool, f: &mut dyn FnMut(ValueKind, String)) {
     let p = patterns();
     for m in p.email.find_iter(text) {
         f(ValueKind::Email, m.as_str().to_ascii_lowercase());
@@ -224,7 +223,12 @@ fn values_into(text: &str, f: &mut dyn FnMut(ValueKind, String)) {
         }
     }
     for m in p.iban.find_iter(text) {
-        let v: String = m.as_str().chars().filter(|c| *c != ' ').collect();
+        let v: String = m
+            .as_str()
+            .chars()
+            .filter(|c| *c != ' ')
+            .map(|c| c.to_ascii_uppercase())
+            .collect();
         if iban_ok(&v) {
             f(ValueKind::Iban, v);
         }
@@ -256,9 +260,13 @@ fn values_into(text: &str, f: &mut dyn FnMut(ValueKind, String)) {
     // Counted after lowercasing (which can lengthen a string), so that a short value read
     // again is still the same short value.
     let t = text.trim();
-    if t.len() <= 4 * 64 && !t.chars().any(char::is_control) {
+    if whole
+        && t.len() <= 4 * 64
+        && !t.contains("://")
+        && !t.chars().any(|c| c.is_control() || c.is_whitespace())
+    {
         let low = t.to_lowercase();
-        if (3..=64).contains(&low.chars().count()) && low.trim() == low {
+        if (3..=64).contains(&low.chars().count()) && !low.chars().any(char::is_whitespace) {
             f(ValueKind::Short, low);
         }
     }
@@ -421,7 +429,7 @@ impl Provenance {
             return;
         }
         if self.seen.len() >= MAX_TRACKED_VALUES {
-            self.saturated = true;
+            self.saturated |= matches!(seen, Seen::Untrusted(_));
             return;
         }
         self.seen.insert(d, seen);
@@ -432,16 +440,10 @@ impl Provenance {
     /// reached the agent in the output of `tool` for the request `request_id`; values
     /// already tracked keep their first origin.
     pub fn record(&mut self, tool: &str, request_id: &str, doc: &Value) {
-        let mut taken = 0usize;
         let mut pointer = String::new();
         let mut origins: HashMap<(String, ValueKind), Arc<Origin>> = HashMap::new();
-        walk(doc, &mut pointer, &mut |ptr, text| {
-            values_into(text, &mut |kind, v| {
-                taken += 1;
-                if taken > MAX_VALUES_PER_DOCUMENT {
-                    self.saturated = true;
-                    return;
-                }
+        walk(doc, &mut pointer, &mut |ptr, text, whole| {
+            values_into(text, whole, &mut |kind, v| {
                 let origin = origins
                     .entry((ptr.to_owned(), kind))
                     .or_insert_with(|| Arc::new(Origin::new(tool, request_id, ptr, kind)));
@@ -454,13 +456,9 @@ impl Provenance {
     /// Notes the values of a call the model made (its arguments): those not yet carried by
     /// untrusted output are the model's own from then on.
     pub fn note_call(&mut self, arguments: &Value) {
-        let mut taken = 0usize;
-        walk(arguments, &mut String::new(), &mut |_, text| {
-            values_into(text, &mut |_, v| {
-                taken += 1;
-                if taken <= MAX_VALUES_PER_DOCUMENT {
-                    self.insert(value_digest(&v), Seen::Model);
-                }
+        walk(arguments, &mut String::new(), &mut |_, text, whole| {
+            values_into(text, whole, &mut |_, v| {
+                self.insert(value_digest(&v), Seen::Model);
             });
         });
     }
@@ -497,11 +495,11 @@ impl Provenance {
                 continue;
             };
             let mut found: Option<Untrusted> = None;
-            walk(v, &mut String::new(), &mut |_, text| {
+            walk(v, &mut String::new(), &mut |_, text, whole| {
                 if found.as_ref().is_some_and(|u| u.origin.is_some()) {
                     return;
                 }
-                values_into(text, &mut |_, value| {
+                values_into(text, whole, &mut |_, value| {
                     if found.as_ref().is_some_and(|u| u.origin.is_some()) {
                         return;
                     }
@@ -619,12 +617,10 @@ pub fn provenance_records(tool: &str, request_id: &str, prefix: &str, doc: &Valu
     let mut out = String::new();
     let mut pointer = prefix.to_owned();
     let mut seen = HashSet::new();
-    let mut taken = 0usize;
-    walk(doc, &mut pointer, &mut |ptr, text| {
-        values_into(text, &mut |kind, v| {
-            taken += 1;
+    walk(doc, &mut pointer, &mut |ptr, text, whole| {
+        values_into(text, whole, &mut |kind, v| {
             let d = value_digest(&v);
-            if taken <= MAX_VALUES_PER_DOCUMENT && seen.insert(d) {
+            if seen.insert(d) {
                 write_record(&mut out, &d, &Origin::new(tool, request_id, ptr, kind));
             }
         });
@@ -662,7 +658,7 @@ fn parse_digest(s: &str) -> Option<ValueDigest> {
 fn context_digests(context: &CallerContext) -> HashSet<ValueDigest> {
     let mut out = HashSet::new();
     for v in context.all_values() {
-        values_into(v, &mut |_, n| {
+        values_into(v, true, &mut |_, n| {
             out.insert(value_digest(&n));
         });
     }
@@ -673,18 +669,22 @@ fn context_digests(context: &CallerContext) -> HashSet<ValueDigest> {
 pub(crate) fn trusted_digests(values: &[String]) -> HashSet<ValueDigest> {
     let mut out = HashSet::new();
     for v in values {
-        values_into(v, &mut |_, n| {
+        values_into(v, true, &mut |_, n| {
             out.insert(value_digest(&n));
         });
     }
     out
 }
 
-/// Calls `f(pointer, text)` for every string and number of `v` (member names are the
+/// Calls `f(pointer, text, is_string)` for every string and long number of `v` (member names are the
 /// upstream's vocabulary, not values it hands over).
-fn walk(v: &Value, pointer: &mut String, f: &mut dyn FnMut(&str, &str)) {
+fn walk(v: &Value, pointer: &mut String, f: &mut dyn FnMut(&str, &str, bool)) {
     match v {
-        Value::String(s) | Value::Number(s) => f(pointer, s),
+        Value::String(s) => f(pointer, s, true),
+        // A number is a value only as an account or card-like number (a count, a score or
+        // a rank is not one).
+        Value::Number(s) if s.len() >= 8 => f(pointer, s, false),
+        Value::Number(_) => {}
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = pointer.len();
@@ -766,6 +766,7 @@ mod tests {
         assert!(values_of("ok").is_empty());
         assert!(values_of(&"x".repeat(65)).is_empty());
         assert!(values_of("two\nlines").is_empty());
+        assert!(values_of("Mallory Smith").is_empty());
         // Dates, versions and small numbers are not accounts.
         assert!(kinds("on 2026-12-07 version 1.2.3 paid 1500 items").is_empty());
     }
@@ -863,12 +864,14 @@ mod tests {
         assert!(p
             .check(&sinks(), &doc(r#"{"to":"x"}"#), &none, &ctx)
             .is_none());
-        // One document with more values than the per-document bound saturates too.
+        // The model's own values never saturate it: they are just not noted.
         let mut q = Provenance::new();
-        let many: Vec<String> = (0..MAX_VALUES_PER_DOCUMENT + 1)
-            .map(|i| format!("v{i}@x.example"))
-            .collect();
-        q.record("t", "1", &Value::String(many.join(" ")));
+        for i in 0..MAX_TRACKED_VALUES {
+            q.insert(value_digest(&i.to_string()), Seen::Model);
+        }
+        q.note_call(&doc(r#"{"to":"late@y.example"}"#));
+        assert!(!q.saturated());
+        q.record("t", "1", &doc(r#"{"x":"late@y.example"}"#));
         assert!(q.saturated());
     }
 
@@ -902,6 +905,20 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn numbers_are_values_only_as_accounts_and_urls_only_by_host() {
+        let mut p = Provenance::new();
+        p.record(
+            "t",
+            "1",
+            &doc(
+                r#"{"acct":12345678901,"rank":1200,"score":0.5123,"u":"https://a.example/x?id=1"}"#,
+            ),
+        );
+        assert_eq!(p.len(), 2, "{}", p.to_records());
+        assert!(p.origin_of("12345678901").is_some() && p.origin_of("a.example").is_some());
     }
 
     #[test]

@@ -194,11 +194,14 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, args::Failure> {
                     .tool(&call.tool)
                     .map(jsongate::action::sinks)
                     .unwrap_or_default();
-                let shown = jsongate::action::show_arguments(
+                let mut shown = jsongate::action::show_arguments(
                     &call.arguments,
                     &sinks,
                     jsongate::action::ShowLimits::PROMPT,
                 );
+                if let Some(u) = &d.facts().untrusted {
+                    shown = format!("why: {}\n{shown}", u.describe());
+                }
                 let (d, line) = await_approval(&d, &call, &rate, secs, &shown);
                 approval_line = Some(line);
                 d
