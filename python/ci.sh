@@ -41,7 +41,9 @@ DIST=$OUT/dist
 rm -rf "$DIST" "$OUT/sdist"
 mkdir -p "$DIST" "$OUT/sdist"
 "$VENV/bin/maturin" sdist --manifest-path "$HERE/Cargo.toml" --out "$DIST"
-tar xzf "$DIST"/jsongate-*.tar.gz -C "$OUT/sdist"
+# -m: the files get the time of extraction, so cargo rebuilds what changed since the last
+# build in the same target directory (the archive's fixed times would look older).
+tar xzmf "$DIST"/jsongate-*.tar.gz -C "$OUT/sdist"
 (cd "$OUT"/sdist/jsongate-* && CARGO_TARGET_DIR=$OUT/cargo "$VENV/bin/maturin" build --release --zig \
     --compatibility manylinux2014 --out "$DIST")
 wheel=$(ls "$DIST"/jsongate-*-cp39-abi3-manylinux*_x86_64.whl)
