@@ -158,7 +158,9 @@ fn patterns() -> &'static Patterns {
         Patterns {
             email: re(r"(?i)[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})+"),
             url: re(r"(?i)\b(?:https?|wss?|ftps?)://(?:[^/?#@\s]{1,64}@)?([a-z0-9.-]{1,253})"),
-            iban: re(r"(?i)\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
+            // ASCII only (`-u`): Unicode case folding would let `K` (the Kelvin sign) or `ſ`
+            // stand for a letter.
+            iban: re(r"(?i-u)\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
             phone: re(r"\+[0-9](?:[ .()-]{0,2}[0-9]){7,18}"),
             number: re(r"\b[0-9](?:[ -]?[0-9]){7,22}\b"),
             date: re(r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{2}-[0-9]{2}-[0-9]{4})$"),
@@ -170,7 +172,7 @@ fn patterns() -> &'static Patterns {
 /// ISO 13616 check: the four first characters moved to the end, letters as 10–35, the
 /// number modulo 97 is 1.
 fn iban_ok(iban: &str) -> bool {
-    if !(15..=34).contains(&iban.len()) {
+    if !(15..=34).contains(&iban.len()) || !iban.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return false;
     }
     let (head, tail) = iban.split_at(4);
@@ -773,6 +775,11 @@ mod tests {
 
     #[test]
     fn iban_check_digits() {
+        // Letters that case-fold to ASCII ones are not letters of an IBAN (and never split).
+        assert!(values_of("\u{212A}\u{17F}12 3704 0044 0532 0130 00")
+            .iter()
+            .all(|(k, _)| *k != ValueKind::Iban));
+        assert!(!iban_ok("\u{17F}\u{212A}89370400440532013000"));
         assert!(iban_ok("DE89370400440532013000"));
         assert!(iban_ok("GB82WEST12345698765432"));
         assert!(!iban_ok("DE89370400440532013001"));
