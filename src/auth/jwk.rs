@@ -156,6 +156,71 @@ impl Jwks {
         Ok(jwks)
     }
 
+    /// Reads a key file: PEM public keys ([`from_pem`](Self::from_pem)) when its first
+    /// non-blank text is `-----BEGIN`, else a JWKS document ([`from_slice`](Self::from_slice)).
+    ///
+    /// # Errors
+    /// As the reader it chose.
+    pub fn from_key_file(bytes: &[u8]) -> Result<Jwks, AuthError> {
+        let start = bytes
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(0);
+        if bytes[start..].starts_with(b"-----BEGIN") {
+            Jwks::from_pem(bytes)
+        } else {
+            Jwks::from_slice(bytes)
+        }
+    }
+
+    /// Reads PEM public keys (RFC 7468): `PUBLIC KEY` blocks (X.509 SubjectPublicKeyInfo of
+    /// an RSA, EC P-256 or Ed25519 key) and `RSA PUBLIC KEY` blocks (PKCS #1), as many as
+    /// [`MAX_JWKS_KEYS`], in at most [`MAX_JWKS_BYTES`]. Such keys have no key id: a token's
+    /// `kid` selects nothing among them, the algorithm does (see
+    /// [`Verifier::verify`](super::Verifier::verify)). A private key block is refused (its
+    /// reason kept, as for a JWKS key with private members), and so is a certificate (give
+    /// its public key: `openssl x509 -pubkey -noout`); other labels and key algorithms are
+    /// skipped and counted.
+    ///
+    /// # Errors
+    /// [`AuthErrorKind::Jwks`]: too large, a block that is not base64 or not DER of these
+    /// shapes, a block without its end line, or no usable key.
+    ///
+    /// # Example
+    /// ```
+    /// use jsongate::auth::Jwks;
+    /// // RFC 8410 §10.1: an Ed25519 public key.
+    /// let pem = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n";
+    /// assert_eq!(Jwks::from_pem(pem.as_bytes())?.len(), 1);
+    /// let private = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n-----END PRIVATE KEY-----\n";
+    /// assert_eq!(Jwks::from_pem(private.as_bytes()).unwrap_err().message(), "block 1: a private key is present");
+    /// # Ok::<(), jsongate::auth::AuthError>(())
+    /// ```
+    pub fn from_pem(bytes: &[u8]) -> Result<Jwks, AuthError> {
+        if bytes.len() > MAX_JWKS_BYTES {
+            return Err(jwks_error("key file larger than 64 KiB"));
+        }
+        let text = std::str::from_utf8(bytes).map_err(|_| jwks_error("PEM is not UTF-8 text"))?;
+        let mut jwks = Jwks::default();
+        for (i, block) in super::pem::blocks(text)?.into_iter().enumerate() {
+            if i >= MAX_JWKS_KEYS {
+                return Err(jwks_error("more than 64 keys"));
+            }
+            match super::pem::read_key(&block) {
+                Ok(Some(key)) => jwks.keys.push(Jwk { kid: None, key }),
+                Ok(None) => jwks.skipped += 1,
+                Err(why) => jwks.refusals.push(format!("block {}: {why}", i + 1)),
+            }
+        }
+        if jwks.keys.is_empty() {
+            return Err(match jwks.refusals.into_iter().next() {
+                Some(first) => jwks_error(first),
+                None => jwks_error("no usable signing key"),
+            });
+        }
+        Ok(jwks)
+    }
+
     /// The number of usable keys (zero only for [`Jwks::default()`], the empty set a front
     /// holds until it has fetched one).
     ///
@@ -274,22 +339,7 @@ fn read_key(key: &Value) -> Result<Option<Jwk>, &'static str> {
             .ok_or("a member is not base64url")
     };
     let key = match alg {
-        Alg::Rs256 => {
-            let n = strip_zeros(bytes("n")?);
-            let e = strip_zeros(bytes("e")?);
-            // An empty modulus is 0 bits (not an underflow: the fuzzer found that one).
-            let bits =
-                (n.len() * 8).saturating_sub(n.first().map_or(0, |b| b.leading_zeros() as usize));
-            if !(2048..=8192).contains(&bits) {
-                return Err("RSA modulus is not 2048 to 8192 bits");
-            }
-            // What the verifier accepts: odd, 3 ..= 2^33 - 1.
-            let exponent = e.iter().fold(0u64, |v, &b| (v << 8) | u64::from(b));
-            if e.len() > 5 || !(3..1 << 33).contains(&exponent) || exponent % 2 == 0 {
-                return Err("RSA exponent is not usable");
-            }
-            PublicKey::Rsa { n, e }
-        }
+        Alg::Rs256 => rsa_key(&bytes("n")?, &bytes("e")?)?,
         Alg::Es256 => {
             let (x, y) = (bytes("x")?, bytes("y")?);
             if x.len() != 32 || y.len() != 32 {
@@ -299,17 +349,44 @@ fn read_key(key: &Value) -> Result<Option<Jwk>, &'static str> {
             point.push(4);
             point.extend_from_slice(&x);
             point.extend_from_slice(&y);
-            PublicKey::P256(point)
+            p256_key(&point)?
         }
-        Alg::EdDsa => {
-            let x = bytes("x")?;
-            if x.len() != 32 {
-                return Err("Ed25519 public key is not 32 bytes");
-            }
-            PublicKey::Ed25519(x)
-        }
+        Alg::EdDsa => ed25519_key(&bytes("x")?)?,
     };
     Ok(Some(Jwk { kid, key }))
+}
+
+/// An RSA key from its modulus and exponent (big-endian, leading zeros allowed), when the
+/// verifier can use it: 2048 to 8192 bits, an odd exponent from 3 to 2^33 - 1.
+pub(crate) fn rsa_key(n: &[u8], e: &[u8]) -> Result<PublicKey, &'static str> {
+    let n = strip_zeros(n.to_vec());
+    let e = strip_zeros(e.to_vec());
+    // An empty modulus is 0 bits (not an underflow: the fuzzer found that one).
+    let bits = (n.len() * 8).saturating_sub(n.first().map_or(0, |b| b.leading_zeros() as usize));
+    if !(2048..=8192).contains(&bits) {
+        return Err("RSA modulus is not 2048 to 8192 bits");
+    }
+    let exponent = e.iter().fold(0u64, |v, &b| (v << 8) | u64::from(b));
+    if e.len() > 5 || !(3..1 << 33).contains(&exponent) || exponent % 2 == 0 {
+        return Err("RSA exponent is not usable");
+    }
+    Ok(PublicKey::Rsa { n, e })
+}
+
+/// A P-256 key from its uncompressed point (`0x04 ‖ x ‖ y`).
+pub(crate) fn p256_key(point: &[u8]) -> Result<PublicKey, &'static str> {
+    if point.len() != 65 || point[0] != 4 {
+        return Err("P-256 point is not 65 bytes, uncompressed");
+    }
+    Ok(PublicKey::P256(point.to_vec()))
+}
+
+/// An Ed25519 key from its 32 bytes.
+pub(crate) fn ed25519_key(x: &[u8]) -> Result<PublicKey, &'static str> {
+    if x.len() != 32 {
+        return Err("Ed25519 public key is not 32 bytes");
+    }
+    Ok(PublicKey::Ed25519(x.to_vec()))
 }
 
 fn strip_zeros(mut v: Vec<u8>) -> Vec<u8> {

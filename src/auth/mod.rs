@@ -35,6 +35,7 @@ mod authenticator;
 pub mod config;
 pub mod jwk;
 pub mod jwt;
+mod pem;
 #[cfg(test)]
 mod testkit;
 

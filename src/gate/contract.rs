@@ -135,7 +135,8 @@ impl CheckSpec {
     }
 }
 
-/// A `signed` check: its JWKS file (relative to `dir`) read now, issuer and audience.
+/// A `signed` check: its key file (a JWKS or PEM public keys, relative to `dir`) read now,
+/// issuer and audience.
 #[cfg(feature = "auth")]
 fn signed(
     c: &Value,
@@ -152,7 +153,7 @@ fn signed(
     // huge file is never read whole).
     let bytes = crate::config::read_bounded(&path, MAX_JWKS_BYTES as u64)
         .map_err(|e| ConfigError::read(format_args!("signed keys '{}'", path.display()), &e))?;
-    let keys = Jwks::from_slice(&bytes).map_err(|e| {
+    let keys = Jwks::from_key_file(&bytes).map_err(|e| {
         err(format!("signed keys '{}': {}", path.display(), e.message())).at(at("keys"))
     })?;
     if keys.is_empty() {

@@ -1,5 +1,5 @@
 //! The `signed` check: a field of the response is a compact JWS (a signed JWT) that must
-//! verify against the keys of a JWKS file, from the named issuer, for the named audience,
+//! verify against the keys of a key file (a JWKS document, or PEM public keys), from the named issuer, for the named audience,
 //! within its validity at the request's clock; with `subject_field`, the token's `sub` must
 //! equal another field of the response. This is how an upstream's identity claim (who
 //! approved a change, which account a record belongs to) becomes evidence: the claim is
