@@ -173,7 +173,7 @@ impl Jwks {
         }
     }
 
-    /// Reads PEM public keys (RFC 7468): `PUBLIC KEY` blocks (X.509 SubjectPublicKeyInfo of
+    /// Reads PEM public keys (RFC 7468): `PUBLIC KEY` blocks (X.509 `SubjectPublicKeyInfo` of
     /// an RSA, EC P-256 or Ed25519 key) and `RSA PUBLIC KEY` blocks (PKCS #1), as many as
     /// [`MAX_JWKS_KEYS`], in at most [`MAX_JWKS_BYTES`]. Such keys have no key id: a token's
     /// `kid` selects nothing among them, the algorithm does (see

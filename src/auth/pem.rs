@@ -1,5 +1,5 @@
 //! PEM public keys (RFC 7468) for [`Jwks::from_pem`](super::Jwks::from_pem): the blocks of a
-//! text, and the three key shapes read from their DER: X.509 SubjectPublicKeyInfo (RFC 5280
+//! text, and the three key shapes read from their DER: X.509 `SubjectPublicKeyInfo` (RFC 5280
 //! §4.1.2.7) of `rsaEncryption` (PKCS #1 `RSAPublicKey` inside, RFC 8017 §A.1.1),
 //! `id-ecPublicKey` on `prime256v1` (RFC 5480) and `id-Ed25519` (RFC 8410), and a bare PKCS #1
 //! `RSAPublicKey`.
@@ -114,15 +114,14 @@ fn only(input: &[u8], tag: u8) -> Option<&[u8]> {
     }
 }
 
-/// SubjectPublicKeyInfo ::= SEQUENCE { algorithm AlgorithmIdentifier, subjectPublicKey BIT STRING }
+/// `SubjectPublicKeyInfo ::= SEQUENCE { algorithm AlgorithmIdentifier, subjectPublicKey BIT STRING }`
 fn spki(der: &[u8]) -> Result<Option<PublicKey>, &'static str> {
     let seq = only(der, 0x30).ok_or(NOT_DER)?;
     let (t, alg, rest) = tlv(seq).ok_or(NOT_DER)?;
     let bits = only(rest, 0x03).filter(|_| t == 0x30).ok_or(NOT_DER)?;
     // A key is a whole number of bytes: no unused bits.
-    let key = match bits.split_first() {
-        Some((0, key)) => key,
-        _ => return Err(NOT_DER),
+    let Some((0, key)) = bits.split_first() else {
+        return Err(NOT_DER);
     };
     let (t, oid, params) = tlv(alg).ok_or(NOT_DER)?;
     if t != 0x06 {
@@ -141,7 +140,7 @@ fn spki(der: &[u8]) -> Result<Option<PublicKey>, &'static str> {
     }
 }
 
-/// RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }
+/// `RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }`
 fn pkcs1(der: &[u8]) -> Result<PublicKey, &'static str> {
     let seq = only(der, 0x30).ok_or(NOT_DER)?;
     let (t, n, rest) = tlv(seq).ok_or(NOT_DER)?;
