@@ -44,6 +44,7 @@ use regex::Regex;
 use sha2::{Digest as _, Sha256};
 
 use super::rules::CallerContext;
+use super::show::display;
 use crate::json::{ConfigError, ObjectWriter, Value};
 use crate::Limits;
 
@@ -144,6 +145,7 @@ pub fn value_digest(normalised: &str) -> ValueDigest {
 struct Patterns {
     email: Regex,
     url: Regex,
+    domain: Regex,
     iban: Regex,
     phone: Regex,
     number: Regex,
@@ -156,15 +158,21 @@ fn patterns() -> &'static Patterns {
     P.get_or_init(|| {
         let re = |s: &str| Regex::new(s).expect("provenance pattern");
         Patterns {
-            email: re(r"(?i)[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})+"),
-            url: re(r"(?i)\b(?:https?|wss?|ftps?)://(?:[^/?#@\s]{1,64}@)?([a-z0-9.-]{1,253})"),
+            email: re(r"[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+"),
+            // Any scheme; the host up to its port, path, query or fragment.
+            url: re(r"(?i)\b[a-z][a-z0-9+.-]{1,15}://(?:[^/?#@\s]{1,64}@)?([\p{L}\p{N}.-]+)"),
+            // A host written without a scheme (`evil.example/collect`): labels and a
+            // top-level name of letters, not inside an address, a path or a longer name.
+            domain: re(r"(?:^|[^\p{L}\p{N}@._/\\~:-])((?:[\p{L}\p{N}][\p{L}\p{N}-]*\.)+\p{L}{2,})\b"),
             // ASCII only (`-u`): Unicode case folding would let `K` (the Kelvin sign) or `ſ`
-            // stand for a letter.
-            iban: re(r"(?i-u)\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
+            // stand for a letter. Groups of four, spaced, dashed or not.
+            iban: re(r"(?i-u)\b[A-Z]{2}[0-9]{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,3})?\b"),
             phone: re(r"\+[0-9](?:[ .()-]{0,2}[0-9]){7,18}"),
-            number: re(r"\b[0-9](?:[ -]?[0-9]){7,22}\b"),
+            number: re(r"\b[0-9](?:[ -]?[0-9]){7,40}\b"),
             date: re(r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{2}-[0-9]{2}-[0-9]{4})$"),
-            path: re(r#"(?:^|[\s"'(=,\[])((?:~|\.{1,2})?/[^\s"'<>|*?,;()\[\]]{2,255}|[A-Za-z]:\\[^\s"'<>|*?,;]{2,255})"#),
+            // After any character that cannot continue a name or a path; never `//` (a
+            // URL's host, a network path).
+            path: re(r#"(?:^|[^\p{L}\p{N}_/.~\\-])((?:~|\.{1,2})?/[^/\s"'<>|*?,;()\[\]`][^\s"'<>|*?,;()\[\]`]{1,254}|[A-Za-z]:\\[^\s"'<>|*?,;`]{2,255})"#),
         }
     })
 }
@@ -212,27 +220,42 @@ pub fn values_of(text: &str) -> Vec<(ValueKind, String)> {
 /// [`values_of`] through a callback; `whole`: the text is a string value (else a number's
 /// text, which is never a short token).
 fn values_into(text: &str, whole: bool, f: &mut dyn FnMut(ValueKind, String)) {
+    let prepared = prepare(text);
+    let text = prepared.as_ref();
     let p = patterns();
+    // Lengths are checked here, not by counted repetitions (which would make the Unicode
+    // classes' automata large).
     for m in p.email.find_iter(text) {
-        f(ValueKind::Email, m.as_str().to_ascii_lowercase());
+        let (local, domain) = m.as_str().split_once('@').unwrap_or_default();
+        if local.len() <= 64 && domain.len() <= 253 {
+            f(ValueKind::Email, m.as_str().to_lowercase());
+        }
     }
+    let host = |h: &str| {
+        let h = h.trim_end_matches('.').to_lowercase();
+        let fits = h.len() <= 253 && h.split('.').all(|l| l.len() <= 63);
+        (fits && (h.contains('.') || h == "localhost")).then_some(h)
+    };
     for c in p.url.captures_iter(text) {
-        if let Some(h) = c.get(1) {
-            let host = h.as_str().trim_end_matches('.').to_ascii_lowercase();
-            if host.contains('.') || host == "localhost" {
-                f(ValueKind::Host, host);
-            }
+        if let Some(h) = c.get(1).and_then(|h| host(h.as_str())) {
+            f(ValueKind::Host, h);
+        }
+    }
+    for c in p.domain.captures_iter(text) {
+        if let Some(h) = c.get(1).and_then(|h| host(h.as_str())) {
+            f(ValueKind::Host, h);
         }
     }
     for m in p.iban.find_iter(text) {
-        let v: String = m
-            .as_str()
-            .chars()
-            .filter(|c| *c != ' ')
-            .map(|c| c.to_ascii_uppercase())
-            .collect();
-        if iban_ok(&v) {
-            f(ValueKind::Iban, v);
+        // The longest run of whole groups whose check digits hold: a word after the IBAN
+        // ("… 7034 BIC") is not part of it.
+        let groups: Vec<&str> = m.as_str().split([' ', '-']).collect();
+        for k in (1..=groups.len()).rev() {
+            let v = groups[..k].concat().to_ascii_uppercase();
+            if iban_ok(&v) {
+                f(ValueKind::Iban, v);
+                break;
+            }
         }
     }
     let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
@@ -240,12 +263,26 @@ fn values_into(text: &str, whole: bool, f: &mut dyn FnMut(ValueKind, String)) {
         let d = digits(m.as_str());
         if (8..=15).contains(&d.len()) {
             f(ValueKind::Phone, format!("+{d}"));
+            // Written without the `+`, it is the same number.
+            f(ValueKind::Number, d);
         }
     }
     for m in p.number.find_iter(text) {
+        if p.date.is_match(m.as_str()) {
+            continue;
+        }
         let d = digits(m.as_str());
-        if (8..=19).contains(&d.len()) && !p.date.is_match(m.as_str()) {
-            f(ValueKind::Number, d);
+        if (8..=19).contains(&d.len()) {
+            f(ValueKind::Number, d.clone());
+        }
+        // Numbers side by side ("account 87654321 100 EUR") are each a value too.
+        let groups: Vec<&str> = m.as_str().split([' ', '-']).collect();
+        if groups.len() > 1 {
+            for g in groups.into_iter().filter(|g| (8..=19).contains(&g.len())) {
+                if g != d {
+                    f(ValueKind::Number, g.to_owned());
+                }
+            }
         }
     }
     for c in p.path.captures_iter(text) {
@@ -272,6 +309,28 @@ fn values_into(text: &str, whole: bool, f: &mut dyn FnMut(ValueKind, String)) {
             f(ValueKind::Short, low);
         }
     }
+}
+
+/// `text` as the extractor reads it: compatibility forms folded (NFKC: full-width letters
+/// and digits, no-break spaces, the Kelvin sign), ideographic full stops as `.`, Unicode
+/// dashes as `-`, and the characters that change how text looks without being seen removed.
+/// ASCII text is read as it is.
+fn prepare(text: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_normalization::UnicodeNormalization as _;
+    if text.is_ascii() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.nfkc()
+            .filter(|c| !super::show::invisible(*c))
+            .map(|c| match c {
+                '\u{3002}' | '\u{ff61}' | '\u{fe52}' => '.',
+                '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{fe58}' | '\u{fe63}' => '-',
+                c if c.is_whitespace() && c != '\n' => ' ',
+                c => c,
+            })
+            .collect(),
+    )
 }
 
 /// Where a tracked value first reached the agent.
@@ -360,15 +419,21 @@ impl Untrusted {
     /// One line for a person: which argument, and where its value came from.
     pub fn describe(&self) -> String {
         match &self.origin {
+            // The tool (or a server's method), the request id and the pointer are the
+            // upstream's text: shown escaped, never able to start a line or hide a character.
             Some(o) => format!(
                 "the value at {} ({}) first appeared in untrusted output: the result of '{}' \
                  (request {}) at {}",
-                self.sink, o.kind, o.tool, o.request_id, o.pointer
+                display(&self.sink),
+                o.kind,
+                display(&o.tool),
+                display(&o.request_id),
+                display(&o.pointer)
             ),
             None => format!(
                 "the value at {} may have come from untrusted output (the session saw more \
-                 values than it can track)",
-                self.sink
+                 values than it can track, or its history is not known)",
+                display(&self.sink)
             ),
         }
     }
@@ -411,6 +476,27 @@ impl Provenance {
         Provenance::default()
     }
 
+    /// A tracker for a session whose history is not known (a relay for one request, with no
+    /// session before it): saturated from the start, so every identifier-like sink value
+    /// asks.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(jsongate::action::Provenance::unknown_history().saturated());
+    /// ```
+    pub fn unknown_history() -> Provenance {
+        Provenance {
+            saturated: true,
+            ..Provenance::default()
+        }
+    }
+
+    /// Marks the tracker saturated (output that could not be read for values reached the
+    /// agent).
+    pub fn saturate(&mut self) {
+        self.saturated = true;
+    }
+
     /// How many values are tracked.
     pub fn len(&self) -> usize {
         self.seen.len()
@@ -443,26 +529,44 @@ impl Provenance {
     /// already tracked keep their first origin.
     pub fn record(&mut self, tool: &str, request_id: &str, doc: &Value) {
         let mut pointer = String::new();
-        let mut origins: HashMap<(String, ValueKind), Arc<Origin>> = HashMap::new();
-        walk(doc, &mut pointer, &mut |ptr, text, whole| {
+        walk(doc, &mut pointer, false, &mut |ptr, text, whole| {
+            // One origin per string and kind (its texts cut to 128 bytes: a deep pointer is
+            // never copied whole).
+            let mut origins: [Option<Arc<Origin>>; ValueKind::ALL.len()] = Default::default();
             values_into(text, whole, &mut |kind, v| {
-                let origin = origins
-                    .entry((ptr.to_owned(), kind))
-                    .or_insert_with(|| Arc::new(Origin::new(tool, request_id, ptr, kind)));
+                let origin = origins[kind as usize]
+                    .get_or_insert_with(|| Arc::new(Origin::new(tool, request_id, ptr, kind)));
                 let origin = Arc::clone(origin);
                 self.insert(value_digest(&v), Seen::Untrusted(origin));
             });
         });
     }
 
+    /// Records what `other` tracked as untrusted, each origin's pointer replaced by
+    /// `pointer` (values read from text joined from several places).
+    pub fn absorb(&mut self, other: Provenance, pointer: &str) {
+        self.saturated |= other.saturated;
+        for d in other.order {
+            if let Some(Seen::Untrusted(o)) = other.seen.get(&d) {
+                let origin = Origin::new(&o.tool, &o.request_id, pointer, o.kind);
+                self.insert(d, Seen::Untrusted(Arc::new(origin)));
+            }
+        }
+    }
+
     /// Notes the values of a call the model made (its arguments): those not yet carried by
     /// untrusted output are the model's own from then on.
     pub fn note_call(&mut self, arguments: &Value) {
-        walk(arguments, &mut String::new(), &mut |_, text, whole| {
-            values_into(text, whole, &mut |_, v| {
-                self.insert(value_digest(&v), Seen::Model);
-            });
-        });
+        walk(
+            arguments,
+            &mut String::new(),
+            true,
+            &mut |_, text, whole| {
+                values_into(text, whole, &mut |_, v| {
+                    self.insert(value_digest(&v), Seen::Model);
+                });
+            },
+        );
     }
 
     /// Records one digest read from a provenance record.
@@ -497,7 +601,7 @@ impl Provenance {
                 continue;
             };
             let mut found: Option<Untrusted> = None;
-            walk(v, &mut String::new(), &mut |_, text, whole| {
+            walk(v, &mut String::new(), true, &mut |_, text, whole| {
                 if found.as_ref().is_some_and(|u| u.origin.is_some()) {
                     return;
                 }
@@ -619,7 +723,7 @@ pub fn provenance_records(tool: &str, request_id: &str, prefix: &str, doc: &Valu
     let mut out = String::new();
     let mut pointer = prefix.to_owned();
     let mut seen = HashSet::new();
-    walk(doc, &mut pointer, &mut |ptr, text, whole| {
+    walk(doc, &mut pointer, false, &mut |ptr, text, whole| {
         values_into(text, whole, &mut |kind, v| {
             let d = value_digest(&v);
             if seen.insert(d) {
@@ -678,20 +782,21 @@ pub(crate) fn trusted_digests(values: &[String]) -> HashSet<ValueDigest> {
     out
 }
 
-/// Calls `f(pointer, text, is_string)` for every string and long number of `v` (member names are the
-/// upstream's vocabulary, not values it hands over).
-fn walk(v: &Value, pointer: &mut String, f: &mut dyn FnMut(&str, &str, bool)) {
+/// Calls `f(pointer, text, whole)` for every member name, string and number of `v`
+/// (`whole`: the text may be one short token: a string value, not a name). A number is a value only as an account or
+/// card-like number (a count, a score or a rank is not one) unless `all_numbers` (a sink's
+/// number is compared whatever its length: `4471123` is the id a result wrote as text).
+fn walk(v: &Value, pointer: &mut String, all_numbers: bool, f: &mut dyn FnMut(&str, &str, bool)) {
     match v {
         Value::String(s) => f(pointer, s, true),
-        // A number is a value only as an account or card-like number (a count, a score or
-        // a rank is not one).
+        Value::Number(s) if all_numbers => f(pointer, s, true),
         Value::Number(s) if s.len() >= 8 => f(pointer, s, false),
-        Value::Number(_) => {}
+        Value::Number(_) | Value::Null | Value::Bool(_) => {}
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = pointer.len();
                 crate::pointer::push_index(pointer, i as u64);
-                walk(item, pointer, f);
+                walk(item, pointer, all_numbers, f);
                 pointer.truncate(len);
             }
         }
@@ -699,11 +804,13 @@ fn walk(v: &Value, pointer: &mut String, f: &mut dyn FnMut(&str, &str, bool)) {
             for (name, item) in members {
                 let len = pointer.len();
                 crate::pointer::push_name(pointer, name);
-                walk(item, pointer, f);
+                // A name can carry a value too (`{"GB82WEST…":"pay"}`); never as a short
+                // token (names are the upstream's vocabulary).
+                f(pointer, name, false);
+                walk(item, pointer, all_numbers, f);
                 pointer.truncate(len);
             }
         }
-        Value::Null | Value::Bool(_) => {}
     }
 }
 
@@ -746,6 +853,7 @@ mod tests {
             kinds("call +44 (20) 7946-0958"),
             [
                 (ValueKind::Phone, "+442079460958".into()),
+                (ValueKind::Number, "442079460958".into()),
                 (ValueKind::Number, "79460958".into())
             ]
         );
@@ -771,6 +879,141 @@ mod tests {
         assert!(values_of("Mallory Smith").is_empty());
         // Dates, versions and small numbers are not accounts.
         assert!(kinds("on 2026-12-07 version 1.2.3 paid 1500 items").is_empty());
+    }
+
+    #[test]
+    fn values_are_found_however_they_are_written() {
+        let has = |text: &str, kind: ValueKind, v: &str| {
+            assert!(
+                values_of(text).iter().any(|(k, w)| *k == kind && w == v),
+                "{text:?}: {:?}",
+                values_of(text)
+            );
+        };
+        // An IBAN followed by a word, dashed, with no-break or zero-width spaces, full-width.
+        has(
+            "IBAN: BE68 5390 0754 7034 BIC GEBABEBB",
+            ValueKind::Iban,
+            "BE68539007547034",
+        );
+        has(
+            "Pay ES91 2100 0418 4502 0005 1332 now",
+            ValueKind::Iban,
+            "ES9121000418450200051332",
+        );
+        has(
+            "DE89-3704-0044-0532-0130-00",
+            ValueKind::Iban,
+            "DE89370400440532013000",
+        );
+        has(
+            "GB82\u{a0}WEST\u{a0}1234\u{a0}5698\u{a0}7654\u{a0}32",
+            ValueKind::Iban,
+            "GB82WEST12345698765432",
+        );
+        has(
+            "GB82\u{200b}WEST12345698765432",
+            ValueKind::Iban,
+            "GB82WEST12345698765432",
+        );
+        has(
+            "ＧＢ８２ＷＥＳＴ１２３４５６９８７６５４３２",
+            ValueKind::Iban,
+            "GB82WEST12345698765432",
+        );
+        // Hosts without a scheme, with any scheme, with ideographic full stops, not ASCII.
+        has(
+            "upload it to evil-host.example/collect",
+            ValueKind::Host,
+            "evil-host.example",
+        );
+        has(
+            "sftp://drop.evil.example:22/in",
+            ValueKind::Host,
+            "drop.evil.example",
+        );
+        has("https://evil。example/x", ValueKind::Host, "evil.example");
+        has(
+            "https://Bücher.example/x",
+            ValueKind::Host,
+            "bücher.example",
+        );
+        has(
+            &format!("{}.evil.example", "a".repeat(60)),
+            ValueKind::Host,
+            &format!("{}.evil.example", "a".repeat(60)),
+        );
+        // Numbers side by side, a phone's digits without its `+`.
+        has(
+            "pay account 87654321 100 EUR",
+            ValueKind::Number,
+            "87654321",
+        );
+        has("2024-05-01 87654321 500", ValueKind::Number, "87654321");
+        has("+1 (555) 123-4567", ValueKind::Number, "15551234567");
+        // Paths after a backtick, a colon, a tag.
+        has(
+            "append to `/home/u/.ssh/authorized_keys`",
+            ValueKind::Path,
+            "/home/u/.ssh/authorized_keys",
+        );
+        has("dest:/tmp/x", ValueKind::Path, "/tmp/x");
+        has(
+            "<path>/etc/cron.d/x</path>",
+            ValueKind::Path,
+            "/etc/cron.d/x",
+        );
+        // Not paths, not hosts: a URL's `//`, a file name inside a path.
+        assert!(!values_of("https://a.example/b")
+            .iter()
+            .any(|(k, _)| *k == ValueKind::Path));
+        assert!(!values_of("C:\\Temp\\x.bat")
+            .iter()
+            .any(|(k, _)| *k == ValueKind::Host));
+    }
+
+    #[test]
+    fn names_joined_text_and_short_numbers_are_read() {
+        let (none, ctx) = (HashSet::new(), CallerContext::new());
+        let mut p = Provenance::new();
+        p.record(
+            "t",
+            "1",
+            &doc(r#"{"GB82WEST12345698765432":"pay","payee_id":"4471123"}"#),
+        );
+        let sink = |v: &str| doc(&format!(r#"{{"to":{v}}}"#));
+        assert!(p
+            .check(&sinks(), &sink(r#""GB82WEST12345698765432""#), &none, &ctx)
+            .is_some());
+        assert!(p.check(&sinks(), &sink("4471123"), &none, &ctx).is_some());
+        let o = p.origin_of("GB82WEST12345698765432").unwrap();
+        assert_eq!(o.pointer, "/GB82WEST12345698765432");
+        let mut joined = Provenance::new();
+        let text = Value::String("DE89 3704 0044 0532 0130 00".into());
+        joined.record("t", "2", &text);
+        p.absorb(joined, "/content");
+        let o = p.origin_of("DE89370400440532013000").unwrap();
+        assert_eq!(o.pointer, "/content");
+        let unknown = Provenance::unknown_history();
+        let u = unknown
+            .check(&sinks(), &sink(r#""a@b.example""#), &none, &ctx)
+            .unwrap();
+        assert!(u.origin.is_none() && u.describe().contains("not known"));
+    }
+
+    #[test]
+    fn what_a_person_is_shown_is_escaped() {
+        let o = Origin::new("t\u{202e}", "1\nArguments", "/a\u{200b}b", ValueKind::Email);
+        let u = Untrusted {
+            sink: "/to".into(),
+            origin: Some(o),
+        };
+        let d = u.describe();
+        assert!(
+            !d.contains('\n') && !d.contains('\u{202e}') && !d.contains('\u{200b}'),
+            "{d}"
+        );
+        assert!(d.contains("\\u202e") && d.contains("\\u000a"), "{d}");
     }
 
     #[test]

@@ -141,7 +141,7 @@ fn entry(out: &mut String, label: &str, v: Option<&Value>, limits: ShowLimits) {
 /// `text` with every control character and every character that changes how text looks
 /// without being seen written as `\uXXXX` (JSON text stays valid: such characters only
 /// occur inside its strings).
-fn display(text: &str) -> String {
+pub(crate) fn display(text: &str) -> String {
     let mut s = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() || invisible(c) {
@@ -153,7 +153,7 @@ fn display(text: &str) -> String {
     s
 }
 
-fn invisible(c: char) -> bool {
+pub(crate) fn invisible(c: char) -> bool {
     matches!(c,
         '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
         | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')

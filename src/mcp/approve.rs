@@ -287,6 +287,9 @@ pub(super) fn ask(
 
 /// The audit line's `"origin"` member of a decision that asks for a value's origin.
 pub(super) fn origin_member(d: &Decision) -> Option<String> {
+    if d.reason() != crate::action::Reason::UntrustedOrigin {
+        return None;
+    }
     let u = d.facts().untrusted.as_ref()?;
     let mut s = String::new();
     u.write(&mut ObjectWriter::members(&mut s).object("origin"));

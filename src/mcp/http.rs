@@ -790,6 +790,10 @@ impl Front {
         });
         let backlog = Arc::clone(&session.backlog);
         let mut config = (self.opts.config)();
+        if session.id.is_empty() {
+            // A relay for one request: nothing is known of what its client saw before.
+            config = config.unknown_history();
+        }
         if let Some(who) = caller {
             config = config.caller(&who.subject, who.client_id.as_deref(), &who.scopes);
         }

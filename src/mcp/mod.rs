@@ -154,6 +154,9 @@ pub struct Config {
     on_approval: Option<OnApproval>,
     pin_store: Option<Arc<dyn crate::state::Store>>,
     subject: Option<String>,
+    /// The relay serves one request with no session before it: what its client saw is not
+    /// known, so provenance starts saturated.
+    unknown_history: bool,
 }
 
 /// What screening does with a message in which it finds instruction-like text.
@@ -209,6 +212,7 @@ impl Default for Config {
             approval_store: None,
             on_approval: None,
             pin_store: None,
+            unknown_history: false,
         }
     }
 }
@@ -528,6 +532,15 @@ impl Config {
         self.session = self.session.caller(subject, client_id, scopes);
         self.rate = self.rate.subscope(subject);
         self.subject = Some(subject.to_owned());
+        self
+    }
+
+    /// A relay for one request with no session before it (the HTTP front's sessionless
+    /// requests): what the client saw before is not known, so every identifier-like value at
+    /// a policy's sink asks ([`Provenance::unknown_history`](crate::action::Provenance::unknown_history)).
+    #[must_use]
+    pub(crate) fn unknown_history(mut self) -> Self {
+        self.unknown_history = true;
         self
     }
 
@@ -888,6 +901,11 @@ impl Proxy {
             approvals_wake: Mutex::new(approvals_wake),
             state: Mutex::new(State {
                 pins,
+                provenance: if c.unknown_history {
+                    crate::action::Provenance::unknown_history()
+                } else {
+                    crate::action::Provenance::new()
+                },
                 ..State::default()
             }),
             to_client: Mutex::new(BufWriter::with_capacity(WRITE_BUFFER, Box::new(client_out))),

@@ -502,11 +502,16 @@ fn on_call(
                 ..Finding::default()
             };
             let mut text = format!("{what}: {reason}");
-            if let Some(u) = &d.facts().untrusted {
-                // The sink is the operator's own pointer; the tool's name was screened.
+            if let Some(u) = d
+                .facts()
+                .untrusted
+                .as_ref()
+                .filter(|_| d.reason() == crate::action::Reason::UntrustedOrigin)
+            {
+                // The sink is the operator's own pointer; nothing of the upstream's is quoted.
                 let from = match &u.origin {
-                    Some(o) => format!("first appeared in a result of '{}'", o.tool),
-                    None => "may have come from untrusted output".to_owned(),
+                    Some(_) => "first appeared in untrusted output",
+                    None => "may have come from untrusted output",
                 };
                 text = format!("{text} (the value at {} {from})", u.sink);
             }
@@ -1302,8 +1307,14 @@ pub(super) fn on_server(
         return;
     };
     match p {
-        Pending::Other => outs.push(Out::ClientLine),
+        Pending::Other => {
+            // `resources/read`, `prompts/get`, `tasks/get`, …: output the agent may read.
+            track(shared, st, "(response)", &id, line, None);
+            outs.push(Out::ClientLine);
+        }
         Pending::Initialize => {
+            // Its `instructions` often go straight into the model's context.
+            track(shared, st, "initialize", &id, line, None);
             if let Some(n) = msg.server_name.as_deref().filter(|_| msg.has_result) {
                 if st.pins.server_named(n) {
                     let f = Finding::of("pin_wrong_server");
@@ -1322,6 +1333,7 @@ pub(super) fn on_server(
             outs.push(Out::ClientLine);
         }
         Pending::List => {
+            track(shared, st, "tools/list", &id, line, None);
             if !(msg.has_result && !msg.bad_result && msg.has_tools) {
                 outs.push(Out::ClientLine);
                 return;
@@ -1383,12 +1395,12 @@ pub(super) fn on_server(
                 pre,
                 wants_task,
             );
-            if passed {
-                track(shared, st, &tool.name, &id, line);
+            if let Some(relayed) = &passed {
+                track(shared, st, &tool.name, &id, line, relayed.bytes());
             }
             // A task-augmented call's answer creates the task; its `tasks/result` is judged
             // against this tool.
-            if passed && wants_task && msg.has_task && msg.structured.is_none() {
+            if passed.is_some() && wants_task && msg.has_task && msg.structured.is_none() {
                 if let Some(t) = &msg.task_id {
                     if st.tasks.len() < MAX_PENDING {
                         st.tasks.insert(t.clone(), Arc::clone(&tool));
@@ -1409,19 +1421,28 @@ pub(super) fn on_server(
                 pre,
                 false,
             );
-            if passed {
+            if let Some(relayed) = &passed {
                 let name = tool.as_ref().map_or("", |t| t.name.as_str());
-                track(shared, st, name, &id, line);
+                track(shared, st, name, &id, line, relayed.bytes());
             }
         }
     }
 }
 
-/// Records the identifier-like values of output that reached the client (a result's
-/// `result` or `error`, a server request's `params`) as untrusted, under the tool (or
-/// method) and request id that brought them; only when the policy names sinks. The line
-/// passed every check, so it parses within the limits.
-fn track(shared: &Shared, st: &mut State, tool: &str, id: &Id, line: &[u8]) {
+/// Records the identifier-like values of output that reached the client (a response's
+/// `result` or `error`, a server message's `params`) as untrusted, under the tool (or
+/// method) and request id that brought them; only when the policy names sinks. `relayed`:
+/// the bytes the client got instead of `line` (cut or cleaned), read too, so that neither
+/// form escapes. The text blocks of a result are also read joined, as a client shows them.
+/// Output that cannot be read for values saturates the tracker (it fails closed).
+fn track(
+    shared: &Shared,
+    st: &mut State,
+    tool: &str,
+    id: &Id,
+    line: &[u8],
+    relayed: Option<&[u8]>,
+) {
     if !shared
         .policy
         .as_ref()
@@ -1429,13 +1450,28 @@ fn track(shared: &Shared, st: &mut State, tool: &str, id: &Id, line: &[u8]) {
     {
         return;
     }
-    let Ok(Value::Object(members)) = Value::parse(line, shared.limits) else {
-        return;
-    };
     let rid = id.to_json();
-    for (name, v) in &members {
-        if matches!(name.as_str(), "result" | "error" | "params") {
+    for bytes in std::iter::once(line).chain(relayed) {
+        let Ok(Value::Object(members)) = Value::parse(bytes, shared.limits) else {
+            st.provenance.saturate();
+            return;
+        };
+        for (name, v) in &members {
+            if !matches!(name.as_str(), "result" | "error" | "params") {
+                continue;
+            }
             st.provenance.record(tool, &rid, v);
+            if let Some(Value::Array(blocks)) = v.get("content") {
+                let joined: String = blocks
+                    .iter()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect();
+                if blocks.len() > 1 {
+                    let mut joined_at = Provenance::new();
+                    joined_at.record(tool, &rid, &Value::String(joined));
+                    st.provenance.absorb(joined_at, "/content");
+                }
+            }
         }
     }
 }
@@ -1460,8 +1496,15 @@ fn from_server(
         Some(_) => pre.screen.get(line, shared.limits),
     };
     let Some(f) = finding else {
-        if let (Some(id), Some(method)) = (&msg.id, &msg.method) {
-            track(shared, st, method, id, line);
+        if let Some(method) = &msg.method {
+            track(
+                shared,
+                st,
+                method,
+                msg.id.as_ref().unwrap_or(&Id::Null),
+                line,
+                None,
+            );
         }
         outs.push(Out::ClientLine);
         return;
@@ -1474,8 +1517,8 @@ fn from_server(
         }
         (Some(Screen::Reject | Screen::Redact), None) => "dropped",
         _ => {
-            if let (Some(id), Some(method)) = (id, &msg.method) {
-                track(shared, st, method, id, line);
+            if let Some(method) = &msg.method {
+                track(shared, st, method, id.unwrap_or(&Id::Null), line, None);
             }
             outs.push(Out::ClientLine);
             "flagged"
@@ -1493,10 +1536,28 @@ fn from_server(
     );
 }
 
+/// What of a judged result reached the client.
+enum Relayed {
+    /// The line, as it is.
+    AsItIs,
+    /// The line cut or cleaned: these bytes.
+    Changed(Vec<u8>),
+}
+
+impl Relayed {
+    /// The bytes that replaced the line, if any.
+    fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Relayed::AsItIs => None,
+            Relayed::Changed(b) => Some(b),
+        }
+    }
+}
+
 /// A response to a forwarded `tools/call` or `tasks/result` (a whole line, with exactly one
 /// of `result` and `error`): passes unchanged, or is replaced. `task_call` says the call
-/// asked to run as a task (its answer may be a `CreateTaskResult`). Returns whether it
-/// passed.
+/// asked to run as a task (its answer may be a `CreateTaskResult`). Returns `None` when it
+/// was replaced, else what reached the client.
 #[allow(clippy::too_many_arguments)]
 fn judge_result(
     shared: &Shared,
@@ -1509,7 +1570,7 @@ fn judge_result(
     outs: &mut Vec<Out>,
     pre: &Prejudged,
     task_call: bool,
-) -> bool {
+) -> Option<Relayed> {
     let name = tool.map(|t| t.name.as_str());
     let verdict = (|| {
         if msg.bad_result {
@@ -1621,6 +1682,7 @@ fn judge_result(
             } else {
                 "passed"
             };
+            let relayed = cut.clone();
             match cut {
                 Some(bytes) => outs.push(Out::Client(bytes)),
                 None => outs.push(Out::ClientLine),
@@ -1635,7 +1697,10 @@ fn judge_result(
                 flagged.as_ref(),
                 facts,
             );
-            true
+            Some(match relayed {
+                Some(bytes) => Relayed::Changed(bytes),
+                None => Relayed::AsItIs,
+            })
         }
         Err(f) => {
             outs.push(Out::Client(error_result(id, &result_reason(&f))));
@@ -1649,7 +1714,7 @@ fn judge_result(
                 Some(&f),
                 facts,
             );
-            false
+            None
         }
     }
 }

@@ -2785,7 +2785,8 @@ fn a_payee_an_untrusted_result_planted_never_reaches_a_sink_unasked() {
     let text = replacement(&h.client_gets_json(), &json!(2));
     assert!(
         text.contains("approval is required: untrusted_origin")
-            && text.contains("the value at /iban first appeared in a result of 'read_inbox'"),
+            && text.contains("(the value at /iban first appeared in untrusted output)")
+            && !text.contains("read_inbox"),
         "{text}"
     );
     h.server_gets_nothing();

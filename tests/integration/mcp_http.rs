@@ -1170,6 +1170,23 @@ fn provenance_is_each_sessions_own_and_a_planted_value_never_reaches_a_sink_unas
             });
         }
     });
+    // A request with no session before it: what its client saw is not known, so an address
+    // at the sink asks; a sink with no identifier-like value passes.
+    let lone = |arg: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"get_invoice","arguments":{{"id":"{arg}"}}}}}}"#
+        );
+        call(
+            &url,
+            "POST",
+            None,
+            &[JSON, "authorization: Bearer token-c"],
+            &body,
+        )
+    };
+    let asked = lone("x@ev.example");
+    assert!(asked.body.contains("untrusted_origin"), "{}", asked.body);
+    assert_eq!(result_id(&lone("ok")), "ok");
     for name in ["a", "b"] {
         // The server saw each planted value only from the session that did not plant it.
         let mine = format!("\"M-{name}@ev.example\"");
