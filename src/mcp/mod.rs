@@ -539,6 +539,7 @@ impl Config {
     /// requests): what the client saw before is not known, so every identifier-like value at
     /// a policy's sink asks ([`Provenance::unknown_history`](crate::action::Provenance::unknown_history)).
     #[must_use]
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) fn unknown_history(mut self) -> Self {
         self.unknown_history = true;
         self
