@@ -2415,17 +2415,22 @@ fn approval_harness(config: Config, capabilities: &Value) -> Harness {
             .policy(ask_policy())
             .session(Grants::new(Vec::<String>::new())),
     );
+    initialize_with(&mut h, capabilities);
+    h.list(&json!([
+        {"name":"lookup","inputSchema":{"type":"object"}},
+        {"name":"delete","inputSchema":{"type":"object"}}
+    ]));
+    h
+}
+
+/// The client's `initialize` declaring `capabilities`, and the server's answer, relayed.
+fn initialize_with(h: &mut Harness, capabilities: &Value) {
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":capabilities,
         "clientInfo":{"name":"c","version":"1"}}})
     .to_string();
     h.call_forwarded(&init);
     h.passes(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#);
-    h.list(&json!([
-        {"name":"lookup","inputSchema":{"type":"object"}},
-        {"name":"delete","inputSchema":{"type":"object"}}
-    ]));
-    h
 }
 
 /// The audit lines that carry an approval: (call id, verdict, approval outcome).
@@ -2742,12 +2747,7 @@ fn provenance_harness(capabilities: &Value) -> Harness {
             .policy(policy)
             .session(Grants::new(Vec::<String>::new()).context(context)),
     );
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":capabilities,
-        "clientInfo":{"name":"c","version":"1"}}})
-    .to_string();
-    h.call_forwarded(&init);
-    h.passes(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#);
+    initialize_with(&mut h, capabilities);
     h.list(&json!([
         {"name":"read_inbox","inputSchema":{"type":"object"}},
         {"name":"send_money","inputSchema":{"type":"object"}},

@@ -460,19 +460,40 @@ fn sessionless_upstream_server_messages_stay_on_their_own_stream() {
 /// at once: each gets its own result cleaned (`[redacted]` where the injected instruction was,
 /// in the text and in the structured content), never the other's text, and once both sessions
 /// end the proxy is back to its idle threads.
-#[test]
-fn screen_redact_cleans_each_callers_own_result_and_nothing_crosses() {
-    let r = start_with(&["--sessionless"], &["--screen", "redact"]);
+/// The callers of the two-caller tests, each with its own credentials and session, after a
+/// warm-up session has come and gone: the proxy's pid, its idle thread count, the callers
+/// and their session ids.
+fn two_callers(r: &Running) -> (u32, u64, [(&'static str, &'static str); 2], Vec<String>) {
     let url = r.url();
     let pid = r.proxy.as_ref().unwrap().id();
     let warm = initialize(&url);
     assert_eq!(call(&url, "DELETE", Some(&warm), &[], "").status, 200);
     let idle = settle(pid, threads_and_rss(pid).0);
     let callers = [("a", "Bearer token-a"), ("b", "Bearer token-b")];
-    let sessions: Vec<String> = callers
+    let sessions = callers
         .iter()
         .map(|(_, token)| initialize_as(&url, Some(token)))
         .collect();
+    (pid, idle, callers, sessions)
+}
+
+/// Ends both callers' sessions; the proxy is back to its idle thread count.
+fn end_both(url: &str, pid: u32, idle: u64, callers: &[(&str, &str)], sessions: &[String]) {
+    for ((_, token), sid) in callers.iter().zip(sessions) {
+        let auth = format!("authorization: {token}");
+        assert_eq!(call(url, "DELETE", Some(sid), &[&auth], "").status, 200);
+    }
+    assert!(
+        settle(pid, idle) <= idle,
+        "threads after both sessions ended"
+    );
+}
+
+#[test]
+fn screen_redact_cleans_each_callers_own_result_and_nothing_crosses() {
+    let r = start_with(&["--sessionless"], &["--screen", "redact"]);
+    let url = r.url();
+    let (pid, idle, callers, sessions) = two_callers(&r);
     std::thread::scope(|scope| {
         for ((name, token), sid) in callers.iter().zip(&sessions) {
             let url = &url;
@@ -495,14 +516,7 @@ fn screen_redact_cleans_each_callers_own_result_and_nothing_crosses() {
             });
         }
     });
-    for ((_, token), sid) in callers.iter().zip(&sessions) {
-        let auth = format!("authorization: {token}");
-        assert_eq!(call(&url, "DELETE", Some(sid), &[&auth], "").status, 200);
-    }
-    assert!(
-        settle(pid, idle) <= idle,
-        "threads after both sessions ended"
-    );
+    end_both(&url, pid, idle, &callers, &sessions);
 }
 
 #[test]
@@ -1132,15 +1146,7 @@ fn provenance_is_each_sessions_own_and_a_planted_value_never_reaches_a_sink_unas
         &["--policy", policy.to_str().unwrap(), "--grants", ""],
     );
     let url = r.url();
-    let pid = r.proxy.as_ref().unwrap().id();
-    let warm = initialize(&url);
-    assert_eq!(call(&url, "DELETE", Some(&warm), &[], "").status, 200);
-    let idle = settle(pid, threads_and_rss(pid).0);
-    let callers = [("a", "Bearer token-a"), ("b", "Bearer token-b")];
-    let sessions: Vec<String> = callers
-        .iter()
-        .map(|(_, token)| initialize_as(&url, Some(token)))
-        .collect();
+    let (pid, idle, callers, sessions) = two_callers(&r);
     let calls = || std::fs::read_to_string(r.calls.path()).unwrap();
     std::thread::scope(|scope| {
         for ((name, token), sid) in callers.iter().zip(&sessions) {
@@ -1192,12 +1198,5 @@ fn provenance_is_each_sessions_own_and_a_planted_value_never_reaches_a_sink_unas
         let mine = format!("\"M-{name}@ev.example\"");
         assert!(!calls().contains(&mine), "{}", calls());
     }
-    for ((_, token), sid) in callers.iter().zip(&sessions) {
-        let auth = format!("authorization: {token}");
-        assert_eq!(call(&url, "DELETE", Some(sid), &[&auth], "").status, 200);
-    }
-    assert!(
-        settle(pid, idle) <= idle,
-        "threads after both sessions ended"
-    );
+    end_both(&url, pid, idle, &callers, &sessions);
 }
