@@ -30,7 +30,7 @@ use std::collections::HashSet;
 
 use super::decision::{Claim, Decision, Facts, Verdict};
 use super::plan::Plan;
-use super::provenance::{trusted_digests, Provenance, ValueDigest};
+use super::provenance::{digests_of, Provenance, ValueDigest};
 use super::rules::{CallerContext, Rule};
 use crate::config::{self, Shipped};
 use crate::json::{ConfigError, ConfigErrorKind, Value};
@@ -766,7 +766,11 @@ impl Policy {
                 },
             ));
         }
-        let trusted = trusted_digests(&strings(doc.pointer("/provenance/trusted")));
+        let trusted = digests_of(
+            strings(doc.pointer("/provenance/trusted"))
+                .iter()
+                .map(String::as_str),
+        );
         Ok(Policy {
             tools,
             limits: lim,

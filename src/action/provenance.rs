@@ -613,7 +613,7 @@ impl Provenance {
                     if trusted.contains(&d) {
                         return;
                     }
-                    let ctx = ctx.get_or_insert_with(|| context_digests(context));
+                    let ctx = ctx.get_or_insert_with(|| digests_of(context.all_values()));
                     if ctx.contains(&d) {
                         return;
                     }
@@ -760,19 +760,9 @@ fn parse_digest(s: &str) -> Option<ValueDigest> {
     Some(d)
 }
 
-/// The digests of every value [`values_of`] finds in the context's values.
-fn context_digests(context: &CallerContext) -> HashSet<ValueDigest> {
-    let mut out = HashSet::new();
-    for v in context.all_values() {
-        values_into(v, true, &mut |_, n| {
-            out.insert(value_digest(&n));
-        });
-    }
-    out
-}
-
-/// The digests of the policy's trusted values.
-pub(crate) fn trusted_digests(values: &[String]) -> HashSet<ValueDigest> {
+/// The digests of every value [`values_of`] finds in `values` (the policy's trusted list,
+/// the session's context values).
+pub(crate) fn digests_of<'a>(values: impl IntoIterator<Item = &'a str>) -> HashSet<ValueDigest> {
     let mut out = HashSet::new();
     for v in values {
         values_into(v, true, &mut |_, n| {
@@ -1078,7 +1068,7 @@ mod tests {
         let body = doc(r#"{"to":"bob@corp.example","body":"mallory@evil.example"}"#);
         assert!(p.check(&sinks(), &body, &none, &ctx).is_none());
         // Trusted by the policy, or the session's context.
-        let trusted = trusted_digests(&["Mallory@evil.example".into()]);
+        let trusted = digests_of(["Mallory@evil.example"]);
         assert!(p
             .check(&sinks(), &call("mallory@evil.example"), &trusted, &ctx)
             .is_none());
