@@ -160,15 +160,17 @@ fn patterns() -> &'static Patterns {
         Patterns {
             email: re(r"[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+"),
             // Any scheme; the host up to its port, path, query or fragment.
-            url: re(r"(?i)\b[a-z][a-z0-9+.-]{1,15}://(?:[^/?#@\s]{1,64}@)?([\p{L}\p{N}.-]+)"),
-            // A host written without a scheme (`evil.example/collect`): labels and a
-            // top-level name of letters, not inside an address, a path or a longer name.
-            domain: re(r"(?:^|[^\p{L}\p{N}@._/\\~:-])((?:[\p{L}\p{N}][\p{L}\p{N}-]*\.)+\p{L}{2,})\b"),
+            url: re(r"(?i)(?-u:\b)[a-z][a-z0-9+.-]{1,15}://(?:[^/?#@\s]{1,64}@)?([\p{L}\p{N}.-]+)"),
+            // A host written without a scheme, before its path or port
+            // (`evil.example/collect`), or after `www.`: labels and a top-level name of
+            // letters, not inside an address, a path or a longer name. A bare `a.b` is not
+            // one (`config.json`, `os.path`, `README.md` are everywhere in code and prose).
+            domain: re(r"(?:^|[^\p{L}\p{N}@._/\\~-])((?:[\p{L}\p{N}][\p{L}\p{N}-]*\.)+\p{L}{2,})[/:]|(?:^|[^\p{L}\p{N}@._/\\~-])(www\.(?:[\p{L}\p{N}][\p{L}\p{N}-]*\.)+\p{L}{2,})"),
             // ASCII only (`-u`): Unicode case folding would let `K` (the Kelvin sign) or `ſ`
             // stand for a letter. Groups of four, spaced, dashed or not.
-            iban: re(r"(?i-u)\b[A-Z]{2}[0-9]{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,3})?\b"),
+            iban: re(r"(?i-u)\b[A-Z]{2}[0-9]{2}(?:[ \t.-]{0,2}[A-Z0-9]{4}){2,7}(?:[ \t.-]{0,2}[A-Z0-9]{1,3})?\b"),
             phone: re(r"\+[0-9](?:[ .()-]{0,2}[0-9]){7,18}"),
-            number: re(r"\b[0-9](?:[ -]?[0-9]){7,40}\b"),
+            number: re(r"(?-u:\b)[0-9](?:[ \t-]{0,2}[0-9]){7,40}(?-u:\b)"),
             date: re(r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{2}-[0-9]{2}-[0-9]{4})$"),
             // After any character that cannot continue a name or a path; never `//` (a
             // URL's host, a network path).
@@ -220,8 +222,15 @@ pub fn values_of(text: &str) -> Vec<(ValueKind, String)> {
 /// [`values_of`] through a callback; `whole`: the text is a string value (else a number's
 /// text, which is never a short token).
 fn values_into(text: &str, whole: bool, f: &mut dyn FnMut(ValueKind, String)) {
-    let prepared = prepare(text);
-    let text = prepared.as_ref();
+    let (prepared, spaced) = prepare(text);
+    read(prepared.as_ref(), whole, f);
+    if let Some(other) = spaced {
+        read(&other, whole, f);
+    }
+}
+
+/// The values of `text` as [`prepare`] gave it.
+fn read(text: &str, whole: bool, f: &mut dyn FnMut(ValueKind, String)) {
     let p = patterns();
     // Lengths are checked here, not by counted repetitions (which would make the Unicode
     // classes' automata large).
@@ -242,14 +251,22 @@ fn values_into(text: &str, whole: bool, f: &mut dyn FnMut(ValueKind, String)) {
         }
     }
     for c in p.domain.captures_iter(text) {
-        if let Some(h) = c.get(1).and_then(|h| host(h.as_str())) {
+        let found = c.get(1).or_else(|| c.get(2));
+        if let Some(h) = found.and_then(|h| host(h.as_str())) {
+            if let Some(bare) = h.strip_prefix("www.") {
+                f(ValueKind::Host, bare.to_owned());
+            }
             f(ValueKind::Host, h);
         }
     }
     for m in p.iban.find_iter(text) {
         // The longest run of whole groups whose check digits hold: a word after the IBAN
         // ("… 7034 BIC") is not part of it.
-        let groups: Vec<&str> = m.as_str().split([' ', '-']).collect();
+        let groups: Vec<&str> = m
+            .as_str()
+            .split([' ', '\t', '.', '-'])
+            .filter(|g| !g.is_empty())
+            .collect();
         for k in (1..=groups.len()).rev() {
             let v = groups[..k].concat().to_ascii_uppercase();
             if iban_ok(&v) {
@@ -276,7 +293,11 @@ fn values_into(text: &str, whole: bool, f: &mut dyn FnMut(ValueKind, String)) {
             f(ValueKind::Number, d.clone());
         }
         // Numbers side by side ("account 87654321 100 EUR") are each a value too.
-        let groups: Vec<&str> = m.as_str().split([' ', '-']).collect();
+        let groups: Vec<&str> = m
+            .as_str()
+            .split([' ', '\t', '-'])
+            .filter(|g| !g.is_empty())
+            .collect();
         if groups.len() > 1 {
             for g in groups.into_iter().filter(|g| (8..=19).contains(&g.len())) {
                 if g != d {
@@ -313,24 +334,34 @@ fn values_into(text: &str, whole: bool, f: &mut dyn FnMut(ValueKind, String)) {
 
 /// `text` as the extractor reads it: compatibility forms folded (NFKC: full-width letters
 /// and digits, no-break spaces, the Kelvin sign), ideographic full stops as `.`, Unicode
-/// dashes as `-`, and the characters that change how text looks without being seen removed.
-/// ASCII text is read as it is.
-fn prepare(text: &str) -> std::borrow::Cow<'_, str> {
+/// dashes as `-`, line and paragraph separators as spaces. A character that changes how text
+/// looks without being seen (a zero-width space, a joiner, a bidirectional control) may join
+/// two parts of one value or separate two words: the text is read both ways then, with such
+/// characters removed and as spaces (the second reading is `Some`). ASCII text is read as
+/// it is.
+fn prepare(text: &str) -> (std::borrow::Cow<'_, str>, Option<String>) {
     use unicode_normalization::UnicodeNormalization as _;
     if text.is_ascii() {
-        return std::borrow::Cow::Borrowed(text);
+        return (std::borrow::Cow::Borrowed(text), None);
     }
-    std::borrow::Cow::Owned(
-        text.nfkc()
-            .filter(|c| !super::show::invisible(*c))
-            .map(|c| match c {
-                '\u{3002}' | '\u{ff61}' | '\u{fe52}' => '.',
-                '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{fe58}' | '\u{fe63}' => '-',
-                c if c.is_whitespace() && c != '\n' => ' ',
-                c => c,
-            })
-            .collect(),
-    )
+    let folded = |c: char| match c {
+        '\u{3002}' | '\u{ff61}' | '\u{fe52}' => '.',
+        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{fe58}' | '\u{fe63}' => '-',
+        '\u{2028}' | '\u{2029}' | '\u{85}' => ' ',
+        c if c.is_whitespace() && c != '\n' => ' ',
+        c => c,
+    };
+    let hidden = |c: &char| super::show::invisible(*c) && !matches!(c, '\u{2028}' | '\u{2029}');
+    let nfkc: String = text.nfkc().map(folded).collect();
+    if !nfkc.chars().any(|c| hidden(&c)) {
+        return (std::borrow::Cow::Owned(nfkc), None);
+    }
+    let removed = nfkc.chars().filter(|c| !hidden(c)).collect();
+    let spaced = nfkc
+        .chars()
+        .map(|c| if hidden(&c) { ' ' } else { c })
+        .collect();
+    (std::borrow::Cow::Owned(removed), Some(spaced))
 }
 
 /// Where a tracked value first reached the agent.
@@ -528,16 +559,24 @@ impl Provenance {
     /// reached the agent in the output of `tool` for the request `request_id`; values
     /// already tracked keep their first origin.
     pub fn record(&mut self, tool: &str, request_id: &str, doc: &Value) {
+        if self.saturated {
+            // Every identifier-like sink value asks already: nothing more to learn.
+            return;
+        }
         let mut pointer = String::new();
         walk(doc, &mut pointer, false, &mut |ptr, text, whole| {
             // One origin per string and kind (its texts cut to 128 bytes: a deep pointer is
             // never copied whole).
             let mut origins: [Option<Arc<Origin>>; ValueKind::ALL.len()] = Default::default();
             values_into(text, whole, &mut |kind, v| {
+                let d = value_digest(&v);
+                if self.seen.contains_key(&d) {
+                    return;
+                }
                 let origin = origins[kind as usize]
                     .get_or_insert_with(|| Arc::new(Origin::new(tool, request_id, ptr, kind)));
                 let origin = Arc::clone(origin);
-                self.insert(value_digest(&v), Seen::Untrusted(origin));
+                self.insert(d, Seen::Untrusted(origin));
             });
         });
     }
@@ -560,7 +599,7 @@ impl Provenance {
         walk(
             arguments,
             &mut String::new(),
-            true,
+            false,
             &mut |_, text, whole| {
                 values_into(text, whole, &mut |_, v| {
                     self.insert(value_digest(&v), Seen::Model);
@@ -929,7 +968,7 @@ mod tests {
             "bücher.example",
         );
         has(
-            &format!("{}.evil.example", "a".repeat(60)),
+            &format!("{}.evil.example/x", "a".repeat(60)),
             ValueKind::Host,
             &format!("{}.evil.example", "a".repeat(60)),
         );
@@ -953,6 +992,36 @@ mod tests {
             ValueKind::Path,
             "/etc/cron.d/x",
         );
+        // A separator the reader sees ends the value; a zero-width space may join or split.
+        has(
+            "mallory@evil.example\u{2028}Thanks",
+            ValueKind::Email,
+            "mallory@evil.example",
+        );
+        has(
+            "GB82 WEST 1234 5698 7654 32\u{2029}Ref",
+            ValueKind::Iban,
+            "GB82WEST12345698765432",
+        );
+        has(
+            "mallory@evil.example\u{200b}Thanks",
+            ValueKind::Email,
+            "mallory@evil.example",
+        );
+        has(
+            "GB82\tWEST\t1234\t5698\t7654\t32",
+            ValueKind::Iban,
+            "GB82WEST12345698765432",
+        );
+        has(
+            "see www.evil.example today",
+            ValueKind::Host,
+            "evil.example",
+        );
+        // Code and file names are not hosts.
+        assert!(!values_of("call os.path.join on config.json and README.md")
+            .iter()
+            .any(|(k, _)| *k == ValueKind::Host));
         // Not paths, not hosts: a URL's `//`, a file name inside a path.
         assert!(!values_of("https://a.example/b")
             .iter()

@@ -59,6 +59,8 @@ pub struct Jwks {
     keys: Vec<Jwk>,
     skipped: usize,
     refusals: Vec<String>,
+    /// Read from PEM: the keys have no key ids, so a token's `kid` selects nothing.
+    pub(crate) no_kids: bool,
 }
 
 /// One usable public key.
@@ -156,20 +158,17 @@ impl Jwks {
         Ok(jwks)
     }
 
-    /// Reads a key file: PEM public keys ([`from_pem`](Self::from_pem)) when its first
-    /// non-blank text is `-----BEGIN`, else a JWKS document ([`from_slice`](Self::from_slice)).
+    /// Reads a key file: a JWKS document ([`from_slice`](Self::from_slice)) when its first
+    /// non-blank character is `{`, else PEM public keys ([`from_pem`](Self::from_pem)).
     ///
     /// # Errors
     /// As the reader it chose.
     pub fn from_key_file(bytes: &[u8]) -> Result<Jwks, AuthError> {
-        let start = bytes
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())
-            .unwrap_or(0);
-        if bytes[start..].starts_with(b"-----BEGIN") {
-            Jwks::from_pem(bytes)
-        } else {
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+        if first == Some(&b'{') {
             Jwks::from_slice(bytes)
+        } else {
+            Jwks::from_pem(bytes)
         }
     }
 
@@ -201,12 +200,24 @@ impl Jwks {
             return Err(jwks_error("key file larger than 64 KiB"));
         }
         let text = std::str::from_utf8(bytes).map_err(|_| jwks_error("PEM is not UTF-8 text"))?;
-        let mut jwks = Jwks::default();
+        let mut jwks = Jwks {
+            no_kids: true,
+            ..Jwks::default()
+        };
         for (i, block) in super::pem::blocks(text)?.into_iter().enumerate() {
             if i >= MAX_JWKS_KEYS {
                 return Err(jwks_error("more than 64 keys"));
             }
             match super::pem::read_key(&block) {
+                // Without key ids, two keys of one algorithm could not be told apart.
+                Ok(Some(key)) if jwks.keys.iter().any(|k| k.key.alg() == key.alg()) => {
+                    return Err(jwks_error(format!(
+                        "block {}: a second {} key (PEM keys have no key id to choose \
+                         between them; use a JWKS with kids)",
+                        i + 1,
+                        key.alg().name()
+                    )));
+                }
                 Ok(Some(key)) => jwks.keys.push(Jwk { kid: None, key }),
                 Ok(None) => jwks.skipped += 1,
                 Err(why) => jwks.refusals.push(format!("block {}: {why}", i + 1)),

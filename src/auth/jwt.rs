@@ -12,8 +12,8 @@
 //! JSON object within small limits or has a duplicate member (`MalformedToken`); `alg` of
 //! `none`, `HS*` (the RSA-public-key-as-HMAC-secret confusion), not allowed, or not the
 //! selected key's (`Algorithm`); a `crit` header (`Critical`); no fitting key, or no `kid`
-//! (or a set whose keys have none, such as PEM keys) and more than one fitting key
-//! (`UnknownKey`); a signature that does not verify
+//! and more than one fitting key (`UnknownKey`; PEM keys have no ids, and a token's `kid` is
+//! not used with them); a signature that does not verify
 //! (`Signature`); `exp` missing, not a time, or past (`MalformedToken`, `Expired`); `nbf` or
 //! `iat` in the future (`NotYetValid`); `iss`, `aud` (`Issuer`, `Audience`); `sub` missing
 //! or unusable (`MalformedToken`); a required scope not granted (`InsufficientScope`).
@@ -462,10 +462,9 @@ fn object(b64: &str, part: Part) -> Result<Value, AuthError> {
 fn select<'k>(jwks: &'k Jwks, alg: Alg, kid: Option<&str>) -> Result<&'k Jwk, AuthError> {
     let unknown = |m| Err(AuthError::new(AuthErrorKind::UnknownKey, m));
     let fits = |k: &&Jwk| k.key.alg() == alg;
-    // A set whose keys carry no key id (PEM keys, or a JWKS without `kid`s) cannot be
-    // searched by one: the token's `kid` is a hint (RFC 7515 §4.1.4), and the algorithm
-    // chooses among such keys as when the token names none.
-    let kid = kid.filter(|_| jwks.keys().iter().any(|k| k.kid.is_some()));
+    // PEM keys carry no key id and cannot be searched by one: the token's `kid` is a hint
+    // (RFC 7515 §4.1.4), and the algorithm chooses among them (one per algorithm at most).
+    let kid = kid.filter(|_| !jwks.no_kids);
     match kid {
         Some(kid) => {
             let named = |k: &&Jwk| k.kid.as_deref() == Some(kid);

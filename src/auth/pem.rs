@@ -32,15 +32,24 @@ pub(crate) fn blocks(text: &str) -> Result<Vec<Block>, AuthError> {
     while let Some(at) = rest.find("-----BEGIN ") {
         let n = out.len() + 1;
         let after = &rest[at + "-----BEGIN ".len()..];
-        let end_of_label = after
+        // The label ends on its own line, and is what RFC 7468 §3 allows: a malformed BEGIN
+        // line never swallows (nor echoes) the key material after it.
+        let line = &after[..after.find('\n').unwrap_or(after.len())];
+        let label = line
             .find("-----")
-            .ok_or_else(|| error(format!("block {n}: no end to its BEGIN line")))?;
-        let label = &after[..end_of_label];
+            .map(|e| &line[..e])
+            .filter(|l| {
+                l.len() <= 64
+                    && l.bytes()
+                        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b' ')
+            })
+            .ok_or_else(|| error(format!("block {n}: a malformed BEGIN line")))?;
+        let end_of_label = label.len();
         let body_and_rest = &after[end_of_label + 5..];
         let end_line = format!("-----END {label}-----");
         let end = body_and_rest
             .find(&end_line)
-            .ok_or_else(|| error(format!("block {n}: no \"{end_line}\" line")))?;
+            .ok_or_else(|| error(format!("block {n}: no END line for its label")))?;
         let body: String = body_and_rest[..end]
             .chars()
             .filter(|c| !c.is_ascii_whitespace())
@@ -207,7 +216,11 @@ mod tests {
             ("", "no PEM block"),
             (
                 "-----BEGIN PUBLIC KEY-----\nAAAA\n",
-                "block 1: no \"-----END PUBLIC KEY-----\" line",
+                "block 1: no END line for its label",
+            ),
+            (
+                "-----BEGIN PRIVATE KEY----\nMC4CAQAw\n-----END PRIVATE KEY-----",
+                "block 1: a malformed BEGIN line",
             ),
             (
                 "-----BEGIN PUBLIC KEY-----\n!!\n-----END PUBLIC KEY-----",
@@ -229,6 +242,14 @@ mod tests {
         let two = format!("{}{}", pem("X", b"x"), pem("RSA PUBLIC KEY", &pkcs1_der));
         let j = Jwks::from_pem(two.as_bytes()).unwrap();
         assert_eq!((j.len(), j.skipped()), (1, 1));
+        // Two keys of one algorithm cannot be told apart without key ids.
+        let twice = format!("{0}{0}", pem("RSA PUBLIC KEY", &pkcs1_der));
+        let e = Jwks::from_pem(twice.as_bytes()).unwrap_err();
+        assert!(
+            e.message().starts_with("block 2: a second RS256 key"),
+            "{}",
+            e.message()
+        );
         // Truncated or padded DER never panics and is refused.
         for cut in 0..pkcs1_der.len() {
             assert!(Jwks::from_pem(pem("RSA PUBLIC KEY", &pkcs1_der[..cut]).as_bytes()).is_err());

@@ -199,7 +199,12 @@ pub fn decide(a: &DecideArgs) -> Result<ExitCode, args::Failure> {
                     &sinks,
                     jsongate::action::ShowLimits::PROMPT,
                 );
-                if let Some(u) = &d.facts().untrusted {
+                if let Some(u) = d
+                    .facts()
+                    .untrusted
+                    .as_ref()
+                    .filter(|_| d.reason() == jsongate::action::Reason::UntrustedOrigin)
+                {
                     shown = format!("why: {}\n{shown}", u.describe());
                 }
                 let (d, line) = await_approval(&d, &call, &rate, secs, &shown);

@@ -159,6 +159,11 @@ fn signed(
     if keys.is_empty() {
         return Err(err(format!("signed keys '{}': no usable key", path.display())).at(at("keys")));
     }
+    // A key file that also holds something it must not (a private key, a certificate, a
+    // malformed key) is refused whole: the operator meant something else.
+    if let Some(why) = keys.refusals().first() {
+        return Err(err(format!("signed keys '{}': {why}", path.display())).at(at("keys")));
+    }
     Ok(CheckSpec::Signed(super::Signed {
         field,
         verifier: Verifier::new(s("issuer"), s("audience")),

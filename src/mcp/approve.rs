@@ -126,7 +126,12 @@ fn unix_ms() -> u64 {
 /// The `elicitation/create` request for `call`: the tool, the reason, the arguments (the
 /// tool's `sinks` first, every argument named, each value cut on its own) and their digest.
 fn elicitation(id: &Id, call: &Call, d: &Decision, sinks: &[&str]) -> Vec<u8> {
-    let why = match &d.facts().untrusted {
+    let why = match d
+        .facts()
+        .untrusted
+        .as_ref()
+        .filter(|_| d.reason() == crate::action::Reason::UntrustedOrigin)
+    {
         Some(u) => format!(" Why: {}.", u.describe()),
         None => String::new(),
     };

@@ -1462,11 +1462,11 @@ fn track(
             }
             st.provenance.record(tool, &rid, v);
             if let Some(Value::Array(blocks)) = v.get("content") {
-                let joined: String = blocks
-                    .iter()
-                    .filter_map(|b| b.get("text").and_then(Value::as_str))
-                    .collect();
                 if blocks.len() > 1 {
+                    let joined: String = blocks
+                        .iter()
+                        .filter_map(|b| b.get("text").and_then(Value::as_str))
+                        .collect();
                     let mut joined_at = Provenance::new();
                     joined_at.record(tool, &rid, &Value::String(joined));
                     st.provenance.absorb(joined_at, "/content");
@@ -1496,7 +1496,12 @@ fn from_server(
         Some(_) => pre.screen.get(line, shared.limits),
     };
     let Some(f) = finding else {
-        if let Some(method) = &msg.method {
+        // Progress notifications carry counters and tokens, not text for the model.
+        if let Some(method) = msg
+            .method
+            .as_deref()
+            .filter(|m| *m != "notifications/progress")
+        {
             track(
                 shared,
                 st,
