@@ -1,6 +1,6 @@
 //! The bearer-token checks with arbitrary bytes; the first byte picks what the rest is.
 //! 0: a token, verified against the committed test JWKS (`fixtures/auth/jwks.json`). 1: a
-//! JWKS document. 2: `header NUL claims`, signed with the committed Ed25519 test key, so that
+//! JWKS document, a PEM key file, and the DER of a public key inside a PEM block. 2: `header NUL claims`, signed with the committed Ed25519 test key, so that
 //! the claim checks are reached. 3: a token endpoint's answer (the front's own OAuth client
 //! credentials grant): an accepted one is a `Bearer` header value of visible ASCII. Checks: no panic; a key set that is read holds 1 to 64 keys;
 //! an accepted identity has a usable subject and scope tokens, and (mode 2) claims that
@@ -46,6 +46,15 @@ fuzz_target!(|data: &[u8]| {
         1 => {
             if let Ok(set) = Jwks::from_slice(rest) {
                 assert!((1..=64).contains(&set.len()));
+            }
+            // The same bytes as a PEM key file (and as base64 of a DER key inside one).
+            if let Ok(set) = Jwks::from_key_file(rest) {
+                assert!((1..=64).contains(&set.len()));
+            }
+            let b64 = base64::engine::general_purpose::STANDARD.encode(rest);
+            let pem = format!("-----BEGIN PUBLIC KEY-----\n{b64}\n-----END PUBLIC KEY-----\n");
+            if let Ok(set) = Jwks::from_pem(pem.as_bytes()) {
+                assert_eq!(set.len(), 1);
             }
             return;
         }

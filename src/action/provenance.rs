@@ -253,7 +253,7 @@ fn read(text: &str, whole: bool, f: &mut dyn FnMut(ValueKind, String)) {
     for c in p.domain.captures_iter(text) {
         let found = c.get(1).or_else(|| c.get(2));
         if let Some(h) = found.and_then(|h| host(h.as_str())) {
-            if let Some(bare) = h.strip_prefix("www.") {
+            if let Some(bare) = h.strip_prefix("www.").filter(|b| b.contains('.')) {
                 f(ValueKind::Host, bare.to_owned());
             }
             f(ValueKind::Host, h);
@@ -1018,6 +1018,8 @@ mod tests {
             ValueKind::Host,
             "evil.example",
         );
+        // `www.` before a name without a dot is not a host's prefix (the fuzzer's find).
+        assert!(!values_of("www.ull/x").iter().any(|(_, v)| v == "ull"));
         // Code and file names are not hosts.
         assert!(!values_of("call os.path.join on config.json and README.md")
             .iter()
