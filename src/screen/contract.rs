@@ -101,7 +101,7 @@ pub const SCREEN_CONTRACT_SCHEMA: &str = r#"{
       "type": "array", "minItems": 1, "uniqueItems": true,
       "items": { "enum": ["override", "addressed", "role", "mimicry", "tool_request",
                           "prompt_leak", "exfiltration", "active_markup",
-                          "sensitive_resource", "secrecy"] }
+                          "sensitive_resource", "secrecy", "instruction"] }
     }
   }
 }"#;
@@ -433,6 +433,7 @@ mod tests {
             offset: 0,
             len: 0,
             at: 0,
+            evidence: Vec::new(),
         };
         let s = c.apply_top_level(vec![mk("/meta/note"), mk("/meta/tags/0")]);
         assert_eq!(s.dropped, ["/meta"]);

@@ -51,6 +51,13 @@ pub(super) fn normalise(s: &str, out: &mut String, map: &mut Vec<usize>) {
                 map.push(at);
             }
         }
+        if is_cjk(c) {
+            // Caseless: no need for the lower-case tables.
+            out.push(c);
+            map.extend(std::iter::repeat_n(i, c.len_utf8()));
+            prev = Some(c);
+            continue;
+        }
         for l in c.to_lowercase() {
             let before = out.len();
             out.push(l);
