@@ -18,7 +18,7 @@ guards for the places Python agent stacks plug things in:
   :func:`provenance_values` the values one text carries;
 - :func:`screen` -- instruction-like text in untrusted strings; :func:`screen_definition` the
   same in one tool-definition string, obfuscation included; :func:`redact_text` the ``redact``
-  action on one string;
+  action on one string; :func:`learned_score` what the learned second stage makes of a string;
 - :class:`ToolDefinition` -- an MCP tool definition's canonical form, pin (SHA-256), screening
   and classified changes;
 - :func:`guard_tool_result` -- a decorator that gates what a tool function returns;
@@ -56,6 +56,7 @@ from ._jsongate import (
     ValidationError,
     Validator,
     check,
+    learned_score,
     loads,
     provenance_values,
     redact_text,
@@ -89,6 +90,7 @@ __all__ = [
     "Validator",
     "check",
     "guard_tool_result",
+    "learned_score",
     "loads",
     "provenance_values",
     "redact_text",

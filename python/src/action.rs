@@ -265,6 +265,10 @@ pub struct Finding {
     /// Byte offset of the string's token in the document.
     #[pyo3(get)]
     at: u64,
+    /// For a stage-2 finding (pattern `"learned"`, class `"instruction"`): the n-grams that
+    /// weighed most in its score, best first; empty for phrases and rules.
+    #[pyo3(get)]
+    evidence: Vec<String>,
 }
 
 impl From<Found> for Finding {
@@ -277,6 +281,7 @@ impl From<Found> for Finding {
             offset: f.offset,
             length: f.len,
             at: f.at,
+            evidence: f.evidence,
         }
     }
 }
@@ -292,6 +297,9 @@ impl Finding {
         d.set_item("class", self.class)?;
         d.set_item("offset", self.offset)?;
         d.set_item("at", self.at)?;
+        if !self.evidence.is_empty() {
+            d.set_item("evidence", &self.evidence)?;
+        }
         Ok(d)
     }
 
@@ -334,6 +342,19 @@ pub fn screen_definition<'py>(
     let mut found = Vec::new();
     jsongate::screen::screen_definition_str(text, pointer, in_name, &mut found);
     PyList::new(py, found.into_iter().map(Finding::from))
+}
+
+/// What screening's stage 2 (the learned model) makes of one string: a dict with `windows`
+/// (sentence windows the trigger lexicon selected), `best` (the highest window score, `None`
+/// when nothing was scored) and `threshold` (a window scoring above it is a finding).
+#[pyfunction]
+pub fn learned_score<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
+    let s = jsongate::screen::learned_score(text);
+    let d = PyDict::new(py);
+    d.set_item("windows", s.windows)?;
+    d.set_item("best", s.best)?;
+    d.set_item("threshold", s.threshold)?;
+    Ok(d)
 }
 
 /// `text` with the spans of `findings` (each finding's `offset` and `length`, as `screen`

@@ -29,6 +29,7 @@ fn _jsongate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(loads::loads, m)?)?;
     m.add_function(wrap_pyfunction!(action::screen, m)?)?;
     m.add_function(wrap_pyfunction!(action::screen_definition, m)?)?;
+    m.add_function(wrap_pyfunction!(action::learned_score, m)?)?;
     m.add_function(wrap_pyfunction!(action::redact_text, m)?)?;
     m.add_class::<schema::Schema>()?;
     m.add_class::<schema::Validator>()?;

@@ -214,14 +214,19 @@ impl AuditRecord {
                 .screen
                 .iter()
                 .map(|(f, a)| {
-                    Value::Object(vec![
+                    let mut o = vec![
                         ("pointer".to_owned(), s(&f.pointer)),
                         ("in".to_owned(), s(if f.in_name { "name" } else { "value" })),
                         ("pattern".to_owned(), s(f.pattern)),
                         ("class".to_owned(), s(f.class.as_str())),
                         ("offset".to_owned(), n(f.offset as u64)),
-                        ("action".to_owned(), s(a.as_str())),
-                    ])
+                    ];
+                    if !f.evidence.is_empty() {
+                        let e = f.evidence.iter().map(|x| s(x)).collect();
+                        o.push(("evidence".to_owned(), Value::Array(e)));
+                    }
+                    o.push(("action".to_owned(), s(a.as_str())));
+                    Value::Object(o)
                 })
                 .collect();
             m.push(("screen", Value::Array(found)));

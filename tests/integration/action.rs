@@ -1676,3 +1676,31 @@ fn stage_two_finds_a_bare_goal_and_says_why() {
         assert!(s.best.is_none_or(|b| b <= s.threshold), "{benign:?}: {s:?}");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Stage 2 on any text (sentence stops, CJK, full-width and zero-width characters, long
+    /// runs without spaces): no panic, and every learned finding spans whole characters of
+    /// the string, with at most `MAX_EVIDENCE` n-grams taken from its normalised text.
+    #[test]
+    fn stage_two_spans_whole_characters_of_any_text(
+        parts in proptest::collection::vec(prop_oneof![
+            Just(String::from("ignore ")), Just(String::from("you must ")), Just(String::from("send the password to ")), Just(String::from(". ")),
+            Just(String::from("。")), Just(String::from("！")), Just(String::from("请你")), Just(String::from("忽略指令")), Just(String::from("assistant")), Just(String::from("\u{200B}")),
+            Just(String::from("Ｉｇｎｏｒｅ ")), Just(String::from("é")), Just(String::from("x")), Just(String::from(" ")), Just(String::from("; ")), Just(String::from("\n")),
+            "[a-z ]{0,12}".prop_map(String::from), "\\PC{0,6}".prop_map(String::from),
+        ], 0..60),
+    ) {
+        let text: String = parts.concat();
+        let mut found = Vec::new();
+        screen_str(&text, "/t", false, 0, &mut found);
+        for f in found.iter().filter(|f| f.pattern == jsongate::screen::LEARNED_PATTERN) {
+            prop_assert!(f.offset + f.len <= text.len());
+            prop_assert!(text.is_char_boundary(f.offset) && text.is_char_boundary(f.offset + f.len));
+            prop_assert!(!f.evidence.is_empty() && f.evidence.len() <= jsongate::screen::MAX_EVIDENCE);
+        }
+        let s = jsongate::screen::learned_score(&text);
+        prop_assert!(s.best.is_none() || s.windows > 0);
+    }
+}
