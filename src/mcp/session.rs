@@ -603,25 +603,13 @@ fn start_listing(st: &mut State, outs: &mut Vec<Out>, cursor: Option<&str>, meta
 fn screen_line(line: &[u8], limits: Limits) -> Option<Finding> {
     let findings = crate::screen::screen(line, limits).ok()?;
     let x = findings.into_iter().next()?;
-    // A learned finding names the n-grams that weighed most (`"evidence":[…]`).
-    let extra = (!x.evidence.is_empty()).then(|| {
-        let mut extra = String::new();
-        let mut o = ObjectWriter::members(&mut extra);
-        let mut a = o.array("evidence");
-        for e in &x.evidence {
-            a.str(e);
-        }
-        a.finish();
-        o.finish();
-        extra.into_boxed_str()
-    });
     Some(Finding {
         class: "screen",
         keyword: Some(x.pattern.to_owned()),
         keyword_location: None,
         pointer: Some(x.pointer),
         offset: Some(x.at),
-        extra,
+        extra: None,
     })
 }
 
