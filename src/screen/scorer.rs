@@ -43,6 +43,16 @@ pub const MAX_EVIDENCE: usize = 5;
 pub const MAX_EVIDENCE_LEN: usize = 32;
 
 const MAGIC: &[u8; 8] = b"JGSCORE1";
+
+/// FNV-1a (32 bits), how tokens are hashed: the offset basis, and one step per byte.
+const FNV_START: u32 = 0x811C_9DC5;
+
+fn fnv(mut h: u32, bytes: &[u8]) -> u32 {
+    for &x in bytes {
+        h = (h ^ u32::from(x)).wrapping_mul(0x0100_0193);
+    }
+    h
+}
 static WEIGHTS: &[u8] = include_bytes!("scorer.bin");
 
 /// The loaded model (read once from the bytes compiled in).
@@ -204,8 +214,8 @@ impl Model {
             // The same tokens, byte by byte (the common case).
             for (i, &c) in b.iter().enumerate() {
                 if c.is_ascii_alphanumeric() {
-                    let (start, h) = word.unwrap_or((i, 0x811C_9DC5));
-                    word = Some((start, (h ^ u32::from(c)).wrapping_mul(0x0100_0193)));
+                    let (start, h) = word.unwrap_or((i, FNV_START));
+                    word = Some((start, fnv(h, &[c])));
                 } else if let Some((a, h)) = word.take() {
                     emit(h, a, i, &mut last);
                 }
@@ -222,25 +232,19 @@ impl Model {
             } else {
                 !matches!(o, 0x2000..=0x2E7F | 0x3000..=0x303F | 0xFF00..=0xFF0F)
             };
+            let mut buf = [0; 4];
+            let utf8 = c.encode_utf8(&mut buf).as_bytes();
             if is_word && !is_cjk(c) {
-                let (start, mut h) = word.unwrap_or((i, 0x811C_9DC5));
-                let mut buf = [0; 4];
-                for &x in c.encode_utf8(&mut buf).as_bytes() {
-                    h = (h ^ u32::from(x)).wrapping_mul(0x0100_0193);
-                }
-                word = Some((start, h));
+                let (start, h) = word.unwrap_or((i, FNV_START));
+                word = Some((start, fnv(h, utf8)));
                 continue;
             }
             if let Some((a, h)) = word.take() {
                 emit(h, a, i, &mut last);
             }
             if is_word {
-                let mut h = 0x811C_9DC5u32;
-                let mut buf = [0; 4];
-                for &x in c.encode_utf8(&mut buf).as_bytes() {
-                    h = (h ^ u32::from(x)).wrapping_mul(0x0100_0193);
-                }
-                emit(h, i, i + c.len_utf8(), &mut last);
+                // Each CJK character is a token of its own.
+                emit(fnv(FNV_START, utf8), i, i + c.len_utf8(), &mut last);
             }
         }
         if let Some((a, h)) = word.take() {
