@@ -259,10 +259,6 @@ pub const RULES: &[(&str, Class, &str)] = &[
     ),
 ];
 
-/// The compiled rules, in [`RULES`] order, matched on the normalised text's bytes. A rule
-/// written in ASCII is compiled without Unicode (`.` is one byte, classes are ASCII): its
-/// automaton is a fraction of the size, which keeps the one-off compilation short; rules
-/// with CJK text keep Unicode, so that their gaps count characters.
 /// A rule's pattern as compiled (the ASCII word boundary).
 fn pattern(p: &str) -> String {
     if p.is_ascii() {
@@ -272,6 +268,10 @@ fn pattern(p: &str) -> String {
     }
 }
 
+/// The compiled rules, in [`RULES`] order, matched on the normalised text's bytes. A rule
+/// written in ASCII is compiled without Unicode (`.` is one byte, classes are ASCII): its
+/// automaton is a fraction of the size, which keeps the one-off compilation short; rules
+/// with CJK text keep Unicode, so that their gaps count characters.
 pub(super) fn compiled() -> &'static [Regex] {
     static R: OnceLock<Vec<Regex>> = OnceLock::new();
     R.get_or_init(|| {
